@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyLoggerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { Db } from './db/client.js';
+import { adminApi } from './http/admin/index.js';
+import type { App } from './http/app-type.js';
+import { installErrorHandler, installNotFound } from './http/error-handler.js';
+import { memberSurface } from './http/me/index.js';
+import { tokenRoute } from './http/oauth/token.js';
+import { healthRoutes } from './http/ops/health.js';
+import { metricsRoutes } from './http/ops/metrics.js';
+import { orderSurface } from './http/order/index.js';
+import { ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
+import { intLikeKeyword } from './http/validation.js';
+import { createServices, type Services } from './services.js';
+
+export interface BuildOptions {
+  config: Config;
+  db: Db;
+  adminKey: string;
+  logger?: boolean | (FastifyLoggerOptions & { redact?: string[] });
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the whole server around an open database; `server.ts` listens, tests inject. */
+export async function buildApp(options: BuildOptions): Promise<App & { services: Services }> {
+  const { config, db } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: config.limits.bodyBytes,
+    // Taken from the caller when it is a sane token, so its logs and ours line up.
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: {
+      // Strict types: integer fields go through `x-int`, nothing else is coerced.
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, strict: false },
+      plugins: [intLikeKeyword],
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const services = createServices(db, config);
+  app.decorate('services', services);
+  app.decorate('config', config);
+  app.decorate('db', db);
+
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string' },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  );
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onClose', async () => {
+    await services.gate.close();
+  });
+
+  installNotFound(app);
+  installErrorHandler(app, config.limits.bodyBytes);
+
+  healthRoutes(app);
+  metricsRoutes(app);
+  tokenRoute(app);
+  await app.register(adminApi(options.adminKey), { prefix: '/admin' });
+  await app.register(orderSurface, { prefix: ORDER_PREFIX });
+  await app.register(memberSurface, { prefix: ME_PREFIX });
+  return app;
+}

@@ -1,0 +1,33 @@
+import { resolveAdminKey } from '../admin-key.js';
+import { loadConfig } from '../config.js';
+
+export class CliError extends Error {}
+
+/** Calls the running server's admin API; the CLI never opens the database itself. */
+export async function adminCall<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const config = loadConfig();
+  const base = process.env.KEYWARD_URL ?? `http://127.0.0.1:${config.port}`;
+  let response: Response;
+  try {
+    response = await fetch(`${base}/admin${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${resolveAdminKey(config)}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch {
+    throw new CliError(`cannot reach the Keyward server at ${base}; is it running? (KEYWARD_URL)`);
+  }
+  const text = await response.text();
+  const parsed: unknown = text === '' ? undefined : JSON.parse(text);
+  if (!response.ok) {
+    const message =
+      parsed !== null && typeof parsed === 'object' && 'error' in parsed
+        ? String((parsed as { error: unknown }).error)
+        : `HTTP ${response.status}`;
+    throw new CliError(message);
+  }
+  return parsed as T;
+}

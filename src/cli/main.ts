@@ -1,0 +1,42 @@
+import { loadConfig } from '../config.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { openDatabase } from '../db/open.js';
+import { serve } from '../server.js';
+import { CliError } from './admin-client.js';
+import { appCommand } from './commands/app.js';
+import { auditCommand } from './commands/audit.js';
+
+const USAGE = `keyward <command>
+  serve                       run the server (what npm start runs)
+  migrate                     apply pending migrations and exit
+  app create|approve|list|disable|rotate-secret …
+  audit [--subject S] [--limit N] [--json]`;
+
+async function migrate(): Promise<void> {
+  const database = await openDatabase(loadConfig());
+  try {
+    const applied = await migrateToLatest(database.db);
+    console.log(applied.length === 0 ? 'up to date' : `applied ${applied.join(', ')}`);
+  } finally {
+    await database.close();
+  }
+}
+
+const commands: Record<string, (args: string[]) => Promise<void>> = {
+  serve: () => serve(),
+  migrate: () => migrate(),
+  app: appCommand,
+  audit: auditCommand,
+};
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...args] = argv;
+  const command = name === undefined ? undefined : commands[name];
+  if (command === undefined) throw new CliError(USAGE);
+  await command(args);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(`keyward: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,59 @@
+import path from 'node:path';
+
+export type Region = 'cn' | 'sg';
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  redisUrl: string | undefined;
+  region: Region;
+  tokenTtlSeconds: number;
+  adminKey: string | undefined;
+  logLevel: string;
+  rateLimitPerMinute: number;
+  limits: {
+    ordersPerCall: number;
+    arrayElements: number;
+    bodyBytes: number;
+  };
+}
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < min) {
+    throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+/** Reads the environment once; a bad value stops the process before it listens. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const region = env.REGION ?? 'cn';
+  if (region !== 'cn' && region !== 'sg') {
+    throw new Error(`REGION must be "cn" or "sg", got "${region}"`);
+  }
+  const databaseUrl = env.DATABASE_URL === '' ? undefined : env.DATABASE_URL;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new Error('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  return {
+    port: intFrom(env, 'PORT', 8080, 0),
+    host: env.HOST ?? '127.0.0.1',
+    databaseUrl,
+    dataDir: path.resolve(env.DATA_DIR ?? './data'),
+    redisUrl: env.REDIS_URL === '' ? undefined : env.REDIS_URL,
+    region,
+    tokenTtlSeconds: intFrom(env, 'TOKEN_TTL_SECONDS', 7200, 1),
+    adminKey: env.KEYWARD_ADMIN_KEY === '' ? undefined : env.KEYWARD_ADMIN_KEY,
+    logLevel: env.LOG_LEVEL ?? 'info',
+    rateLimitPerMinute: intFrom(env, 'RATE_LIMIT_PER_MINUTE', 60000, 1),
+    limits: {
+      ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
+      arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),
+      bodyBytes: intFrom(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
+import { PgliteDialect } from './pglite-dialect.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'embedded' | 'postgres';
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+
+/** Bigint columns hold ids, counters and epoch milliseconds, all below 2^53: read them as numbers. */
+const parseInt8 = (value: string): number => Number(value);
+
+export async function openPostgres(url: string): Promise<DatabaseHandle> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    // A dead database must turn into a quick "500", not a hung request.
+    connectionTimeoutMillis: 5000,
+    statement_timeout: 15000,
+    types: {
+      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format),
+    },
+  });
+  // An idle client whose backend was terminated emits an error; the pool replaces it.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, kind: 'postgres', close: () => db.destroy() };
+}
+
+export interface EmbeddedOptions {
+  /** Where the cluster lives; undefined keeps it in memory (tests). */
+  dataDir?: string;
+  /** A migrated snapshot from dumpDataDir, to skip initdb in tests. */
+  loadDataDir?: Blob;
+}
+
+export async function openEmbedded(options: EmbeddedOptions): Promise<DatabaseHandle> {
+  let lock: DataDirLock | undefined;
+  if (options.dataDir !== undefined) lock = acquireDataDirLock(options.dataDir);
+  try {
+    const pgDataDir = options.dataDir === undefined ? undefined : `${options.dataDir}/pgdata`;
+    const pglite = await PGlite.create({
+      ...(pgDataDir === undefined ? {} : { dataDir: pgDataDir }),
+      ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
+      parsers: { [INT8_OID]: parseInt8 },
+    });
+    const db = new Kysely<Database>({ dialect: new PgliteDialect(pglite) });
+    return {
+      db,
+      kind: 'embedded',
+      async close() {
+        await db.destroy();
+        await pglite.close();
+        lock?.release();
+      },
+    };
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
+}

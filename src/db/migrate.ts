@@ -1,0 +1,22 @@
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Db } from './client.js';
+import * as m0001 from './migrations/0001_platform.js';
+import * as m0002 from './migrations/0002_enterprises.js';
+import * as m0003 from './migrations/0003_orders.js';
+
+// Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
+const migrations: Record<string, Migration> = {
+  '0001_platform': m0001,
+  '0002_enterprises': m0002,
+  '0003_orders': m0003,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Applies pending migrations; Kysely's lock makes concurrent starts of several instances safe. */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,245 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** A timestamptz column: read as a Date, written as a Date or left to its default. */
+type Stamp = ColumnType<Date, Date | undefined, Date>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface AppsTable {
+  id: string;
+  app_key: string;
+  secret_hash: string;
+  name: string;
+  scopes: string[];
+  channels: string[];
+  status: 'pending' | 'active' | 'disabled';
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+export interface TokensTable {
+  token_hash: string;
+  app_id: string;
+  member_id: number | null;
+  kind: 'app' | 'user';
+  scopes: string[];
+  expires_at: Date;
+  revoked_at: Date | null;
+  created_at: Stamp;
+}
+
+export interface NoncesTable {
+  app_id: string;
+  nonce: string;
+  expires_at: Date;
+}
+
+export interface RateCountersTable {
+  app_id: string;
+  window_start: number;
+  hits: number;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  action: string;
+  app_id: string | null;
+  operator: string | null;
+  subject: string | null;
+  detail: Json<Record<string, unknown>>;
+  request_id: string | null;
+  created_at: Stamp;
+}
+
+export interface LoginAttemptsTable {
+  account: string;
+  failures: number;
+  locked_until: Date | null;
+  updated_at: Stamp;
+}
+
+export interface EnterprisesTable {
+  id: Generated<number>;
+  global_id: string;
+  name: string;
+  code: string;
+  member_limit: number | null;
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+export interface CustomersTable {
+  id: string;
+  channel_code: string | null;
+  channel_customer_id: string | null;
+  crm_customer_id: string | null;
+  name: string | null;
+  customer_type: string | null;
+  branch_code: string | null;
+  branch_name: string | null;
+  address: string | null;
+  security_mobile: string | null;
+  enterprise_id: number | null;
+  is_default: boolean;
+  gongxin: boolean;
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+export interface MembersTable {
+  id: Generated<number>;
+  global_id: string;
+  enterprise_id: number;
+  user_name: string;
+  account: string;
+  password_hash: string | null;
+  name: string | null;
+  department_id: number | null;
+  department_name: string | null;
+  remark: string | null;
+  password_mobile: string | null;
+  identity: 'admin' | 'member';
+  deleted: boolean;
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+export interface IssuedAssetNumbersTable {
+  asset_num: string;
+  app_id: string;
+  created_at: Stamp;
+}
+
+export interface OrderBatchesTable {
+  id: string;
+  app_id: string;
+  channel_code: string;
+  channel_order_id: string;
+  body_hash: string;
+  sync_mode: 'sync' | 'async';
+  payload: Json<unknown> | null;
+  result: Json<unknown>;
+  created_at: Stamp;
+}
+
+export interface LicenseOrdersTable {
+  id: string;
+  batch_id: string;
+  app_id: string;
+  channel_code: string;
+  channel_order_id: string;
+  sequence: number;
+  customer_id: string | null;
+  order_type: string;
+  license_type: string;
+  src_license_order_id: string | null;
+  status: 'pending' | 'completed' | 'failed';
+  reason: string | null;
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+export interface AssetsTable {
+  id: string;
+  asset_num: string;
+  license_type: string;
+  customer_id: string;
+  grantable: boolean;
+  key_chip_type: number | null;
+  locked: boolean;
+  freezing: boolean;
+  borrowed_usb_key: boolean;
+  transfered_asset_num: boolean;
+  limit_start_time: number | null;
+  limit_end_time: number | null;
+  revoked: boolean;
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+export interface AssetExtendsTable {
+  asset_id: string;
+  extend_code: string;
+  extend_value: string | null;
+}
+
+export interface MerchandiseInstancesTable {
+  id: Generated<number>;
+  asset_id: string;
+  parent_id: number | null;
+  license_order_id: string;
+  channel_order_id: string | null;
+  channel_code: string | null;
+  customer_id: string;
+  license_type: string;
+  crm_product_id: string | null;
+  parent_crm_product_id: string | null;
+  merchandise_num: string | null;
+  merchandise_name: string | null;
+  parent_merchandise_num: string | null;
+  time_duration_expression: string | null;
+  src_license_order_id: string | null;
+  revoked: boolean;
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+export interface ProductInstancesTable {
+  id: Generated<number>;
+  asset_id: string;
+  merchandise_ins_id: number | null;
+  license_order_id: string;
+  channel_order_id: string | null;
+  channel_code: string | null;
+  customer_id: string;
+  license_type: string;
+  crm_product_id: string | null;
+  parent_crm_product_id: string | null;
+  product_uri: string | null;
+  gms_pid: string | null;
+  app_key: string | null;
+  product_name: string | null;
+  product_type: string | null;
+  limit_start_time: number | null;
+  limit_end_time: number | null;
+  limit_concurrent: number | null;
+  limit_time_duration: number | null;
+  limit_amount: number | null;
+  trial: number;
+  trial_end_date: number | null;
+  time_unit: string | null;
+  time_unit_quantity: number | null;
+  time_duration_expression: string | null;
+  src_license_order_id: string | null;
+  passwords: Json<string[]> | null;
+  features: Json<unknown[]> | null;
+  revoked: boolean;
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+export interface AssetAssignmentsTable {
+  asset_id: string;
+  member_id: number;
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+export interface Database {
+  apps: AppsTable;
+  tokens: TokensTable;
+  nonces: NoncesTable;
+  rate_counters: RateCountersTable;
+  audit_log: AuditLogTable;
+  login_attempts: LoginAttemptsTable;
+  enterprises: EnterprisesTable;
+  customers: CustomersTable;
+  members: MembersTable;
+  issued_asset_numbers: IssuedAssetNumbersTable;
+  order_batches: OrderBatchesTable;
+  license_orders: LicenseOrdersTable;
+  assets: AssetsTable;
+  asset_extends: AssetExtendsTable;
+  merchandise_instances: MerchandiseInstancesTable;
+  product_instances: ProductInstancesTable;
+  asset_assignments: AssetAssignmentsTable;
+}

@@ -1,0 +1,92 @@
+import type { Db } from '../../db/client.js';
+import type { Selectable } from 'kysely';
+import type { AppsTable } from '../../db/schema.js';
+
+export type AppStatus = AppsTable['status'];
+
+export interface AppRecord {
+  id: string;
+  appKey: string;
+  secretHash: string;
+  name: string;
+  scopes: string[];
+  channels: string[];
+  status: AppStatus;
+  createdAt: Date;
+}
+
+const columns = [
+  'id',
+  'app_key',
+  'secret_hash',
+  'name',
+  'scopes',
+  'channels',
+  'status',
+  'created_at',
+] as const;
+
+function toRecord(row: Pick<Selectable<AppsTable>, (typeof columns)[number]>): AppRecord {
+  return {
+    id: row.id,
+    appKey: row.app_key,
+    secretHash: row.secret_hash,
+    name: row.name,
+    scopes: row.scopes,
+    channels: row.channels,
+    status: row.status,
+    createdAt: row.created_at,
+  };
+}
+
+export class AppsRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(app: Omit<AppRecord, 'createdAt'>): Promise<AppRecord> {
+    const row = await this.db
+      .insertInto('apps')
+      .values({
+        id: app.id,
+        app_key: app.appKey,
+        secret_hash: app.secretHash,
+        name: app.name,
+        scopes: app.scopes,
+        channels: app.channels,
+        status: app.status,
+      })
+      .returning(columns)
+      .executeTakeFirstOrThrow();
+    return toRecord(row);
+  }
+
+  async findByKey(appKey: string): Promise<AppRecord | undefined> {
+    const row = await this.db
+      .selectFrom('apps')
+      .select(columns)
+      .where('app_key', '=', appKey)
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  async list(): Promise<AppRecord[]> {
+    const rows = await this.db.selectFrom('apps').select(columns).orderBy('created_at').execute();
+    return rows.map(toRecord);
+  }
+
+  async update(
+    appKey: string,
+    changes: { status?: AppStatus; secretHash?: string },
+  ): Promise<AppRecord | undefined> {
+    const row = await this.db
+      .updateTable('apps')
+      .set({
+        ...(changes.status === undefined ? {} : { status: changes.status }),
+        ...(changes.secretHash === undefined ? {} : { secret_hash: changes.secretHash }),
+        updated_at: new Date(),
+      })
+      .where('app_key', '=', appKey)
+      .returning(columns)
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+}

@@ -1,0 +1,136 @@
+import type { Db } from '../../db/client.js';
+import { newGlobalId } from '../shared/ids.js';
+import { randomSecret, safeEqual, sha256 } from '../shared/secrets.js';
+import { TokensRepository } from '../tokens/tokens.repository.js';
+import { AppsRepository, type AppRecord, type AppStatus } from './apps.repository.js';
+
+export const SCOPES = ['auth_order', 'auth_me'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+const CHANNEL_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export class AppInputError extends Error {}
+export class AppNotFoundError extends Error {}
+
+/** What an operator sees of an application; the secret appears only on create and rotate. */
+export interface AppView {
+  appKey: string;
+  name: string;
+  scopes: string[];
+  channels: string[];
+  status: AppStatus;
+  createdAt: number;
+}
+
+export interface AppWithSecret {
+  appKey: string;
+  appSecret: string;
+  scopes: string[];
+  channels: string[];
+  status: AppStatus;
+}
+
+function view(app: AppRecord): AppView {
+  return {
+    appKey: app.appKey,
+    name: app.name,
+    scopes: app.scopes,
+    channels: app.channels,
+    status: app.status,
+    createdAt: app.createdAt.getTime(),
+  };
+}
+
+export class AppsService {
+  private readonly apps: AppsRepository;
+
+  constructor(private readonly db: Db) {
+    this.apps = new AppsRepository(db);
+  }
+
+  async create(input: {
+    name: string;
+    scopes: string[];
+    channels: string[];
+    pending: boolean;
+  }): Promise<AppWithSecret> {
+    const name = input.name.trim();
+    if (name === '' || name.length > 100) throw new AppInputError('name must be 1–100 characters');
+    if (input.scopes.length === 0) throw new AppInputError('scopes must not be empty');
+    for (const scope of input.scopes) {
+      if (!(SCOPES as readonly string[]).includes(scope)) {
+        throw new AppInputError(`unknown scope "${scope}"; allowed: ${SCOPES.join(', ')}`);
+      }
+    }
+    for (const channel of input.channels) {
+      if (!CHANNEL_CODE.test(channel)) {
+        throw new AppInputError(`channel code "${channel}" must be 1–64 of A-Za-z0-9_.-`);
+      }
+    }
+    const appSecret = randomSecret();
+    const app = await this.apps.insert({
+      id: newGlobalId(),
+      appKey: `kw_${randomSecret(12)}`,
+      secretHash: sha256(appSecret),
+      name,
+      scopes: [...new Set(input.scopes)],
+      channels: [...new Set(input.channels)],
+      status: input.pending ? 'pending' : 'active',
+    });
+    return {
+      appKey: app.appKey,
+      appSecret,
+      scopes: app.scopes,
+      channels: app.channels,
+      status: app.status,
+    };
+  }
+
+  async list(): Promise<AppView[]> {
+    return (await this.apps.list()).map(view);
+  }
+
+  async approve(appKey: string): Promise<AppView> {
+    const current = await this.require(appKey);
+    if (current.status === 'disabled') {
+      throw new AppInputError('a disabled application cannot be approved; create a new one');
+    }
+    return view((await this.apps.update(appKey, { status: 'active' })) ?? current);
+  }
+
+  /** Disabling revokes every token of the app in the same transaction: refused everywhere at once. */
+  async disable(appKey: string): Promise<AppView> {
+    return this.db.transaction().execute(async (trx) => {
+      const app = await new AppsRepository(trx).update(appKey, { status: 'disabled' });
+      if (!app) throw new AppNotFoundError(`no application ${appKey}`);
+      await new TokensRepository(trx).revokeForApp(app.id);
+      return view(app);
+    });
+  }
+
+  async rotateSecret(appKey: string): Promise<AppWithSecret> {
+    const appSecret = randomSecret();
+    const app = await this.apps.update(appKey, { secretHash: sha256(appSecret) });
+    if (!app) throw new AppNotFoundError(`no application ${appKey}`);
+    return {
+      appKey: app.appKey,
+      appSecret,
+      scopes: app.scopes,
+      channels: app.channels,
+      status: app.status,
+    };
+  }
+
+  /** The client authentication of the token endpoint: an active app whose secret matches. */
+  async authenticate(appKey: string, appSecret: string): Promise<AppRecord | undefined> {
+    const app = await this.apps.findByKey(appKey);
+    if (!app || app.status !== 'active') return undefined;
+    return safeEqual(sha256(appSecret), app.secretHash) ? app : undefined;
+  }
+
+  private async require(appKey: string): Promise<AppRecord> {
+    const app = await this.apps.findByKey(appKey);
+    if (!app) throw new AppNotFoundError(`no application ${appKey}`);
+    return app;
+  }
+}

@@ -1,0 +1,129 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/client.js';
+
+export interface TokenGrant {
+  appId: string;
+  appKey: string;
+  /** The app's scopes now, not when the token was issued: a scope taken away is gone at once. */
+  scopes: string[];
+  channels: string[];
+  kind: 'app' | 'user';
+  memberId: number | null;
+}
+
+export interface UserTokenGrant {
+  appId: string;
+  memberId: number;
+  memberGlobalId: string;
+  account: string;
+  identity: 'admin' | 'member';
+  enterpriseId: number;
+  enterpriseGlobalId: string;
+}
+
+export class TokensRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(token: {
+    tokenHash: string;
+    appId: string;
+    memberId: number | null;
+    kind: 'app' | 'user';
+    scopes: string[];
+    expiresAt: Date;
+  }): Promise<void> {
+    await this.db
+      .insertInto('tokens')
+      .values({
+        token_hash: token.tokenHash,
+        app_id: token.appId,
+        member_id: token.memberId,
+        kind: token.kind,
+        scopes: token.scopes,
+        expires_at: token.expiresAt,
+      })
+      .execute();
+  }
+
+  /** A live token of an active app, or nothing: expired, revoked and disabled look the same. */
+  async findLive(tokenHash: string): Promise<TokenGrant | undefined> {
+    const row = await this.db
+      .selectFrom('tokens as t')
+      .innerJoin('apps as a', 'a.id', 't.app_id')
+      .select(['t.app_id', 'a.app_key', 'a.scopes', 'a.channels', 't.kind', 't.member_id'])
+      .where('t.token_hash', '=', tokenHash)
+      .where('t.revoked_at', 'is', null)
+      .where('t.expires_at', '>', sql<Date>`now()`)
+      .where('a.status', '=', 'active')
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      appId: row.app_id,
+      appKey: row.app_key,
+      scopes: row.scopes,
+      channels: row.channels,
+      kind: row.kind,
+      memberId: row.member_id,
+    };
+  }
+
+  /** A live user token whose member still exists. */
+  async findLiveUser(tokenHash: string): Promise<UserTokenGrant | undefined> {
+    const row = await this.db
+      .selectFrom('tokens as t')
+      .innerJoin('apps as a', 'a.id', 't.app_id')
+      .innerJoin('members as m', 'm.id', 't.member_id')
+      .innerJoin('enterprises as e', 'e.id', 'm.enterprise_id')
+      .select([
+        't.app_id',
+        'm.id as member_id',
+        'm.global_id as member_global_id',
+        'm.account',
+        'm.identity',
+        'e.id as enterprise_id',
+        'e.global_id as enterprise_global_id',
+      ])
+      .where('t.token_hash', '=', tokenHash)
+      .where('t.kind', '=', 'user')
+      .where('t.revoked_at', 'is', null)
+      .where('t.expires_at', '>', sql<Date>`now()`)
+      .where('a.status', '=', 'active')
+      .where('m.deleted', '=', false)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      appId: row.app_id,
+      memberId: row.member_id,
+      memberGlobalId: row.member_global_id,
+      account: row.account,
+      identity: row.identity,
+      enterpriseId: row.enterprise_id,
+      enterpriseGlobalId: row.enterprise_global_id,
+    };
+  }
+
+  async revokeForApp(appId: string): Promise<void> {
+    await this.db
+      .updateTable('tokens')
+      .set({ revoked_at: new Date() })
+      .where('app_id', '=', appId)
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
+
+  async revokeForMember(memberId: number): Promise<void> {
+    await this.db
+      .updateTable('tokens')
+      .set({ revoked_at: new Date() })
+      .where('member_id', '=', memberId)
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
+
+  async purgeExpired(): Promise<void> {
+    await this.db
+      .deleteFrom('tokens')
+      .where('expires_at', '<', sql<Date>`now()`)
+      .execute();
+  }
+}

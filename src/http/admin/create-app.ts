@@ -1,0 +1,21 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+
+const Body = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  scopes: Type.Array(Type.String(), { minItems: 1, maxItems: 2 }),
+  channels: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),
+  pending: Type.Optional(Type.Boolean()),
+});
+
+/** `keyward app create`: the secret is in this answer and nowhere else, ever. */
+export function createAppRoute(app: App): void {
+  app.post('/apps', { schema: { body: Body } }, async (request) =>
+    app.services.apps.create({
+      name: request.body.name,
+      scopes: request.body.scopes,
+      channels: request.body.channels ?? [],
+      pending: request.body.pending ?? false,
+    }),
+  );
+}

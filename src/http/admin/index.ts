@@ -1,0 +1,50 @@
+import type { FastifyError } from 'fastify';
+import { AppInputError, AppNotFoundError } from '../../domain/apps/apps.service.js';
+import { safeEqual } from '../../domain/shared/secrets.js';
+import { KeywardError } from '../../errors/keyward-error.js';
+import type { App } from '../app-type.js';
+import { bearerOf } from '../guards/common.js';
+import { formatValidationError } from '../validation.js';
+import { appActionRoutes } from './app-actions.js';
+import { auditRoute } from './audit.js';
+import { createAppRoute } from './create-app.js';
+import { listAppsRoute } from './list-apps.js';
+
+/** Errors of admin commands that are the operator's to fix, with the HTTP status they answer. */
+export class AdminInputError extends Error {}
+export class AdminNotFoundError extends Error {}
+
+function statusOf(error: Error): number | undefined {
+  if (error instanceof AppInputError || error instanceof AdminInputError) return 400;
+  if (error instanceof AppNotFoundError || error instanceof AdminNotFoundError) return 404;
+  if (error instanceof KeywardError) return 400;
+  return undefined;
+}
+
+/**
+ * The admin API the `keyward` CLI calls. Plain JSON rather than the business envelope: its only
+ * client is the operator's command line.
+ */
+export function adminApi(adminKey: string) {
+  return async function registerAdmin(app: App): Promise<void> {
+    app.addHook('onRequest', async (request, reply) => {
+      const given = bearerOf(request);
+      if (given === undefined || !safeEqual(given, adminKey)) {
+        return reply.code(401).send({ error: 'admin key missing or wrong' });
+      }
+    });
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      if (error.validation) {
+        return reply.code(400).send({ error: formatValidationError(error.validation, 'body') });
+      }
+      const status = statusOf(error);
+      if (status !== undefined) return reply.code(status).send({ error: error.message });
+      request.log.error({ err: error }, 'admin request failed');
+      return reply.code(500).send({ error: 'internal error', requestId: request.id });
+    });
+    createAppRoute(app);
+    listAppsRoute(app);
+    appActionRoutes(app);
+    auditRoute(app);
+  };
+}

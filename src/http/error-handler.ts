@@ -1,0 +1,101 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CommonCode, commonMessages } from '../errors/common-codes.js';
+import { KeywardError } from '../errors/keyward-error.js';
+import { BUSINESS_FAILURE_STATUS, failure } from './envelope.js';
+import { surfaceOf, validationCode, type Surface } from './surface.js';
+import { formatValidationError } from './validation.js';
+
+/** Errors Fastify raises while reading a body: the caller's fault, answered as validation. */
+const BODY_ERRORS: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'body: Content-Type must be application/json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'body: must not be empty',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'body: is not valid JSON',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'body: Content-Length does not match the body',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body: larger than the limit',
+};
+
+function sendFailure(
+  reply: FastifyReply,
+  surface: Surface,
+  status: number,
+  code: string,
+  message: string,
+  cause: string,
+  data?: unknown,
+): FastifyReply {
+  if (surface === 'admin') return reply.code(status === 299 ? 400 : status).send({ error: message });
+  if (surface === 'oauth') {
+    const error = code === CommonCode.internal ? 'server_error' : 'invalid_request';
+    return reply.code(code === CommonCode.internal ? 500 : 400).send({ error, error_description: message });
+  }
+  return reply.code(status).send(failure(code, message, cause, data));
+}
+
+function isJsonSyntaxError(error: FastifyError): boolean {
+  return error instanceof SyntaxError || (error.statusCode === 400 && /JSON/.test(error.message));
+}
+
+export function installErrorHandler(app: FastifyInstance, bodyLimitBytes: number): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const surface = surfaceOf(request.url);
+    if (error instanceof KeywardError) {
+      return sendFailure(
+        reply,
+        surface,
+        error.httpStatus,
+        error.code,
+        error.message,
+        error.options.cause ?? error.message,
+        error.options.data,
+      );
+    }
+    if (error.validation) {
+      const message = formatValidationError(error.validation, error.validationContext ?? 'body');
+      return sendFailure(reply, surface, BUSINESS_FAILURE_STATUS, validationCode(surface), message, message);
+    }
+    const bodyMessage =
+      error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+        ? `body: larger than the limit of ${bodyLimitBytes} bytes`
+        : (BODY_ERRORS[error.code] ??
+          (isJsonSyntaxError(error) ? BODY_ERRORS.FST_ERR_CTP_INVALID_JSON_BODY : undefined));
+    if (bodyMessage !== undefined) {
+      return sendFailure(
+        reply,
+        surface,
+        BUSINESS_FAILURE_STATUS,
+        validationCode(surface),
+        bodyMessage,
+        bodyMessage,
+      );
+    }
+    // A fault of ours: logged with the request id, answered without detail.
+    request.log.error({ err: error }, 'request failed');
+    return sendFailure(
+      reply,
+      surface,
+      BUSINESS_FAILURE_STATUS,
+      CommonCode.internal,
+      commonMessages[CommonCode.internal],
+      request.id,
+    );
+  });
+}
+
+/** Answers an unknown path with 404, or 405 when the path exists under another method. */
+export function installNotFound(app: FastifyInstance): void {
+  const patterns: RegExp[] = [];
+  app.addHook('onRoute', (route) => {
+    const source = route.url
+      .split('/')
+      .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    patterns.push(new RegExp(`^${source}/?$`));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const known = patterns.some((pattern) => pattern.test(path));
+    const code = known ? CommonCode.methodNotAllowed : CommonCode.notFound;
+    const status = known ? 405 : 404;
+    return reply.code(status).send(failure(code, commonMessages[code], `${request.method} ${path}`));
+  });
+}

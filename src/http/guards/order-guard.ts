@@ -1,0 +1,27 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CommonCode } from '../../errors/common-codes.js';
+import type { Services } from '../../services.js';
+import { admitNonce, bearerOf, deny } from './common.js';
+import type { AppPrincipal } from './principal.js';
+
+/** onRequest guard of the order service: app token with `auth_order`, then the nonce. */
+export function orderGuard(services: Services) {
+  return async function guardOrder(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const token = bearerOf(request);
+    if (token === undefined) throw deny(CommonCode.appTokenInvalid, 'Authorization Bearer token missing');
+    const grant = await services.tokens.resolveAppToken(token);
+    if (!grant) throw deny(CommonCode.appTokenInvalid, 'app token unknown, expired or revoked');
+    if (!grant.scopes.includes('auth_order')) {
+      throw deny(CommonCode.appTokenInvalid, 'application lacks scope auth_order');
+    }
+    await admitNonce(request, services.gate, grant.appId);
+    request.appPrincipal = { appId: grant.appId, appKey: grant.appKey, channels: grant.channels };
+  };
+}
+
+/** A channel outside the app's channels is refused like a bad token (DOMAIN.md §2). */
+export function requireChannel(app: AppPrincipal, channelCode: string): void {
+  if (!app.channels.includes(channelCode)) {
+    throw deny(CommonCode.appTokenInvalid, `channelCode ${channelCode} is not allowed for this application`);
+  }
+}

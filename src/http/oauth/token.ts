@@ -1,0 +1,92 @@
+import type { FastifyReply } from 'fastify';
+import type { AppRecord } from '../../domain/apps/apps.repository.js';
+import type { App } from '../app-type.js';
+
+type OAuthError =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope';
+
+function oauthError(reply: FastifyReply, error: OAuthError, description: string, status = 400) {
+  if (error === 'invalid_client') reply.header('www-authenticate', 'Basic realm="keyward"');
+  return reply.code(status).send({ error, error_description: description });
+}
+
+function field(body: Record<string, unknown>, name: string): string | undefined {
+  const value = body[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** RFC 6749 §2.3.1: client_id and client_secret are form-encoded inside the Basic credentials. */
+function basicCredentials(header: string | undefined): [string, string] | undefined | 'malformed' {
+  if (header === undefined) return undefined;
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!match?.[1]) return 'malformed';
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return 'malformed';
+  try {
+    return [
+      decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')),
+      decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')),
+    ];
+  } catch {
+    return 'malformed';
+  }
+}
+
+/** `POST /oauth2/token`: client_credentials for app tokens, password for a member's user token. */
+export function tokenRoute(app: App): void {
+  app.post('/oauth2/token', async (request, reply) => {
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    const body =
+      request.body !== null && typeof request.body === 'object'
+        ? (request.body as Record<string, unknown>)
+        : {};
+    const basic = basicCredentials(request.headers.authorization);
+    if (basic === 'malformed') return oauthError(reply, 'invalid_client', 'malformed Basic credentials', 401);
+    const bodyId = field(body, 'client_id');
+    const bodySecret = field(body, 'client_secret');
+    if (basic !== undefined && (bodyId !== undefined || bodySecret !== undefined)) {
+      return oauthError(reply, 'invalid_request', 'use one client authentication method, not two');
+    }
+    const [clientId, clientSecret] = basic ?? [bodyId, bodySecret];
+    const grantType = field(body, 'grant_type');
+    if (grantType === undefined) return oauthError(reply, 'invalid_request', 'grant_type is required');
+    if (grantType !== 'client_credentials' && grantType !== 'password') {
+      return oauthError(reply, 'unsupported_grant_type', `grant_type ${grantType} is not supported`);
+    }
+    if (clientId === undefined || clientSecret === undefined) {
+      return oauthError(reply, 'invalid_client', 'client authentication required', 401);
+    }
+    const client = await app.services.apps.authenticate(clientId, clientSecret);
+    if (!client) return oauthError(reply, 'invalid_client', 'client authentication failed', 401);
+
+    if (grantType === 'client_credentials') {
+      const scopes = requestedScopes(field(body, 'scope'), client);
+      if (scopes === undefined) return oauthError(reply, 'invalid_scope', 'scope exceeds the application');
+      return app.services.tokens.issue({ appId: client.id, scopes, memberId: null });
+    }
+
+    if (!client.scopes.includes('auth_me')) {
+      return oauthError(reply, 'unauthorized_client', 'the password grant needs scope auth_me');
+    }
+    const username = field(body, 'username');
+    const password = field(body, 'password');
+    if (username === undefined || password === undefined) {
+      return oauthError(reply, 'invalid_request', 'username and password are required');
+    }
+    const outcome = await app.services.login.verify(username, password);
+    if (outcome === undefined) return oauthError(reply, 'invalid_grant', 'wrong account or password');
+    return app.services.tokens.issue({ appId: client.id, scopes: ['auth_me'], memberId: outcome });
+  });
+}
+
+function requestedScopes(scope: string | undefined, client: AppRecord): string[] | undefined {
+  if (scope === undefined) return client.scopes;
+  const wanted = scope.split(' ').filter((s) => s !== '');
+  return wanted.every((s) => client.scopes.includes(s)) ? wanted : undefined;
+}

@@ -1,0 +1,33 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { App } from '../app-type.js';
+
+/** Prometheus metrics at /metrics: per-route request counts and latencies, plus process metrics. */
+export function metricsRoutes(app: App): void {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'keyward_http_requests_total',
+    help: 'HTTP requests answered',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'keyward_http_request_duration_seconds',
+    help: 'HTTP request latency',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    // The route pattern, never the concrete URL: ids in paths would explode the label set.
+    const route = request.routeOptions.url ?? 'unknown';
+    requests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', registry.contentType);
+    return registry.metrics();
+  });
+}

@@ -1,0 +1,47 @@
+import { resolveAdminKey } from './admin-key.js';
+import { buildApp } from './app.js';
+import { loadConfig } from './config.js';
+import { migrateToLatest } from './db/migrate.js';
+import { openDatabase } from './db/open.js';
+import { startHousekeeping } from './jobs/housekeeping.js';
+
+/** `keyward serve`: open the database, migrate, listen, and close cleanly on SIGTERM/SIGINT. */
+export async function serve(): Promise<void> {
+  const config = loadConfig();
+  const database = await openDatabase(config);
+  try {
+    await migrateToLatest(database.db);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const app = await buildApp({
+    config,
+    db: database.db,
+    adminKey: resolveAdminKey(config),
+    logger: {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers.clienttoken', 'req.headers.usertoken'],
+    },
+  });
+  const stopHousekeeping = startHousekeeping(app.services, app.log);
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    stopHousekeeping();
+    app
+      .close()
+      .then(() => database.close())
+      .then(() => process.exit(0))
+      .catch((error: unknown) => {
+        app.log.error({ err: error }, 'unclean shutdown');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  await app.listen({ port: config.port, host: config.host });
+  app.log.info({ database: database.kind }, 'keyward is serving');
+}

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => h.close());
+
+const admin = (method: 'GET' | 'POST', url: string, payload?: object, key = ADMIN_KEY) =>
+  h.app.inject({
+    method,
+    url: `/admin${url}`,
+    headers: { authorization: `Bearer ${key}` },
+    ...(payload ? { payload } : {}),
+  });
+
+describe('admin API', () => {
+  it('refuses a missing or wrong admin key', async () => {
+    expect((await h.app.inject({ method: 'GET', url: '/admin/apps' })).statusCode).toBe(401);
+    expect((await admin('GET', '/apps', undefined, 'wrong')).statusCode).toBe(401);
+  });
+
+  it('creates, lists, disables and rotates an application, never showing a stored secret', async () => {
+    const created = await admin('POST', '/apps', {
+      name: 'shop',
+      scopes: ['auth_order'],
+      channels: ['SHOP'],
+    });
+    expect(created.statusCode).toBe(200);
+    const app = created.json() as { appKey: string; appSecret: string; status: string };
+    expect(Object.keys(app).sort()).toEqual(['appKey', 'appSecret', 'channels', 'scopes', 'status']);
+    expect(app.status).toBe('active');
+    const listed = (await admin('GET', '/apps')).json() as Array<Record<string, unknown>>;
+    const mine = listed.find((a) => a.appKey === app.appKey);
+    expect(mine).toMatchObject({ name: 'shop', status: 'active', channels: ['SHOP'] });
+    expect(JSON.stringify(listed)).not.toContain(app.appSecret);
+    expect(JSON.stringify(listed)).not.toContain('secret');
+
+    const rotated = (await admin('POST', `/apps/${app.appKey}/rotate-secret`)).json() as {
+      appSecret: string;
+    };
+    expect(rotated.appSecret).not.toBe(app.appSecret);
+    expect(await h.app.services.apps.authenticate(app.appKey, app.appSecret)).toBeUndefined();
+    expect(await h.app.services.apps.authenticate(app.appKey, rotated.appSecret)).toBeDefined();
+
+    expect((await admin('POST', `/apps/${app.appKey}/disable`)).json()).toMatchObject({ status: 'disabled' });
+    expect(await h.app.services.apps.authenticate(app.appKey, rotated.appSecret)).toBeUndefined();
+  });
+
+  it('creates a pending app that works only once approved', async () => {
+    const app = (
+      await admin('POST', '/apps', { name: 'crm', scopes: ['auth_me'], pending: true })
+    ).json() as { appKey: string; status: string };
+    expect(app.status).toBe('pending');
+    expect((await admin('POST', `/apps/${app.appKey}/approve`)).json()).toMatchObject({ status: 'active' });
+  });
+
+  it('answers operator mistakes with 400 and 404', async () => {
+    expect((await admin('POST', '/apps', { name: 'x', scopes: ['root'] })).statusCode).toBe(400);
+    expect(
+      (await admin('POST', '/apps', { name: 'x', scopes: ['auth_me'], channels: ['bad channel'] }))
+        .statusCode,
+    ).toBe(400);
+    expect((await admin('POST', '/apps/kw_missing/disable')).statusCode).toBe(404);
+  });
+});

@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { DatabaseHandle } from '../../src/db/client.js';
+import type { App } from '../../src/http/app-type.js';
+import type { Services } from '../../src/services.js';
+import { openTestDatabase } from './database.js';
+
+export const ADMIN_KEY = 'test-admin-key';
+
+export interface Harness {
+  app: App & { services: Services };
+  database: DatabaseHandle;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/**
+ * One server per test file, on the suite's database. Tests isolate themselves with fresh ids
+ * (a new app, enterprise or channel customer), never by wiping tables.
+ */
+export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const config = loadConfig({ DATA_DIR: '/nonexistent-test-data', ...env });
+  const database = await openTestDatabase();
+  const app = await buildApp({ config, db: database.db, adminKey: ADMIN_KEY });
+  await app.ready();
+  return {
+    app,
+    database,
+    config,
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
+
+export function nonce(): string {
+  return randomBytes(12).toString('base64url');
+}
+
+export function uniqueCode(prefix = 'c'): string {
+  return `${prefix}${randomBytes(6).toString('hex')}`;
+}
