@@ -15,7 +15,8 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** Applies pending migrations; Kysely's lock makes concurrent starts of several instances safe. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
+  // Unordered: a migration merged after a later-numbered one still applies on existing data dirs.
+  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
