@@ -1,0 +1,142 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onPostgres } from '../support/database.js';
+import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
+
+// The commands of OPERATIONS.md against a real `keyward serve` on the embedded database, with the
+// admin key generated into DATA_DIR the way a new user meets it. Embedded-only: the PostgreSQL pass
+// covers real processes in instances.test.ts.
+let dataDir: string;
+let server: ServerProcess;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  if (onPostgres()) return;
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-cli-'));
+  const base = { DATA_DIR: dataDir, DATABASE_URL: '', KEYWARD_ADMIN_KEY: '' };
+  server = await startServerProcess(base);
+  env = { ...base, KEYWARD_URL: server.url };
+});
+afterAll(async () => {
+  if (onPostgres()) return;
+  await server.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe.skipIf(onPostgres())('keyward CLI', () => {
+  it('generates the admin key into DATA_DIR with mode 0600', () => {
+    const stat = fs.statSync(path.join(dataDir, 'admin.key'));
+    expect(stat.mode & 0o777).toBe(0o600);
+  });
+
+  it('creates an app and prints exactly the documented JSON', async () => {
+    const result = await runCli(
+      [
+        'app',
+        'create',
+        '--name',
+        'crm',
+        '--scopes',
+        'auth_order,auth_me',
+        '--channels',
+        'CRM,SHOP',
+        '--json',
+      ],
+      env,
+    );
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const app = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+    expect(Object.keys(app)).toEqual(['appKey', 'appSecret', 'scopes', 'channels', 'status']);
+    expect(app).toMatchObject({
+      scopes: ['auth_order', 'auth_me'],
+      channels: ['CRM', 'SHOP'],
+      status: 'active',
+    });
+
+    const token = await fetch(`${server.url}/oauth2/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${String(app.appKey)}:${String(app.appSecret)}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials',
+    });
+    expect(token.status).toBe(200);
+  });
+
+  it('creates a pending app, approves, lists, rotates and disables it', async () => {
+    const created = JSON.parse(
+      (
+        await runCli(
+          ['app', 'create', '--name', 'shop', '--scopes', 'auth_order', '--pending', '--json'],
+          env,
+        )
+      ).stdout,
+    ) as {
+      appKey: string;
+      appSecret: string;
+      status: string;
+    };
+    expect(created.status).toBe('pending');
+    expect((await runCli(['app', 'approve', created.appKey], env)).stdout).toContain('active');
+    const listed = await runCli(['app', 'list'], env);
+    expect(listed.stdout).toContain(created.appKey);
+    expect(listed.stdout).not.toContain(created.appSecret);
+    const rotated = JSON.parse(
+      (await runCli(['app', 'rotate-secret', created.appKey, '--json'], env)).stdout,
+    ) as { appSecret: string };
+    expect(rotated.appSecret).not.toBe(created.appSecret);
+    expect((await runCli(['app', 'disable', created.appKey], env)).stdout).toContain('disabled');
+  });
+
+  it('fails with a clear message and exit 1 on a mistake or a wrong admin key', async () => {
+    const unknown = await runCli(['app', 'disable', 'kw_nope'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no application kw_nope');
+    const wrongKey = await runCli(['app', 'list'], { ...env, KEYWARD_ADMIN_KEY: 'wrong' });
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.stderr).toContain('admin key');
+  });
+
+  it('refuses a second server on the same data directory', async () => {
+    await expect(startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: '' })).rejects.toThrow(
+      /in use by process/,
+    );
+  });
+
+  it('logs no secret while serving', () => {
+    expect(server.output()).not.toMatch(/appSecret|access_token|client_secret/);
+  });
+});
+
+describe.skipIf(onPostgres())('graceful shutdown', () => {
+  it('closes on SIGTERM with exit 0, releasing the data directory', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-stop-'));
+    try {
+      const first = await startServerProcess({ DATA_DIR: dir, DATABASE_URL: '' });
+      expect(await first.stop('SIGTERM')).toBe(0);
+      expect(fs.existsSync(path.join(dir, 'keyward.lock'))).toBe(false);
+      const second = await startServerProcess({ DATA_DIR: dir, DATABASE_URL: '' });
+      expect(await second.stop('SIGINT')).toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('migrates with `keyward migrate` and reports when up to date', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-migrate-'));
+    try {
+      const first = await runCli(['migrate'], { DATA_DIR: dir, DATABASE_URL: '' });
+      expect(first.code).toBe(0);
+      expect(first.stdout).toContain('applied 0001_platform');
+      const again = await runCli(['migrate'], { DATA_DIR: dir, DATABASE_URL: '' });
+      expect(again.stdout).toContain('up to date');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/keyward.js');
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `keyward serve` as a real process on a free port and waits until it listens. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${output}`));
+    });
+  });
+  return {
+    url,
+    child,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Runs a `keyward` CLI command to completion. */
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
