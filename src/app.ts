@@ -19,7 +19,12 @@ export interface BuildOptions {
   config: Config;
   db: Db;
   adminKey: string;
-  logger?: boolean | (FastifyLoggerOptions & { redact?: string[] });
+  logger?:
+    | boolean
+    | (FastifyLoggerOptions & {
+        redact?: string[];
+        serializers?: Record<string, (value: unknown) => unknown>;
+      });
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -1,5 +1,6 @@
 import { resolveAdminKey } from './admin-key.js';
 import { buildApp } from './app.js';
+import { serializeError } from './http/log-serializers.js';
 import { loadConfig } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
@@ -22,6 +23,7 @@ export async function serve(): Promise<void> {
     logger: {
       level: config.logLevel,
       redact: ['req.headers.authorization', 'req.headers.clienttoken', 'req.headers.usertoken'],
+      serializers: { err: serializeError },
     },
   });
   const stopHousekeeping = startHousekeeping(app.services, app.log);
