@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyLoggerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
@@ -19,12 +19,8 @@ export interface BuildOptions {
   config: Config;
   db: Db;
   adminKey: string;
-  logger?:
-    | boolean
-    | (FastifyLoggerOptions & {
-        redact?: string[];
-        serializers?: Record<string, (value: unknown) => unknown>;
-      });
+  /** A pino logger; none in tests. */
+  logger?: FastifyBaseLogger;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -33,7 +29,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildApp(options: BuildOptions): Promise<App & { services: Services }> {
   const { config, db } = options;
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: config.limits.bodyBytes,
     // Taken from the caller when it is a sane token, so its logs and ours line up.
     genReqId: (request) => {

@@ -1,4 +1,5 @@
 import { resolveAdminKey } from './admin-key.js';
+import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { serializeError } from './http/log-serializers.js';
 import { loadConfig } from './config.js';
@@ -20,11 +21,11 @@ export async function serve(): Promise<void> {
     config,
     db: database.db,
     adminKey: resolveAdminKey(config),
-    logger: {
+    logger: pino({
       level: config.logLevel,
       redact: ['req.headers.authorization', 'req.headers.clienttoken', 'req.headers.usertoken'],
       serializers: { err: serializeError },
-    },
+    }),
   });
   const stopHousekeeping = startHousekeeping(app.services, app.log);
   let closing = false;
