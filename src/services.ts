@@ -3,10 +3,14 @@ import type { Db } from './db/client.js';
 import { AppsService } from './domain/apps/apps.service.js';
 import { AssetNumbersService } from './domain/asset-numbers/asset-numbers.service.js';
 import { AuditRepository } from './domain/audit/audit.repository.js';
+import { CustomersService } from './domain/customers/customers.service.js';
+import { EnterprisesService } from './domain/enterprises/enterprises.service.js';
 import { DbGate } from './domain/gate/db-gate.js';
 import type { RequestGate } from './domain/gate/gate.js';
 import { RedisGate } from './domain/gate/redis-gate.js';
 import { LoginService } from './domain/members/login.service.js';
+import { MemberAdminService } from './domain/members/member-admin.service.js';
+import { MembersService } from './domain/members/members.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
 
 /** Every service the surfaces call, built once per process around one database handle. */
@@ -14,9 +18,13 @@ export interface Services {
   apps: AppsService;
   tokens: TokensService;
   login: LoginService;
+  members: MembersService;
+  memberAdmin: MemberAdminService;
   gate: RequestGate;
   audit: AuditRepository;
   assetNumbers: AssetNumbersService;
+  enterprises: EnterprisesService;
+  customers: CustomersService;
 }
 
 export function createServices(db: Db, config: Config): Services {
@@ -28,11 +36,15 @@ export function createServices(db: Db, config: Config): Services {
     apps: new AppsService(db),
     tokens: new TokensService(db, config.tokenTtlSeconds),
     login: new LoginService(db),
+    members: new MembersService(db),
+    memberAdmin: new MemberAdminService(db),
     gate:
       config.redisUrl === undefined
         ? new DbGate(db, gateSettings)
         : new RedisGate(config.redisUrl, gateSettings),
     audit: new AuditRepository(db),
     assetNumbers: new AssetNumbersService(db, config.region),
+    enterprises: new EnterprisesService(db),
+    customers: new CustomersService(db),
   };
 }

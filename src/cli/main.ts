@@ -5,12 +5,14 @@ import { serve } from '../server.js';
 import { CliError } from './admin-client.js';
 import { appCommand } from './commands/app.js';
 import { auditCommand } from './commands/audit.js';
+import { enterpriseCommand } from './commands/enterprise.js';
 
 const USAGE = `keyward <command>
   serve                       run the server (what npm start runs)
   migrate                     apply pending migrations and exit
   app create|approve|list|disable|rotate-secret …
-  audit [--subject S] [--limit N] [--json]`;
+  audit [--subject S] [--limit N] [--json]
+  enterprise show ENTERPRISE_GLOBAL_ID [--json]`;
 
 async function migrate(): Promise<void> {
   const database = await openDatabase(loadConfig());
@@ -27,6 +29,7 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   migrate: () => migrate(),
   app: appCommand,
   audit: auditCommand,
+  enterprise: enterpriseCommand,
 };
 
 async function main(argv: string[]): Promise<void> {

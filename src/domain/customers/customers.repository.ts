@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { CustomersTable } from '../../db/schema.js';
 
@@ -136,5 +136,64 @@ export class CustomersRepository {
       .returningAll()
       .executeTakeFirst();
     return row && toRecord(row);
+  }
+
+  /**
+   * Reads the customer and row-locks it until the transaction ends, so concurrent binds of the
+   * same customer queue up and the later one sees what the first one did.
+   */
+  async lockByChannel(channelCode: string, channelCustomerId: string): Promise<CustomerRecord | undefined> {
+    const row = await this.db
+      .selectFrom('customers')
+      .selectAll()
+      .where('channel_code', '=', channelCode)
+      .where('channel_customer_id', '=', channelCustomerId)
+      .forUpdate()
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  /** As lockByChannel, by CRM id, seeing only customers of the caller's channels. */
+  async lockVisibleByCrm(crmCustomerId: string, channels: string[]): Promise<CustomerRecord | undefined> {
+    if (channels.length === 0) return undefined;
+    const row = await this.db
+      .selectFrom('customers')
+      .selectAll()
+      .where('crm_customer_id', '=', crmCustomerId)
+      .where('channel_code', '=', sql<string>`any(${channels}::text[])`)
+      .forUpdate()
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  /**
+   * Makes a customer that belongs to no enterprise the default customer of `enterpriseId`. Fields
+   * given replace the stored ones; a missing customer type becomes `company`.
+   */
+  async bindAsDefault(
+    id: string,
+    enterpriseId: number,
+    changes: Partial<Pick<CustomerRecord, 'name' | 'branchName' | 'address' | 'securityMobile'>> & {
+      gongxin?: boolean;
+    },
+  ): Promise<CustomerRecord> {
+    const row = await this.db
+      .updateTable('customers')
+      .set((eb) => ({
+        enterprise_id: enterpriseId,
+        is_default: true,
+        customer_type: eb.fn.coalesce('customer_type', eb.val('company')),
+        ...(changes.name === undefined ? {} : { name: changes.name }),
+        ...(changes.branchName === undefined ? {} : { branch_name: changes.branchName }),
+        ...(changes.address === undefined ? {} : { address: changes.address }),
+        ...(changes.securityMobile === undefined ? {} : { security_mobile: changes.securityMobile }),
+        ...(changes.gongxin === undefined ? {} : { gongxin: changes.gongxin }),
+        updated_at: new Date(),
+      }))
+      .where('id', '=', id)
+      .where('enterprise_id', 'is', null)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toRecord(row);
   }
 }

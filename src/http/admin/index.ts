@@ -9,6 +9,7 @@ import { appActionRoutes } from './app-actions.js';
 import { auditRoute } from './audit.js';
 import { createAppRoute } from './create-app.js';
 import { listAppsRoute } from './list-apps.js';
+import { showEnterpriseRoute } from './show-enterprise.js';
 
 /** Errors of admin commands that are the operator's to fix, with the HTTP status they answer. */
 export class AdminInputError extends Error {}
@@ -46,5 +47,6 @@ export function adminApi(adminKey: string) {
     listAppsRoute(app);
     appActionRoutes(app);
     auditRoute(app);
+    showEnterpriseRoute(app);
   };
 }

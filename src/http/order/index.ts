@@ -1,9 +1,17 @@
 import type { App } from '../app-type.js';
 import { orderGuard } from '../guards/order-guard.js';
+import { bindCustomerRoute } from './bind-customer.js';
+import { createCustomerRoute } from './create-customer.js';
+import { queryEnterprisesRoute } from './query-enterprises.js';
 import { shellnumsRoute } from './shellnums.js';
+import { updateCustomerRoute } from './update-customer.js';
 
 /** The order service, `/order/api/order/v1`: every route behind the app-token guard. */
 export async function orderSurface(app: App): Promise<void> {
   app.addHook('onRequest', orderGuard(app.services));
+  bindCustomerRoute(app);
+  createCustomerRoute(app);
+  queryEnterprisesRoute(app);
+  updateCustomerRoute(app);
   shellnumsRoute(app);
 }

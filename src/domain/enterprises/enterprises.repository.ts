@@ -1,0 +1,140 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/client.js';
+
+export interface EnterpriseRecord {
+  id: number;
+  globalId: string;
+  name: string;
+  code: string;
+}
+
+/** An enterprise as an operator sees it: how they learn the administrator's account. */
+export interface EnterpriseView {
+  enterpriseGlobalId: string;
+  enterpriseName: string;
+  enterpriseCode: string;
+  adminAccount: string | null;
+}
+
+/** The spec's "Enterprise customer" (order ops 1 and 3). */
+export interface EnterpriseCustomer {
+  customerId: string;
+  channelCode: string;
+  /** Null for a customer order op 2 created from its CRM id alone. */
+  channelCustomerId: string | null;
+  enterpriseGlobalId: string;
+  enterpriseName: string;
+  isDefault: boolean;
+}
+
+const columns = ['id', 'global_id', 'name', 'code'] as const;
+
+function toRecord(row: { id: number; global_id: string; name: string; code: string }): EnterpriseRecord {
+  return { id: row.id, globalId: row.global_id, name: row.name, code: row.code };
+}
+
+/**
+ * Enterprises are reached through a customer the caller may see (its channel) or, on the admin
+ * API, by global id: never listed across tenants.
+ */
+export class EnterprisesRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Undefined when the code is taken (by a committed or a concurrent enterprise): draw another. */
+  async insertIfCodeFree(enterprise: Omit<EnterpriseRecord, 'id'>): Promise<EnterpriseRecord | undefined> {
+    const row = await this.db
+      .insertInto('enterprises')
+      .values({ global_id: enterprise.globalId, name: enterprise.name, code: enterprise.code })
+      .onConflict((oc) => oc.doNothing())
+      .returning(columns)
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  /** By the internal id of a customer's enterprise; callers have already scoped the customer. */
+  async findById(id: number): Promise<EnterpriseRecord | undefined> {
+    const row = await this.db
+      .selectFrom('enterprises')
+      .select(columns)
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  async rename(id: number, name: string): Promise<void> {
+    await this.db
+      .updateTable('enterprises')
+      .set({ name, updated_at: new Date() })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async findView(globalId: string): Promise<EnterpriseView | undefined> {
+    const row = await this.db
+      .selectFrom('enterprises as e')
+      .leftJoin('members as m', (join) =>
+        join.onRef('m.enterprise_id', '=', 'e.id').on('m.identity', '=', 'admin').on('m.deleted', '=', false),
+      )
+      .select(['e.global_id', 'e.name', 'e.code', 'm.account'])
+      .where('e.global_id', '=', globalId)
+      .orderBy('m.id')
+      .executeTakeFirst();
+    return (
+      row && {
+        enterpriseGlobalId: row.global_id,
+        enterpriseName: row.name,
+        enterpriseCode: row.code,
+        adminAccount: row.account,
+      }
+    );
+  }
+
+  /**
+   * Order op 3: the customers of the enterprise the channel customer belongs to, only those of the
+   * caller's channels (the others are invisible to it), the default first.
+   */
+  async listCustomersOfChannelCustomer(query: {
+    channelCode: string;
+    channelCustomerId: string;
+    channels: string[];
+    defaultOnly: boolean;
+  }): Promise<EnterpriseCustomer[]> {
+    if (query.channels.length === 0) return [];
+    let select = this.db
+      .selectFrom('customers as q')
+      .innerJoin('enterprises as e', 'e.id', 'q.enterprise_id')
+      .innerJoin('customers as c', 'c.enterprise_id', 'e.id')
+      .select([
+        'c.id',
+        'c.channel_code',
+        'c.channel_customer_id',
+        'c.is_default',
+        'e.global_id',
+        'e.name as enterprise_name',
+      ])
+      .where('q.channel_code', '=', query.channelCode)
+      .where('q.channel_customer_id', '=', query.channelCustomerId)
+      .where('q.channel_code', '=', sql<string>`any(${query.channels}::text[])`)
+      .where('c.channel_code', '=', sql<string>`any(${query.channels}::text[])`);
+    if (query.defaultOnly) select = select.where('c.is_default', '=', true);
+    const rows = await select
+      .orderBy('c.is_default', 'desc')
+      .orderBy('c.created_at')
+      .orderBy('c.id')
+      .execute();
+    return rows.flatMap((row) =>
+      row.channel_code === null
+        ? []
+        : [
+            {
+              customerId: row.id,
+              channelCode: row.channel_code,
+              channelCustomerId: row.channel_customer_id,
+              enterpriseGlobalId: row.global_id,
+              enterpriseName: row.enterprise_name,
+              isDefault: row.is_default,
+            },
+          ],
+    );
+  }
+}

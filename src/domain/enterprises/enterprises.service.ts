@@ -1,0 +1,198 @@
+import type { Db } from '../../db/client.js';
+import { CommonCode, commonMessages } from '../../errors/common-codes.js';
+import { KeywardError } from '../../errors/keyward-error.js';
+import { OrderCode } from '../../errors/order-codes.js';
+import { CustomersRepository, type CustomerRecord } from '../customers/customers.repository.js';
+import {
+  MembersProvisioningRepository,
+  type ProvisionedMember,
+} from '../members/members-provisioning.repository.js';
+import { newGlobalId } from '../shared/ids.js';
+import { optionalMobile, optionalText, requiredText } from './customer-input.js';
+import { createEnterpriseWithAdmin, provisionCloudAccountMembers } from './enterprise-provisioning.js';
+import {
+  EnterprisesRepository,
+  type EnterpriseCustomer,
+  type EnterpriseRecord,
+  type EnterpriseView,
+} from './enterprises.repository.js';
+
+export interface BindInput {
+  channelCode: string;
+  channelCustomerId: string;
+  customerName?: string | null;
+  branchName?: string | null;
+  enterpriseName: string;
+  passwordMobile?: string | null;
+}
+
+export interface CreateInput {
+  crmCustomerId: string;
+  customerName: string;
+  branchName?: string | null;
+  address?: string | null;
+}
+
+/** The spec's "Enterprise account creation result" (order op 2). */
+export interface EnterpriseCreation {
+  enterpriseGlobalId: string;
+  defaultType: boolean;
+  members: ProvisionedMember[];
+}
+
+function unbound(customer: { id: string; enterpriseId: number | null }): never {
+  throw new Error(`customer ${customer.id} lost its enterprise ${String(customer.enterpriseId)}`);
+}
+
+/** Op 1's answer: its customer is found by its channel key, so it always has one. */
+export type BoundChannelCustomer = EnterpriseCustomer & { channelCustomerId: string };
+
+function asChannelCustomer(customer: CustomerRecord, enterprise: EnterpriseRecord): BoundChannelCustomer {
+  if (customer.channelCode === null || customer.channelCustomerId === null) {
+    throw new Error(`customer ${customer.id} has no channel key`);
+  }
+  return {
+    customerId: customer.id,
+    channelCode: customer.channelCode,
+    channelCustomerId: customer.channelCustomerId,
+    enterpriseGlobalId: enterprise.globalId,
+    enterpriseName: enterprise.name,
+    isDefault: customer.isDefault,
+  };
+}
+
+/**
+ * Order ops 1–3: enterprise master accounts and the channel customers bound to them. Each write
+ * claims the customer's unique key first (insert-if-absent, then a row lock), so concurrent calls
+ * with the same key queue behind the first and find what it created.
+ */
+export class EnterprisesService {
+  constructor(private readonly db: Db) {}
+
+  /** Op 1. The caller has checked that `channelCode` is one of the app's channels. */
+  async bind(input: BindInput): Promise<BoundChannelCustomer> {
+    const enterpriseName = requiredText('enterpriseName', input.enterpriseName);
+    const name = optionalText(input.customerName);
+    const branchName = optionalText(input.branchName);
+    const securityMobile = optionalMobile('passwordMobile', input.passwordMobile);
+
+    return this.db.transaction().execute(async (trx) => {
+      const customers = new CustomersRepository(trx);
+      const enterprises = new EnterprisesRepository(trx);
+      const existing =
+        (await customers.lockByChannel(input.channelCode, input.channelCustomerId)) ??
+        (await customers.insertIfAbsent({
+          id: newGlobalId(),
+          channelCode: input.channelCode,
+          channelCustomerId: input.channelCustomerId,
+          crmCustomerId: null,
+          name: name ?? null,
+          customerType: 'company',
+          branchCode: null,
+          branchName: branchName ?? null,
+          address: null,
+          securityMobile: securityMobile ?? null,
+          enterpriseId: null,
+          isDefault: false,
+          gongxin: false,
+        })) ??
+        // A concurrent call inserted it first: wait for it and read what it made.
+        (await customers.lockByChannel(input.channelCode, input.channelCustomerId));
+      if (!existing) throw new Error('customer vanished while binding');
+
+      if (existing.enterpriseId !== null) {
+        const enterprise = (await enterprises.findById(existing.enterpriseId)) ?? unbound(existing);
+        return asChannelCustomer(existing, enterprise);
+      }
+      const enterprise = await createEnterpriseWithAdmin(trx, enterpriseName);
+      const bound = await customers.bindAsDefault(existing.id, enterprise.id, {
+        ...(name === undefined ? {} : { name }),
+        ...(branchName === undefined ? {} : { branchName }),
+        ...(securityMobile === undefined ? {} : { securityMobile }),
+      });
+      return asChannelCustomer(bound, enterprise);
+    });
+  }
+
+  /**
+   * Op 2. The customer belongs to the app's first channel (the body names none); a CRM id already
+   * held by a channel the app does not have cannot be taken over.
+   */
+  async create(input: CreateInput, channels: string[]): Promise<EnterpriseCreation> {
+    const channelCode = channels[0];
+    if (channelCode === undefined) {
+      throw new KeywardError(CommonCode.appTokenInvalid, commonMessages[CommonCode.appTokenInvalid], {
+        cause: 'this application holds no channel to create customers in',
+      });
+    }
+    const name = requiredText('customerName', input.customerName);
+    const branchName = optionalText(input.branchName);
+    const address = optionalText(input.address);
+
+    return this.db.transaction().execute(async (trx) => {
+      const customers = new CustomersRepository(trx);
+      const members = new MembersProvisioningRepository(trx);
+      const existing =
+        (await customers.lockVisibleByCrm(input.crmCustomerId, channels)) ??
+        (await customers.insertIfAbsent({
+          id: newGlobalId(),
+          channelCode,
+          channelCustomerId: null,
+          crmCustomerId: input.crmCustomerId,
+          name,
+          customerType: 'company',
+          branchCode: null,
+          branchName: branchName ?? null,
+          address: address ?? null,
+          securityMobile: null,
+          enterpriseId: null,
+          isDefault: false,
+          gongxin: false,
+        })) ??
+        (await customers.lockVisibleByCrm(input.crmCustomerId, channels));
+      if (!existing) {
+        throw new KeywardError(
+          OrderCode.validation,
+          'crmCustomerId: is already registered in a channel this application does not hold',
+        );
+      }
+
+      if (existing.enterpriseId !== null) {
+        const enterprise =
+          (await new EnterprisesRepository(trx).findById(existing.enterpriseId)) ?? unbound(existing);
+        return {
+          enterpriseGlobalId: enterprise.globalId,
+          defaultType: existing.isDefault,
+          members: await members.listForCustomer(enterprise.id, existing.id),
+        };
+      }
+      // The enterprise is named after its default customer, as op 4 keeps it.
+      const enterprise = await createEnterpriseWithAdmin(trx, name);
+      await customers.bindAsDefault(existing.id, enterprise.id, {
+        name,
+        ...(branchName === undefined ? {} : { branchName }),
+        ...(address === undefined ? {} : { address }),
+        gongxin: true,
+      });
+      await provisionCloudAccountMembers(trx, enterprise, existing.id);
+      return {
+        enterpriseGlobalId: enterprise.globalId,
+        defaultType: true,
+        members: await members.listForCustomer(enterprise.id, existing.id),
+      };
+    });
+  }
+
+  /** Op 3. The caller has checked `channelCode`; `defaultOnly` is `defaultCustomer=Y`. */
+  async query(
+    input: { channelCode: string; channelCustomerId: string; defaultOnly: boolean },
+    channels: string[],
+  ): Promise<EnterpriseCustomer[]> {
+    return new EnterprisesRepository(this.db).listCustomersOfChannelCustomer({ ...input, channels });
+  }
+
+  /** `keyward enterprise show`: undefined for an unknown id. */
+  async show(enterpriseGlobalId: string): Promise<EnterpriseView | undefined> {
+    return new EnterprisesRepository(this.db).findView(enterpriseGlobalId);
+  }
+}

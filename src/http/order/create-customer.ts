@@ -1,0 +1,40 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { ok } from '../envelope.js';
+import { appOf } from '../guards/principal.js';
+import { Envelope, NonceQuery, StringEnum } from '../schema-types.js';
+import { Bounds, OptionalText } from './enterprise-schemas.js';
+
+const Body = Type.Object({
+  crmCustomerId: Type.String(Bounds.crmCustomerId),
+  customerName: Type.String({ minLength: 1, ...Bounds.name }),
+  branchName: OptionalText(Bounds.branchName),
+  address: OptionalText(Bounds.address),
+});
+
+const Creation = Type.Object({
+  enterpriseGlobalId: Type.String(),
+  defaultType: Type.Boolean(),
+  members: Type.Array(
+    Type.Object({
+      memberGlobalId: Type.String(),
+      memberIdentity: StringEnum(['admin', 'member'] as const),
+    }),
+  ),
+});
+
+/** Order op 2: create an enterprise for a CRM (gongxin) customer, with its administrator and members. */
+export function createCustomerRoute(app: App): void {
+  app.post(
+    '/enterprise/user/create',
+    {
+      schema: {
+        summary: 'Create industry-and-information customer',
+        querystring: Type.Object(NonceQuery),
+        body: Body,
+        response: { 200: Envelope(Creation) },
+      },
+    },
+    async (request) => ok(await app.services.enterprises.create(request.body, appOf(request).channels)),
+  );
+}

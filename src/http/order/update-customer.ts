@@ -1,0 +1,32 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { okNoData } from '../envelope.js';
+import { appOf } from '../guards/principal.js';
+import { EnvelopeNoData, NonceQuery } from '../schema-types.js';
+import { Bounds, OptionalText } from './enterprise-schemas.js';
+
+const Body = Type.Object({
+  crmCustomerId: Type.String(Bounds.crmCustomerId),
+  customerName: OptionalText(Bounds.name),
+  branchName: OptionalText(Bounds.branchName),
+  address: OptionalText(Bounds.address),
+});
+
+/** Order op 4: update the name, branch and address of the customer of a CRM id. */
+export function updateCustomerRoute(app: App): void {
+  app.post(
+    '/enterprise/user/update',
+    {
+      schema: {
+        summary: 'Update enterprise customer information',
+        querystring: Type.Object(NonceQuery),
+        body: Body,
+        response: { 200: EnvelopeNoData },
+      },
+    },
+    async (request) => {
+      await app.services.customers.updateByCrm(request.body, appOf(request).channels);
+      return okNoData();
+    },
+  );
+}
