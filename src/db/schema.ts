@@ -63,6 +63,8 @@ export interface EnterprisesTable {
   name: string;
   code: string;
   member_limit: number | null;
+  /** Live (not deleted) members, kept by triggers on `members` (migration 0030). */
+  member_count: Generated<number>;
   created_at: Stamp;
   updated_at: Stamp;
 }
@@ -118,6 +120,8 @@ export interface OrderBatchesTable {
   sync_mode: 'sync' | 'async';
   payload: Json<unknown> | null;
   result: Json<unknown>;
+  /** An async batch not yet applied (migration 0020). */
+  pending: Generated<boolean>;
   created_at: Stamp;
 }
 

@@ -80,8 +80,11 @@ export function tokenRoute(app: App): void {
       return oauthError(reply, 'invalid_request', 'username and password are required');
     }
     const outcome = await app.services.login.verify(username, password);
-    if (outcome === undefined) return oauthError(reply, 'invalid_grant', 'wrong account or password');
-    return app.services.tokens.issue({ appId: client.id, scopes: ['auth_me'], memberId: outcome });
+    if (outcome.status === 'locked') {
+      return oauthError(reply, 'invalid_grant', 'too many failed attempts; try again later');
+    }
+    if (outcome.status === 'refused') return oauthError(reply, 'invalid_grant', 'wrong account or password');
+    return app.services.tokens.issue({ appId: client.id, scopes: ['auth_me'], memberId: outcome.memberId });
   });
 }
 

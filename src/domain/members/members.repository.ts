@@ -1,0 +1,298 @@
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../../db/client.js';
+import type { MembersTable } from '../../db/schema.js';
+
+export interface MemberRecord {
+  id: number;
+  globalId: string;
+  enterpriseId: number;
+  userName: string;
+  account: string;
+  name: string | null;
+  departmentId: number | null;
+  departmentName: string | null;
+  remark: string | null;
+  passwordMobile: string | null;
+  identity: 'admin' | 'member';
+  deleted: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface EnterpriseSeats {
+  id: number;
+  globalId: string;
+  code: string;
+  memberLimit: number | null;
+  memberCount: number;
+}
+
+export interface NewMember {
+  globalId: string;
+  enterpriseId: number;
+  userName: string;
+  account: string;
+  passwordHash: string;
+  name: string;
+  departmentId: number;
+  remark: string | null;
+  passwordMobile: string | null;
+}
+
+export interface ProfileChanges {
+  name?: string;
+  departmentId?: number;
+  remark?: string | null;
+  passwordMobile?: string | null;
+}
+
+export interface MemberFilter {
+  departmentId?: number;
+  /** Already lower-cased; matched as a substring of name or account. */
+  keyword?: string;
+}
+
+const MEMBER_COLUMNS = [
+  'm.id',
+  'm.global_id',
+  'm.enterprise_id',
+  'm.user_name',
+  'm.account',
+  'm.name',
+  'm.department_id',
+  'm.department_name',
+  'm.remark',
+  'm.password_mobile',
+  'm.identity',
+  'm.deleted',
+  'm.created_at',
+  'm.updated_at',
+] as const;
+
+type MemberRow = Omit<Selectable<MembersTable>, 'password_hash'>;
+
+function toRecord(row: MemberRow): MemberRecord {
+  return {
+    id: row.id,
+    globalId: row.global_id,
+    enterpriseId: row.enterprise_id,
+    userName: row.user_name,
+    account: row.account,
+    name: row.name,
+    departmentId: row.department_id,
+    departmentName: row.department_name,
+    remark: row.remark,
+    passwordMobile: row.password_mobile,
+    identity: row.identity,
+    deleted: row.deleted,
+    createdAt: row.created_at.getTime(),
+    updatedAt: row.updated_at.getTime(),
+  };
+}
+
+/** `%`, `_` and `\` in a keyword are literal characters, not patterns. */
+function likeSubstring(keyword: string): string {
+  return `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Members of one enterprise. Every query names the enterprise; another one's members are absent. */
+export class MembersRepository {
+  constructor(private readonly db: Db) {}
+
+  async findSeats(
+    enterpriseId: number,
+    options: { lock?: boolean } = {},
+  ): Promise<EnterpriseSeats | undefined> {
+    let query = this.db
+      .selectFrom('enterprises')
+      .select(['id', 'global_id', 'code', 'member_limit', 'member_count'])
+      .where('id', '=', enterpriseId);
+    // Serializes additions per enterprise, so two batches cannot both take the last seat.
+    if (options.lock === true) query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    return (
+      row && {
+        id: row.id,
+        globalId: row.global_id,
+        code: row.code,
+        memberLimit: row.member_limit,
+        memberCount: row.member_count,
+      }
+    );
+  }
+
+  /** The keys (lower-cased accounts) among `keys` that a live member of the enterprise holds. */
+  async takenAccounts(enterpriseId: number, keys: string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const rows = await this.db
+      .selectFrom('members')
+      .select(sql<string>`lower(account)`.as('key'))
+      .where('enterprise_id', '=', enterpriseId)
+      .where('deleted', '=', false)
+      .where(sql<string>`lower(account)`, 'in', keys)
+      .execute();
+    return new Set(rows.map((r) => r.key));
+  }
+
+  /** One multi-row insert; an account taken meanwhile is skipped and missing from the answer. */
+  async insertMany(members: NewMember[]): Promise<MemberRecord[]> {
+    if (members.length === 0) return [];
+    const rows = await this.db
+      .insertInto('members')
+      .values(
+        members.map((m) => ({
+          global_id: m.globalId,
+          enterprise_id: m.enterpriseId,
+          user_name: m.userName,
+          account: m.account,
+          password_hash: m.passwordHash,
+          name: m.name,
+          department_id: m.departmentId,
+          remark: m.remark,
+          password_mobile: m.passwordMobile,
+          identity: 'member' as const,
+          deleted: false,
+        })),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .returningAll()
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  async find(
+    enterpriseId: number,
+    globalId: string,
+    options: { lock?: boolean } = {},
+  ): Promise<MemberRecord | undefined> {
+    let query = this.db
+      .selectFrom('members as m')
+      .select(MEMBER_COLUMNS)
+      .where('m.enterprise_id', '=', enterpriseId)
+      .where('m.global_id', '=', globalId)
+      .where('m.deleted', '=', false);
+    if (options.lock === true) query = query.forUpdate();
+    const row = await query.executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  async updateProfile(enterpriseId: number, memberId: number, changes: ProfileChanges): Promise<boolean> {
+    const result = await this.db
+      .updateTable('members')
+      .set({
+        ...(changes.name === undefined ? {} : { name: changes.name }),
+        ...(changes.departmentId === undefined ? {} : { department_id: changes.departmentId }),
+        ...(changes.remark === undefined ? {} : { remark: changes.remark }),
+        ...(changes.passwordMobile === undefined ? {} : { password_mobile: changes.passwordMobile }),
+        updated_at: new Date(),
+      })
+      .where('enterprise_id', '=', enterpriseId)
+      .where('id', '=', memberId)
+      .where('deleted', '=', false)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async updatePassword(enterpriseId: number, memberId: number, passwordHash: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('members')
+      .set({ password_hash: passwordHash, updated_at: new Date() })
+      .where('enterprise_id', '=', enterpriseId)
+      .where('id', '=', memberId)
+      .where('deleted', '=', false)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async softDelete(enterpriseId: number, memberId: number): Promise<void> {
+    await this.db
+      .updateTable('members')
+      .set({ deleted: true, updated_at: new Date() })
+      .where('enterprise_id', '=', enterpriseId)
+      .where('id', '=', memberId)
+      .execute();
+  }
+
+  /** Gives the member's assets back to the enterprise's pool. */
+  async releaseAssignments(enterpriseId: number, memberId: number): Promise<void> {
+    await this.db
+      .deleteFrom('asset_assignments')
+      .where('member_id', '=', memberId)
+      .where('member_id', 'in', (eb) =>
+        eb.selectFrom('members').select('id').where('enterprise_id', '=', enterpriseId),
+      )
+      .execute();
+  }
+
+  private filtered(enterpriseId: number, filter: MemberFilter) {
+    let query = this.db
+      .selectFrom('members as f')
+      .where('f.enterprise_id', '=', enterpriseId)
+      .where('f.deleted', '=', false);
+    if (filter.departmentId !== undefined) query = query.where('f.department_id', '=', filter.departmentId);
+    if (filter.keyword !== undefined) {
+      const pattern = likeSubstring(filter.keyword);
+      query = query.where((eb) => eb.or([eb('f.name', 'ilike', pattern), eb('f.account', 'ilike', pattern)]));
+    }
+    return query;
+  }
+
+  async count(enterpriseId: number, filter: MemberFilter): Promise<number> {
+    const row = await this.filtered(enterpriseId, filter)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /**
+   * One page in creation order. The ids are paged first on the partial index
+   * (enterprise_id, [department_id,] id), which an index-only scan walks without reading the
+   * skipped rows; only the page's own rows are then fetched.
+   */
+  pageQuery(enterpriseId: number, filter: MemberFilter, offset: number, limit: number) {
+    const ids = this.filtered(enterpriseId, filter)
+      .select('f.id')
+      .orderBy('f.id')
+      .offset(offset)
+      .limit(limit);
+    return this.db
+      .selectFrom('members as m')
+      .select(MEMBER_COLUMNS)
+      .where('m.enterprise_id', '=', enterpriseId)
+      .where('m.id', 'in', ids)
+      .orderBy('m.id');
+  }
+
+  async page(
+    enterpriseId: number,
+    filter: MemberFilter,
+    offset: number,
+    limit: number,
+  ): Promise<MemberRecord[]> {
+    const rows = await this.pageQuery(enterpriseId, filter, offset, limit).execute();
+    return rows.map(toRecord);
+  }
+
+  /** Asset numbers of the enterprise's active (not revoked) assets assigned to these members. */
+  async assetNums(enterpriseId: number, memberIds: number[]): Promise<Map<number, string[]>> {
+    const byMember = new Map<number, string[]>();
+    if (memberIds.length === 0) return byMember;
+    const rows = await this.db
+      .selectFrom('asset_assignments as aa')
+      .innerJoin('assets as a', 'a.id', 'aa.asset_id')
+      .innerJoin('customers as c', 'c.id', 'a.customer_id')
+      .select(['aa.member_id', 'a.asset_num'])
+      .where('aa.member_id', 'in', memberIds)
+      .where('c.enterprise_id', '=', enterpriseId)
+      .where('a.revoked', '=', false)
+      .orderBy('aa.member_id')
+      .orderBy('a.asset_num')
+      .execute();
+    for (const row of rows) {
+      const list = byMember.get(row.member_id) ?? [];
+      list.push(row.asset_num);
+      byMember.set(row.member_id, list);
+    }
+    return byMember;
+  }
+}

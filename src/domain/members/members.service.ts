@@ -1,0 +1,270 @@
+import type { Db } from '../../db/client.js';
+import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
+import { MemberCode, memberMessages } from '../../errors/member-codes.js';
+import { newGlobalId } from '../shared/ids.js';
+import { hashPassword } from '../shared/passwords.js';
+import { TokensRepository } from '../tokens/tokens.repository.js';
+import { LoginRepository } from './login.repository.js';
+import {
+  ACCOUNT_EXISTS,
+  accountKey,
+  checkMobile,
+  checkName,
+  checkPassword,
+  checkRemark,
+  optionalText,
+} from './member-rules.js';
+import { addedView, listedView, type AddedMemberView, type ListedMemberView } from './member-views.js';
+import { MembersRepository, type MemberRecord, type ProfileChanges } from './members.repository.js';
+import { pageInfo, type PageInfo } from './page-info.js';
+import { screenUsers, type Candidate, type Rejection } from './user-screening.js';
+
+export const MAX_USERS_PER_CALL = 100;
+export const DEFAULT_PAGE_SIZE = 10;
+export const MAX_PAGE_SIZE = 500;
+
+/**
+ * Gives back, inside the deleting transaction, whatever else a deleted member holds. Lending
+ * (member op 10) registers the release of the member's lent lock here.
+ */
+export type MemberReleaseHook = (trx: Db, member: { id: number; enterpriseId: number }) => Promise<void>;
+
+export interface AddMembersResult {
+  succeeded: AddedMemberView[];
+  failed: Array<{ userName: string; message: string }>;
+}
+
+export interface ProfileInput {
+  userName?: string;
+  name?: string;
+  departmentId?: number;
+  remark?: string | null;
+  passwordMobile?: string | null;
+}
+
+export interface ListQuery {
+  departmentId?: number;
+  keyword?: string;
+  pageNum?: number;
+  pageSize?: number;
+}
+
+function notFound(memberGlobalId: string): KeywardError {
+  return new KeywardError(MemberCode.userNotFound, memberMessages[MemberCode.userNotFound], {
+    cause: `no member ${memberGlobalId} in this enterprise`,
+  });
+}
+
+function limitMessage(limit: number): string {
+  return fillMessage(memberMessages[MemberCode.memberLimit], limit);
+}
+
+/** Member-center ops 1–5 within the caller's enterprise; another enterprise's members are absent. */
+export class MembersService {
+  private readonly releaseOnDelete: MemberReleaseHook[];
+
+  constructor(
+    private readonly db: Db,
+    options: { releaseOnDelete?: MemberReleaseHook[] } = {},
+  ) {
+    this.releaseOnDelete = options.releaseOnDelete ?? [];
+  }
+
+  /** Op 1. Per-user problems go to `failed`; any of them makes the answer 60027 with the data. */
+  async add(enterpriseId: number, userList: ReadonlyArray<Record<string, unknown>> | undefined) {
+    if (userList === undefined || userList.length === 0) {
+      throw new KeywardError(MemberCode.userListEmpty, memberMessages[MemberCode.userListEmpty], {
+        cause: 'userList: must not be empty',
+      });
+    }
+    if (userList.length > MAX_USERS_PER_CALL) {
+      throw new KeywardError(MemberCode.tooManyUsers, memberMessages[MemberCode.tooManyUsers], {
+        cause: `userList: ${userList.length} users, at most ${MAX_USERS_PER_CALL}`,
+      });
+    }
+    const repo = new MembersRepository(this.db);
+    const seats = await repo.findSeats(enterpriseId);
+    if (!seats) throw new Error(`enterprise ${enterpriseId} of an admitted member is missing`);
+    if (seats.code === '') {
+      throw new KeywardError(MemberCode.suffixEmpty, memberMessages[MemberCode.suffixEmpty], {
+        cause: 'the enterprise has no code to append to accounts',
+      });
+    }
+    const { candidates, rejections } = screenUsers(userList, seats.code);
+    const taken = await repo.takenAccounts(
+      enterpriseId,
+      candidates.map((c) => c.key),
+    );
+    const fresh = candidates.filter((c) => {
+      if (taken.has(c.key))
+        rejections.push({ index: c.index, userName: c.userName, message: ACCOUNT_EXISTS });
+      return !taken.has(c.key);
+    });
+    // Hash only those that fit now; the transaction re-checks the seats under a lock.
+    const room =
+      seats.memberLimit === null ? fresh.length : Math.max(0, seats.memberLimit - seats.memberCount);
+    const hopeful = fresh.slice(0, room);
+    for (const c of fresh.slice(room)) rejections.push(this.overLimit(c, seats.memberLimit));
+    const hashes = await Promise.all(hopeful.map((c) => hashPassword(c.password)));
+
+    const created = await this.db.transaction().execute(async (trx) => {
+      const tx = new MembersRepository(trx);
+      const locked = await tx.findSeats(enterpriseId, { lock: true });
+      const limit = locked?.memberLimit ?? null;
+      const roomNow = limit === null ? hopeful.length : Math.max(0, limit - (locked?.memberCount ?? 0));
+      for (const c of hopeful.slice(roomNow)) rejections.push(this.overLimit(c, limit));
+      const accepted = hopeful.slice(0, roomNow);
+      const inserted = await tx.insertMany(
+        accepted.map((c, i) => ({
+          globalId: newGlobalId(),
+          enterpriseId,
+          userName: c.userName,
+          account: c.account,
+          passwordHash: hashes[i] as string,
+          name: c.name,
+          departmentId: c.departmentId,
+          remark: c.remark,
+          passwordMobile: c.passwordMobile,
+        })),
+      );
+      return this.matchInserted(accepted, inserted, rejections);
+    });
+
+    const result: AddMembersResult = {
+      succeeded: created.map(addedView),
+      failed: rejections
+        .sort((a, b) => a.index - b.index)
+        .map((r) => ({ userName: r.userName, message: r.message })),
+    };
+    if (result.failed.length > 0) {
+      throw new KeywardError(MemberCode.partialFailure, memberMessages[MemberCode.partialFailure], {
+        cause: `${result.failed.length} of ${userList.length} users were not added`,
+        data: result,
+      });
+    }
+    return result;
+  }
+
+  private overLimit(c: Candidate, limit: number | null): Rejection {
+    return { index: c.index, userName: c.userName, message: limitMessage(limit ?? 0) };
+  }
+
+  /** Inserted rows in input order; a row skipped by a concurrent insert of its account is rejected. */
+  private matchInserted(
+    accepted: Candidate[],
+    inserted: MemberRecord[],
+    rejections: Rejection[],
+  ): MemberRecord[] {
+    const byKey = new Map(inserted.map((m) => [accountKey(m.account), m]));
+    const created: MemberRecord[] = [];
+    for (const c of accepted) {
+      const record = byKey.get(c.key);
+      if (record) created.push(record);
+      else rejections.push({ index: c.index, userName: c.userName, message: ACCOUNT_EXISTS });
+    }
+    return created;
+  }
+
+  /** Op 2: name, department, remark and mobile; the account name stays. */
+  async edit(enterpriseId: number, memberGlobalId: string, input: ProfileInput): Promise<void> {
+    const { userName, ...changes } = input;
+    if (Object.values(changes).every((v) => v === undefined)) {
+      throw new KeywardError(MemberCode.paramEmpty, memberMessages[MemberCode.paramEmpty], {
+        cause: 'body: give at least one of name, departmentId, remark, passwordMobile',
+      });
+    }
+    const repo = new MembersRepository(this.db);
+    const member = await repo.find(enterpriseId, memberGlobalId);
+    if (!member) throw notFound(memberGlobalId);
+    if (userName !== undefined && !this.sameUserName(member, userName)) {
+      throw new KeywardError(MemberCode.paramEmpty, memberMessages[MemberCode.paramEmpty], {
+        cause: 'userName: cannot be changed',
+      });
+    }
+    const problem =
+      (changes.name === undefined ? undefined : checkName(changes.name)) ??
+      checkRemark(changes.remark) ??
+      checkMobile(changes.passwordMobile);
+    if (problem) throw problem.toError(problem.message);
+    const update: ProfileChanges = {
+      ...(changes.name === undefined ? {} : { name: changes.name }),
+      ...(changes.departmentId === undefined ? {} : { departmentId: changes.departmentId }),
+      ...(changes.remark === undefined ? {} : { remark: optionalText(changes.remark) }),
+      ...(changes.passwordMobile === undefined
+        ? {}
+        : { passwordMobile: optionalText(changes.passwordMobile) }),
+    };
+    if (!(await repo.updateProfile(enterpriseId, member.id, update))) throw notFound(memberGlobalId);
+  }
+
+  /** Clients echo either the bare name or the full account; both mean "unchanged". */
+  private sameUserName(member: MemberRecord, userName: string): boolean {
+    const given = userName.toLowerCase();
+    return given === member.userName.toLowerCase() || given === accountKey(member.account);
+  }
+
+  /** Op 3: a new password; every token of the member dies with the old one. */
+  async resetPassword(
+    enterpriseId: number,
+    memberGlobalId: string,
+    password: string | undefined,
+  ): Promise<void> {
+    const member = await new MembersRepository(this.db).find(enterpriseId, memberGlobalId);
+    if (!member) throw notFound(memberGlobalId);
+    const problem = checkPassword(password);
+    if (problem) throw problem.toError(problem.message);
+    const hash = await hashPassword(password as string);
+    await this.db.transaction().execute(async (trx) => {
+      if (!(await new MembersRepository(trx).updatePassword(enterpriseId, member.id, hash))) {
+        throw notFound(memberGlobalId);
+      }
+      await new TokensRepository(trx).revokeForMember(member.id);
+      await new LoginRepository(trx).clear(accountKey(member.account));
+    });
+  }
+
+  /** Op 4: soft delete; its assets go back to the enterprise and its tokens stop, all at once. */
+  async delete(enterpriseId: number, memberGlobalId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const repo = new MembersRepository(trx);
+      const member = await repo.find(enterpriseId, memberGlobalId, { lock: true });
+      if (!member) throw notFound(memberGlobalId);
+      if (member.identity === 'admin') {
+        throw new KeywardError(MemberCode.permission, memberMessages[MemberCode.permission], {
+          cause: 'the enterprise administrator cannot be deleted',
+        });
+      }
+      await repo.softDelete(enterpriseId, member.id);
+      await repo.releaseAssignments(enterpriseId, member.id);
+      for (const release of this.releaseOnDelete) await release(trx, { id: member.id, enterpriseId });
+      await new TokensRepository(trx).revokeForMember(member.id);
+    });
+  }
+
+  /** Op 5: one page in creation order, wrapped as PageHelper's PageInfo. */
+  async list(enterpriseId: number, query: ListQuery): Promise<PageInfo<ListedMemberView>> {
+    const pageNum = query.pageNum ?? 1;
+    const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
+    const filter = {
+      ...(query.departmentId === undefined ? {} : { departmentId: query.departmentId }),
+      ...(query.keyword === undefined || query.keyword === ''
+        ? {}
+        : { keyword: query.keyword.toLowerCase() }),
+    };
+    const repo = new MembersRepository(this.db);
+    const unfiltered = filter.departmentId === undefined && filter.keyword === undefined;
+    // The unfiltered total is the enterprise's live-member counter: nothing is counted row by row.
+    const total = unfiltered
+      ? ((await repo.findSeats(enterpriseId))?.memberCount ?? 0)
+      : await repo.count(enterpriseId, filter);
+    const offset = (pageNum - 1) * pageSize;
+    const members = offset < total ? await repo.page(enterpriseId, filter, offset, pageSize) : [];
+    const assetNums = await repo.assetNums(
+      enterpriseId,
+      members.map((m) => m.id),
+    );
+    // Lent locks arrive with lending (member op 10); until then nobody has one.
+    const list = members.map((m) => listedView(m, assetNums.get(m.id) ?? [], null));
+    return pageInfo(pageNum, pageSize, total, list);
+  }
+}
