@@ -9,6 +9,8 @@ import { appActionRoutes } from './app-actions.js';
 import { auditRoute } from './audit.js';
 import { createAppRoute } from './create-app.js';
 import { listAppsRoute } from './list-apps.js';
+import { setMemberLimitRoute } from './set-member-limit.js';
+import { setMemberPasswordRoute } from './set-member-password.js';
 import { showEnterpriseRoute } from './show-enterprise.js';
 
 /** Errors of admin commands that are the operator's to fix, with the HTTP status they answer. */
@@ -47,6 +49,8 @@ export function adminApi(adminKey: string) {
     listAppsRoute(app);
     appActionRoutes(app);
     auditRoute(app);
+    setMemberPasswordRoute(app);
+    setMemberLimitRoute(app);
     showEnterpriseRoute(app);
   };
 }

@@ -1,0 +1,26 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { ok } from '../envelope.js';
+import { memberOf } from '../guards/principal.js';
+import { Envelope, NonceQuery } from '../schema-types.js';
+import { adminOnly, MemberParams } from './member-schemas.js';
+
+/** Member op 4: delete an employee (softly), releasing its assets and revoking its tokens. */
+export function deleteMemberRoute(app: App): void {
+  app.delete(
+    '/enterprise/:enterpriseGlobalId/member/:memberGlobalId',
+    {
+      preValidation: adminOnly,
+      schema: {
+        summary: 'Delete an employee',
+        params: MemberParams,
+        querystring: Type.Object(NonceQuery),
+        response: { 200: Envelope(Type.Null()) },
+      },
+    },
+    async (request) => {
+      await app.services.members.delete(memberOf(request).enterpriseId, request.params.memberGlobalId);
+      return ok(null);
+    },
+  );
+}

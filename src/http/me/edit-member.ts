@@ -1,0 +1,40 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { ok } from '../envelope.js';
+import { memberOf } from '../guards/principal.js';
+import { Envelope, IntLike, NonceQuery, Nullable } from '../schema-types.js';
+import { adminOnly, MemberParams } from './member-schemas.js';
+
+// Lengths and formats are the service's, so they answer their own codes (30002, 30003, 10004).
+const Body = Type.Object({
+  userName: Type.Optional(Type.String({ description: 'cannot be changed; may be echoed' })),
+  departmentId: Type.Optional(IntLike({ minimum: 0 })),
+  name: Type.Optional(Type.String()),
+  remark: Type.Optional(Nullable(Type.String())),
+  passwordMobile: Type.Optional(Nullable(Type.String())),
+});
+
+/** Member op 2: change an employee's name, department, remark and security mobile. */
+export function editMemberRoute(app: App): void {
+  app.put(
+    '/enterprise/:enterpriseGlobalId/member/:memberGlobalId',
+    {
+      preValidation: adminOnly,
+      schema: {
+        summary: 'Edit an employee',
+        params: MemberParams,
+        querystring: Type.Object(NonceQuery),
+        body: Body,
+        response: { 200: Envelope(Type.Null()) },
+      },
+    },
+    async (request) => {
+      await app.services.members.edit(
+        memberOf(request).enterpriseId,
+        request.params.memberGlobalId,
+        request.body,
+      );
+      return ok(null);
+    },
+  );
+}
