@@ -40,8 +40,9 @@ export interface EnterpriseCreation {
   members: ProvisionedMember[];
 }
 
-function unbound(customer: { id: string; enterpriseId: number | null }): never {
-  throw new Error(`customer ${customer.id} lost its enterprise ${String(customer.enterpriseId)}`);
+// The foreign key keeps a customer's enterprise in place; reaching this is a fault, answered 500.
+function missingEnterprise(customer: { id: string; enterpriseId: number | null }): never {
+  throw new Error(`customer ${customer.id} points at missing enterprise ${String(customer.enterpriseId)}`);
 }
 
 /** Op 1's answer: its customer is found by its channel key, so it always has one. */
@@ -101,7 +102,7 @@ export class EnterprisesService {
       if (!existing) throw new Error('customer vanished while binding');
 
       if (existing.enterpriseId !== null) {
-        const enterprise = (await enterprises.findById(existing.enterpriseId)) ?? unbound(existing);
+        const enterprise = (await enterprises.findById(existing.enterpriseId)) ?? missingEnterprise(existing);
         return asChannelCustomer(existing, enterprise);
       }
       const enterprise = await createEnterpriseWithAdmin(trx, enterpriseName);
@@ -159,7 +160,8 @@ export class EnterprisesService {
 
       if (existing.enterpriseId !== null) {
         const enterprise =
-          (await new EnterprisesRepository(trx).findById(existing.enterpriseId)) ?? unbound(existing);
+          (await new EnterprisesRepository(trx).findById(existing.enterpriseId)) ??
+          missingEnterprise(existing);
         return {
           enterpriseGlobalId: enterprise.globalId,
           defaultType: existing.isDefault,
