@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { adminApi } from './http/admin/index.js';
+import { registerApiDocs } from './http/docs/index.js';
 import type { App } from './http/app-type.js';
 import { installErrorHandler, installNotFound } from './http/error-handler.js';
 import { memberSurface } from './http/me/index.js';
@@ -62,6 +63,8 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
 
   installNotFound(app);
   installErrorHandler(app, config.limits.bodyBytes);
+  // Before every route: the document is built from the routes as they register.
+  await registerApiDocs(app);
 
   healthRoutes(app);
   metricsRoutes(app);

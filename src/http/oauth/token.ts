@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { AppRecord } from '../../domain/apps/apps.repository.js';
 import type { App } from '../app-type.js';
+import { tokenSchema } from './token-schema.js';
 
 type OAuthError =
   | 'invalid_request'
@@ -40,7 +41,7 @@ function basicCredentials(header: string | undefined): [string, string] | undefi
 
 /** `POST /oauth2/token`: client_credentials for app tokens, password for a member's user token. */
 export function tokenRoute(app: App): void {
-  app.post('/oauth2/token', async (request, reply) => {
+  app.post('/oauth2/token', { schema: tokenSchema }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     const body =
       request.body !== null && typeof request.body === 'object'

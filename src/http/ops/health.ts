@@ -1,17 +1,43 @@
+import { Type } from 'typebox';
 import { ping } from '../../db/client.js';
 import type { App } from '../app-type.js';
+import { StringEnum } from '../schema-types.js';
+
+const Status = (values: readonly string[], description: string) =>
+  Type.Object({ status: StringEnum(values) }, { description });
 
 export function healthRoutes(app: App): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        summary: 'Liveness: the process answers',
+        response: { 200: Status(['ok'], 'The process is up') },
+      },
+    },
+    async () => ({ status: 'ok' }),
+  );
 
   /** Ready only while the database answers: a load balancer stops sending before calls fail. */
-  app.get('/readyz', async (request, reply) => {
-    try {
-      await ping(app.db);
-      return { status: 'ready' };
-    } catch (error) {
-      request.log.warn({ err: error }, 'database unreachable');
-      return reply.code(503).send({ status: 'unavailable' });
-    }
-  });
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        summary: 'Readiness: the database answers',
+        response: {
+          200: Status(['ready'], 'Ready to serve'),
+          503: Status(['unavailable'], 'The database does not answer'),
+        },
+      },
+    },
+    async (request, reply) => {
+      try {
+        await ping(app.db);
+        return { status: 'ready' };
+      } catch (error) {
+        request.log.warn({ err: error }, 'database unreachable');
+        return reply.code(503).send({ status: 'unavailable' });
+      }
+    },
+  );
 }

@@ -1,0 +1,139 @@
+import { CommonCode, commonMessages } from './common-codes.js';
+import { MemberCode, memberMessages, type MemberCodeValue } from './member-codes.js';
+import { OrderCode } from './order-codes.js';
+
+/**
+ * Which business codes each operation may answer with HTTP 299. The OpenAPI document lists them
+ * per operation from here, so route files carry no documentation of their own.
+ */
+
+/** order-service.md, Errors: every operation lists 13004 and 500; the guards add 60000 and 70001. */
+export const orderOperationCodes: readonly string[] = [
+  OrderCode.validation,
+  CommonCode.internal,
+  CommonCode.appTokenInvalid,
+  CommonCode.securityCheckFailed,
+];
+
+/** member-center.md: "every operation can also return 60000, 60005, 70001, 500". */
+export const memberSharedCodes: readonly string[] = [
+  CommonCode.appTokenInvalid,
+  CommonCode.userTokenInvalid,
+  CommonCode.securityCheckFailed,
+  CommonCode.internal,
+];
+
+const M = MemberCode;
+
+/**
+ * member-center.md "Codes by operation", keyed by method and path below `/me/api/v1`. Two codes
+ * are added where DOMAIN.md §2 and §8 make them reachable although the spec's table omits them:
+ * 33003 (a plain member calling an administrator's operation) and 40000 (a body that fails its
+ * schema). The two routes DOMAIN.md adds (`…/return`) are listed with the codes of lending.
+ */
+const memberTable: Record<string, readonly MemberCodeValue[]> = {
+  'POST /enterprise/{enterpriseGlobalId}/member': [
+    M.paramEmpty,
+    M.userListEmpty,
+    M.tooManyUsers,
+    M.accountEmpty,
+    M.passwordEmpty,
+    M.groupIdEmpty,
+    M.nameEmpty,
+    M.passwordLength,
+    M.nameTooLong,
+    M.remarkTooLong,
+    M.accountCharacters,
+    M.mobileInvalid,
+    M.suffixEmpty,
+    M.memberLimit,
+    M.partialFailure,
+    M.userCenter,
+    M.permission,
+  ],
+  'PUT /enterprise/{enterpriseGlobalId}/member/{memberGlobalId}': [
+    M.userNotFound,
+    M.paramEmpty,
+    M.nameTooLong,
+    M.remarkTooLong,
+    M.userCenter,
+    M.permission,
+  ],
+  'PUT /enterprise/{enterpriseGlobalId}/member/{memberGlobalId}/resetPassword': [
+    M.userNotFound,
+    M.paramEmpty,
+    M.passwordEmpty,
+    M.passwordLength,
+    M.userCenter,
+    M.permission,
+  ],
+  'DELETE /enterprise/{enterpriseGlobalId}/member/{memberGlobalId}': [
+    M.userNotFound,
+    M.userCenter,
+    M.permission,
+  ],
+  'GET /enterprise/{enterpriseGlobalId}/members': [M.paramEmpty, M.userCenter, M.permission],
+  'GET /enterprise/{enterpriseGlobalId}/asset/assetNums': [M.notBound, M.permission],
+  'GET /enterprise/asset/{assetId}/merchandiseProducts': [M.notBound, M.assetNotFound, M.permission],
+  'GET /enterprise/{enterpriseGlobalId}/asset/borrowUsbKeys': [M.notBound, M.permission],
+  'POST /enterprise/member/{memberGlobalId}/privileges': [
+    M.severalMembers,
+    M.assetNotFound,
+    M.otherCustomer,
+    M.memberNotMatched,
+    M.assignedTwice,
+    M.paramEmpty,
+    M.permission,
+  ],
+  'POST /enterprise/member/{memberGlobalId}/borrow': [
+    M.memberNotMatched,
+    M.paramEmpty,
+    M.nodesInsufficient,
+    M.permission,
+    M.alreadyLent,
+    M.lentLockAbnormal,
+    M.lentLockTaken,
+    M.lendFailed,
+  ],
+  'POST /enterprise/member/{memberGlobalId}/return': [
+    M.memberNotMatched,
+    M.paramEmpty,
+    M.permission,
+    M.lentLockAbnormal,
+    M.lentLockTaken,
+    M.lendFailed,
+  ],
+};
+
+/** Path parameters match whatever a route file names them: `{x}` and `:x` both become `{}`. */
+function operationKey(method: string, path: string): string {
+  return `${method.toUpperCase()} ${path.replace(/\{[^}]+\}|:[A-Za-z0-9_]+/g, '{}')}`;
+}
+
+const memberByKey = new Map(
+  Object.entries(memberTable).map(([key, codes]) => {
+    const [method = '', path = ''] = key.split(' ');
+    return [operationKey(method, path), codes] as const;
+  }),
+);
+
+/** The codes of a member-center operation (path below the prefix), or undefined if unlisted. */
+export function memberOperationCodes(method: string, path: string): readonly string[] | undefined {
+  const own = memberByKey.get(operationKey(method, path));
+  return own === undefined ? undefined : [...memberSharedCodes, ...own];
+}
+
+/** Codes that exist only in the order service's spec table, with its wording. */
+const orderMessages: Record<string, string> = {
+  [OrderCode.validation]: 'parameter validation failure; the message names the field',
+};
+
+/** The table's message of a code, for the reference page. */
+export function codeMessage(code: string): string {
+  return (
+    (commonMessages as Record<string, string>)[code] ??
+    (memberMessages as Record<string, string>)[code] ??
+    orderMessages[code] ??
+    ''
+  );
+}

@@ -1,0 +1,47 @@
+import swagger from '@fastify/swagger';
+import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
+import type { App } from '../app-type.js';
+import { documentBase } from './document-base.js';
+import { trackRoutes } from './route-catalog.js';
+import { transformDocument, transformRoute } from './transform.js';
+
+type UiConfig = NonNullable<FastifySwaggerUiOptions['uiConfig']>;
+
+/**
+ * Runs in the browser on every "Try it out": a nonce is accepted once, so the one typed into the
+ * form would work a single time. Serialized into the page as source, hence self-contained.
+ */
+const freshNonce = (request: { url: string }) => {
+  const url = new URL(request.url);
+  if (url.searchParams.has('g_nonce')) {
+    url.searchParams.set('g_nonce', crypto.randomUUID().replace(/-/g, ''));
+    request.url = url.toString();
+  }
+  return request;
+};
+
+/**
+ * The OpenAPI 3.1 document at /openapi.json, generated from the route schemas, and the reference
+ * page at /docs (Swagger UI, served from the package: no CDN). Registered before any route, since
+ * both watch routes as they are added.
+ */
+export async function registerApiDocs(app: App): Promise<void> {
+  trackRoutes(app);
+  await app.register(swagger, {
+    openapi: documentBase,
+    transform: transformRoute,
+    transformObject: (documentObject) =>
+      'openapiObject' in documentObject ? transformDocument(documentObject.openapiObject) : {},
+  });
+  app.get('/openapi.json', { schema: { hide: true } as object }, async () => app.swagger());
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    theme: { title: 'Keyward API' },
+    uiConfig: {
+      deepLinking: true,
+      displayRequestDuration: true,
+      // Swagger UI hands the interceptor a plain object, not the fetch Request its typings name.
+      requestInterceptor: freshNonce as unknown as UiConfig['requestInterceptor'],
+    },
+  });
+}
