@@ -11,6 +11,7 @@ import { RedisGate } from './domain/gate/redis-gate.js';
 import { LoginService } from './domain/members/login.service.js';
 import { MemberAdminService } from './domain/members/member-admin.service.js';
 import { MembersService } from './domain/members/members.service.js';
+import { OrdersService } from './domain/orders/orders.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
 
 /** Every service the surfaces call, built once per process around one database handle. */
@@ -25,6 +26,7 @@ export interface Services {
   assetNumbers: AssetNumbersService;
   enterprises: EnterprisesService;
   customers: CustomersService;
+  orders: OrdersService;
 }
 
 export function createServices(db: Db, config: Config): Services {
@@ -32,6 +34,7 @@ export function createServices(db: Db, config: Config): Services {
     nonceTtlSeconds: config.tokenTtlSeconds,
     limitPerMinute: config.rateLimitPerMinute,
   };
+  const assetNumbers = new AssetNumbersService(db, config.region);
   return {
     apps: new AppsService(db),
     tokens: new TokensService(db, config.tokenTtlSeconds),
@@ -43,8 +46,9 @@ export function createServices(db: Db, config: Config): Services {
         ? new DbGate(db, gateSettings)
         : new RedisGate(config.redisUrl, gateSettings),
     audit: new AuditRepository(db),
-    assetNumbers: new AssetNumbersService(db, config.region),
+    assetNumbers,
     enterprises: new EnterprisesService(db),
     customers: new CustomersService(db),
+    orders: new OrdersService(db, assetNumbers),
   };
 }

@@ -19,10 +19,14 @@ export class AssetNumbersService {
     this.numbers = new AssetNumbersRepository(db);
   }
 
-  /** Order op 9: `size` fresh 10-digit numbers, the region digit and a 9-digit counter. */
-  async issue(size: number, appId: string): Promise<string[]> {
+  /**
+   * Order op 9: `size` fresh 10-digit numbers, the region digit and a 9-digit counter. `within` is
+   * the caller's transaction when the numbers are issued as part of a larger write (a cloud order).
+   */
+  async issue(size: number, appId: string, within?: Db): Promise<string[]> {
+    const numbers = within === undefined ? this.numbers : new AssetNumbersRepository(within);
     try {
-      return await this.numbers.issue(size, REGION_DIGIT[this.region], appId);
+      return await numbers.issue(size, REGION_DIGIT[this.region], appId);
     } catch (error) {
       if ((error as { code?: unknown }).code === SEQUENCE_EXHAUSTED) {
         throw new KeywardError(OrderCode.validation, 'size: asset numbers are exhausted for this region', {

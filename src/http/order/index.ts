@@ -1,7 +1,9 @@
 import type { App } from '../app-type.js';
 import { orderGuard } from '../guards/order-guard.js';
+import { batchOrderRoute } from './batch-order.js';
 import { bindCustomerRoute } from './bind-customer.js';
 import { createCustomerRoute } from './create-customer.js';
+import { getLicenseOrderRoute } from './get-license-order.js';
 import { queryEnterprisesRoute } from './query-enterprises.js';
 import { shellnumsRoute } from './shellnums.js';
 import { updateCustomerRoute } from './update-customer.js';
@@ -14,4 +16,6 @@ export async function orderSurface(app: App): Promise<void> {
   queryEnterprisesRoute(app);
   updateCustomerRoute(app);
   shellnumsRoute(app);
+  batchOrderRoute(app);
+  getLicenseOrderRoute(app);
 }

@@ -1,0 +1,173 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/client.js';
+
+/** Physical locks ops 6–7 may switch: refillable locks and large-customer locks (DOMAIN.md §6). */
+export const LOCKABLE_TYPES = [
+  'normal_recover_usbkey',
+  'normal_recover_lan_usbkey',
+  'lk_product_usbkey',
+  'lk_auth_usbkey',
+] as const;
+
+export interface VisibleAsset {
+  id: string;
+  assetNum: string;
+  licenseType: string;
+  customerId: string;
+  locked: boolean;
+  revoked: boolean;
+}
+
+export interface EnterpriseAssetRow {
+  id: string;
+  assetNum: string;
+  licenseType: string;
+  customerId: string;
+  grantable: boolean;
+  keyChipType: number | null;
+  locked: boolean;
+  freezing: boolean;
+  borrowedUsbKey: boolean;
+  limitStartTime: number | null;
+  limitEndTime: number | null;
+  createdAt: number;
+  updatedAt: number;
+  assignedMemberGlobalId: string | null;
+  assignedAt: Date | null;
+  extends: Array<{ extendCode: string; extendValue: string | null }>;
+}
+
+/** `customers c` belongs to one of the app's channels: everything else reads as absent. */
+const visibleCustomer = (channels: string[]) => sql<boolean>`c.channel_code = any(${channels}::text[])`;
+
+/** Assets as the app sees them: only those of customers in its channels. */
+export class AssetsRepository {
+  constructor(private readonly db: Db) {}
+
+  /** An enterprise the app may see: at least one of its customers is in the app's channels. */
+  async findVisibleEnterpriseId(globalId: string, channels: string[]): Promise<number | undefined> {
+    const result = await sql<{ id: number }>`
+      select e.id from enterprises e
+       where e.global_id = ${globalId}
+         and exists (select 1 from customers c where c.enterprise_id = e.id and ${visibleCustomer(channels)})
+    `.execute(this.db);
+    return result.rows[0]?.id;
+  }
+
+  /** Ops 6–7: the assets with these numbers that the app may see, row-locked. */
+  async lockVisibleByNums(assetNums: string[], channels: string[]): Promise<VisibleAsset[]> {
+    const result = await sql<{
+      id: string;
+      asset_num: string;
+      license_type: string;
+      customer_id: string;
+      locked: boolean;
+      revoked: boolean;
+    }>`
+      select a.id, a.asset_num, a.license_type, a.customer_id, a.locked, a.revoked
+        from assets a join customers c on c.id = a.customer_id
+       where a.asset_num = any(${assetNums}::text[]) and ${visibleCustomer(channels)}
+         for update of a
+    `.execute(this.db);
+    return result.rows.map((r) => ({
+      id: r.id,
+      assetNum: r.asset_num,
+      licenseType: r.license_type,
+      customerId: r.customer_id,
+      locked: r.locked,
+      revoked: r.revoked,
+    }));
+  }
+
+  /** Sets `locked` where it differs; returns the numbers actually changed (the audit's subjects). */
+  async setLocked(assetIds: string[], locked: boolean): Promise<Array<{ id: string; assetNum: string }>> {
+    if (assetIds.length === 0) return [];
+    const rows = await this.db
+      .updateTable('assets')
+      .set({ locked, updated_at: new Date() })
+      .where('id', '=', sql<string>`any(${assetIds}::text[])`)
+      .where('locked', '=', !locked)
+      .returning(['id', 'asset_num'])
+      .execute();
+    return rows.map((r) => ({ id: r.id, assetNum: r.asset_num }));
+  }
+
+  /**
+   * Op 8: the live assets of one license type held by the enterprise's customers in the app's
+   * channels, with their assignment, optionally only those with an extension `extendCode`.
+   */
+  async listEnterpriseAssets(query: {
+    enterpriseId: number;
+    channels: string[];
+    licenseType: string;
+    extendCode: string | undefined;
+  }): Promise<EnterpriseAssetRow[]> {
+    const byExtend =
+      query.extendCode === undefined
+        ? sql``
+        : sql`and exists (select 1 from asset_extends x where x.asset_id = a.id and x.extend_code = ${query.extendCode})`;
+    const assets = await sql<{
+      id: string;
+      asset_num: string;
+      license_type: string;
+      customer_id: string;
+      grantable: boolean;
+      key_chip_type: number | null;
+      locked: boolean;
+      freezing: boolean;
+      borrowed_usb_key: boolean;
+      limit_start_time: number | null;
+      limit_end_time: number | null;
+      created_at: Date;
+      updated_at: Date;
+      member_global_id: string | null;
+      assigned_at: Date | null;
+    }>`
+      select a.id, a.asset_num, a.license_type, a.customer_id, a.grantable, a.key_chip_type, a.locked,
+             a.freezing, a.borrowed_usb_key, a.limit_start_time, a.limit_end_time, a.created_at, a.updated_at,
+             m.global_id as member_global_id, aa.created_at as assigned_at
+        from assets a
+        join customers c on c.id = a.customer_id
+        left join asset_assignments aa on aa.asset_id = a.id
+        left join members m on m.id = aa.member_id
+       where c.enterprise_id = ${query.enterpriseId} and ${visibleCustomer(query.channels)}
+         and a.license_type = ${query.licenseType} and not a.revoked ${byExtend}
+       order by a.created_at, a.asset_num
+    `.execute(this.db);
+    const ids = assets.rows.map((a) => a.id);
+    const extendRows =
+      ids.length === 0
+        ? []
+        : await this.db
+            .selectFrom('asset_extends')
+            .select(['asset_id', 'extend_code', 'extend_value'])
+            .where('asset_id', '=', sql<string>`any(${ids}::text[])`)
+            .orderBy('asset_id')
+            .orderBy('extend_code')
+            .execute();
+    const extendsOf = new Map<string, EnterpriseAssetRow['extends']>();
+    for (const e of extendRows) {
+      const list = extendsOf.get(e.asset_id) ?? [];
+      list.push({ extendCode: e.extend_code, extendValue: e.extend_value });
+      extendsOf.set(e.asset_id, list);
+    }
+    return assets.rows.map((a) => ({
+      id: a.id,
+      assetNum: a.asset_num,
+      licenseType: a.license_type,
+      customerId: a.customer_id,
+      grantable: a.grantable,
+      keyChipType: a.key_chip_type,
+      locked: a.locked,
+      freezing: a.freezing,
+      borrowedUsbKey: a.borrowed_usb_key,
+      limitStartTime: a.limit_start_time,
+      limitEndTime: a.limit_end_time,
+      createdAt: a.created_at.getTime(),
+      updatedAt: a.updated_at.getTime(),
+      assignedMemberGlobalId: a.member_global_id,
+      assignedAt: a.assigned_at,
+      extends: extendsOf.get(a.id) ?? [],
+    }));
+  }
+}

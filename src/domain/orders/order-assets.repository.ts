@@ -1,0 +1,287 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/client.js';
+
+export interface NewAsset {
+  id: string;
+  assetNum: string;
+  licenseType: string;
+  customerId: string;
+  limitStartTime: number | null;
+  limitEndTime: number | null;
+  borrowedUsbKey: boolean | null;
+  transferedAssetNum: boolean | null;
+}
+
+export interface LockedAsset {
+  id: string;
+  assetNum: string;
+  customerId: string;
+  licenseType: string;
+  revoked: boolean;
+}
+
+export interface NewMerchandise {
+  id: number;
+  assetId: string;
+  parentId: number | null;
+  crmProductId: string | null;
+  parentCrmProductId: string | null;
+  merchandiseNum: string | null;
+  merchandiseName: string | null;
+  parentMerchandiseNum: string | null;
+  timeDurationExpression: string | null;
+  srcLicenseOrderId: string | null;
+}
+
+export interface NewProduct {
+  assetId: string;
+  merchandiseInsId: number | null;
+  crmProductId: string | null;
+  parentCrmProductId: string | null;
+  productUri: string | null;
+  gmsPid: string | null;
+  appKey: string | null;
+  productName: string | null;
+  productType: string | null;
+  limitStartTime: number | null;
+  limitEndTime: number | null;
+  limitConcurrent: number | null;
+  limitTimeDuration: number | null;
+  trial: number;
+  trialEndDate: number | null;
+  timeUnit: string | null;
+  timeUnitQuantity: number | null;
+  timeDurationExpression: string | null;
+  srcLicenseOrderId: string | null;
+  passwords: string[];
+  features: unknown[];
+}
+
+/** What every instance row of one order shares. */
+export interface InstanceOwner {
+  licenseOrderId: string;
+  channelOrderId: string;
+  channelCode: string;
+  customerId: string;
+  licenseType: string;
+}
+
+export interface ActiveProduct {
+  id: number;
+  assetId: string;
+  crmProductId: string | null;
+  productUri: string | null;
+  limitStartTime: number | null;
+  limitEndTime: number | null;
+  limitConcurrent: number | null;
+}
+
+const column = <T, K>(rows: T[], pick: (row: T) => K): K[] => rows.map(pick);
+
+/**
+ * The asset rows license orders write: assets, extensions, merchandise trees and product
+ * instances. Each write is one statement for all rows of an order (unnest of column arrays keeps
+ * the parameter count fixed however many rows there are).
+ */
+export class OrderAssetsRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Inserts the numbers nobody holds yet; returns those it inserted. Concurrent inserts wait. */
+  async insertIfAbsent(
+    assets: NewAsset[],
+    owner: { customerId: string; licenseType: string },
+  ): Promise<string[]> {
+    if (assets.length === 0) return [];
+    const result = await sql<{ asset_num: string }>`
+      insert into assets (id, asset_num, license_type, customer_id, limit_start_time, limit_end_time,
+                          borrowed_usb_key, transfered_asset_num)
+      select v.id, v.asset_num, ${owner.licenseType}, ${owner.customerId}, v.ls, v.le,
+             coalesce(v.borrowed, false), coalesce(v.transfered, false)
+        from unnest(${column(assets, (a) => a.id)}::text[], ${column(assets, (a) => a.assetNum)}::text[],
+                    ${column(assets, (a) => a.limitStartTime)}::bigint[],
+                    ${column(assets, (a) => a.limitEndTime)}::bigint[],
+                    ${column(assets, (a) => a.borrowedUsbKey)}::boolean[],
+                    ${column(assets, (a) => a.transferedAssetNum)}::boolean[])
+             as v(id, asset_num, ls, le, borrowed, transfered)
+      on conflict (asset_num) do nothing
+      returning asset_num
+    `.execute(this.db);
+    return result.rows.map((r) => r.asset_num);
+  }
+
+  /** Reads and row-locks assets by number, so two orders on one asset take turns. */
+  async lockByNums(assetNums: string[]): Promise<LockedAsset[]> {
+    if (assetNums.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('assets')
+      .select(['id', 'asset_num', 'customer_id', 'license_type', 'revoked'])
+      .where('asset_num', '=', sql<string>`any(${assetNums}::text[])`)
+      .forUpdate()
+      .execute();
+    return rows.map((r) => ({
+      id: r.id,
+      assetNum: r.asset_num,
+      customerId: r.customer_id,
+      licenseType: r.license_type,
+      revoked: r.revoked,
+    }));
+  }
+
+  /** A new purchase on assets the customer holds: given limits and flags replace, revoked ones return. */
+  async refresh(assets: Array<Omit<NewAsset, 'assetNum' | 'licenseType' | 'customerId'>>): Promise<void> {
+    if (assets.length === 0) return;
+    await sql`
+      update assets a
+         set revoked = false,
+             limit_start_time = coalesce(v.ls, a.limit_start_time),
+             limit_end_time = coalesce(v.le, a.limit_end_time),
+             borrowed_usb_key = coalesce(v.borrowed, a.borrowed_usb_key),
+             transfered_asset_num = coalesce(v.transfered, a.transfered_asset_num),
+             updated_at = now()
+        from unnest(${column(assets, (a) => a.id)}::text[],
+                    ${column(assets, (a) => a.limitStartTime)}::bigint[],
+                    ${column(assets, (a) => a.limitEndTime)}::bigint[],
+                    ${column(assets, (a) => a.borrowedUsbKey)}::boolean[],
+                    ${column(assets, (a) => a.transferedAssetNum)}::boolean[])
+             as v(id, ls, le, borrowed, transfered)
+       where a.id = v.id
+    `.execute(this.db);
+  }
+
+  async upsertExtends(
+    rows: Array<{ assetId: string; extendCode: string; extendValue: string | null }>,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    await sql`
+      insert into asset_extends (asset_id, extend_code, extend_value)
+      select * from unnest(${column(rows, (r) => r.assetId)}::text[], ${column(rows, (r) => r.extendCode)}::text[],
+                           ${column(rows, (r) => r.extendValue)}::text[])
+      on conflict (asset_id, extend_code) do update set extend_value = excluded.extend_value
+    `.execute(this.db);
+  }
+
+  /** Ids for a whole forest drawn at once, so parents and children go in one insert. */
+  async allocateMerchandiseIds(count: number): Promise<number[]> {
+    if (count === 0) return [];
+    const result = await sql<{ id: number }>`
+      select nextval(pg_get_serial_sequence('merchandise_instances', 'id'))::bigint as id
+        from generate_series(1, ${count}::int)
+    `.execute(this.db);
+    return result.rows.map((r) => Number(r.id));
+  }
+
+  async insertMerchandise(rows: NewMerchandise[], owner: InstanceOwner): Promise<void> {
+    if (rows.length === 0) return;
+    await sql`
+      insert into merchandise_instances (id, asset_id, parent_id, license_order_id, channel_order_id, channel_code,
+        customer_id, license_type, crm_product_id, parent_crm_product_id, merchandise_num, merchandise_name,
+        parent_merchandise_num, time_duration_expression, src_license_order_id)
+      select v.id, v.asset_id, v.parent_id, ${owner.licenseOrderId}, ${owner.channelOrderId}, ${owner.channelCode},
+             ${owner.customerId}, ${owner.licenseType}, v.crm, v.parent_crm, v.num, v.name, v.parent_num, v.expr, v.src
+        from unnest(${column(rows, (r) => r.id)}::bigint[], ${column(rows, (r) => r.assetId)}::text[],
+                    ${column(rows, (r) => r.parentId)}::bigint[], ${column(rows, (r) => r.crmProductId)}::text[],
+                    ${column(rows, (r) => r.parentCrmProductId)}::text[],
+                    ${column(rows, (r) => r.merchandiseNum)}::text[],
+                    ${column(rows, (r) => r.merchandiseName)}::text[],
+                    ${column(rows, (r) => r.parentMerchandiseNum)}::text[],
+                    ${column(rows, (r) => r.timeDurationExpression)}::text[],
+                    ${column(rows, (r) => r.srcLicenseOrderId)}::text[])
+             as v(id, asset_id, parent_id, crm, parent_crm, num, name, parent_num, expr, src)
+    `.execute(this.db);
+  }
+
+  async insertProducts(rows: NewProduct[], owner: InstanceOwner): Promise<void> {
+    if (rows.length === 0) return;
+    await sql`
+      insert into product_instances (asset_id, merchandise_ins_id, license_order_id, channel_order_id, channel_code,
+        customer_id, license_type, crm_product_id, parent_crm_product_id, product_uri, gms_pid, app_key,
+        product_name, product_type, limit_start_time, limit_end_time, limit_concurrent, limit_time_duration,
+        trial, trial_end_date, time_unit, time_unit_quantity, time_duration_expression, src_license_order_id,
+        passwords, features)
+      select v.asset_id, v.merchandise_ins_id, ${owner.licenseOrderId}, ${owner.channelOrderId}, ${owner.channelCode},
+             ${owner.customerId}, ${owner.licenseType}, v.crm, v.parent_crm, v.uri, v.gms_pid, v.app_key,
+             v.name, v.type, v.ls, v.le, v.concurrent, v.duration,
+             v.trial, v.trial_end, v.time_unit, v.time_unit_quantity, v.expr, v.src, v.passwords, v.features
+        from unnest(${column(rows, (r) => r.assetId)}::text[], ${column(rows, (r) => r.merchandiseInsId)}::bigint[],
+                    ${column(rows, (r) => r.crmProductId)}::text[], ${column(rows, (r) => r.parentCrmProductId)}::text[],
+                    ${column(rows, (r) => r.productUri)}::text[], ${column(rows, (r) => r.gmsPid)}::text[],
+                    ${column(rows, (r) => r.appKey)}::text[], ${column(rows, (r) => r.productName)}::text[],
+                    ${column(rows, (r) => r.productType)}::text[], ${column(rows, (r) => r.limitStartTime)}::bigint[],
+                    ${column(rows, (r) => r.limitEndTime)}::bigint[], ${column(rows, (r) => r.limitConcurrent)}::int[],
+                    ${column(rows, (r) => r.limitTimeDuration)}::bigint[], ${column(rows, (r) => r.trial)}::smallint[],
+                    ${column(rows, (r) => r.trialEndDate)}::bigint[], ${column(rows, (r) => r.timeUnit)}::text[],
+                    ${column(rows, (r) => r.timeUnitQuantity)}::int[],
+                    ${column(rows, (r) => r.timeDurationExpression)}::text[],
+                    ${column(rows, (r) => r.srcLicenseOrderId)}::text[],
+                    ${column(rows, (r) => JSON.stringify(r.passwords))}::jsonb[],
+                    ${column(rows, (r) => JSON.stringify(r.features))}::jsonb[])
+             as v(asset_id, merchandise_ins_id, crm, parent_crm, uri, gms_pid, app_key, name, type, ls, le,
+                  concurrent, duration, trial, trial_end, time_unit, time_unit_quantity, expr, src, passwords, features)
+    `.execute(this.db);
+  }
+
+  /** The assets among `assetIds` that hold a product or merchandise of the license order. */
+  async holdingOrder(assetIds: string[], licenseOrderId: string): Promise<Set<string>> {
+    if (assetIds.length === 0) return new Set();
+    const result = await sql<{ asset_id: string }>`
+      select asset_id from product_instances
+       where license_order_id = ${licenseOrderId} and asset_id = any(${assetIds}::text[])
+      union
+      select asset_id from merchandise_instances
+       where license_order_id = ${licenseOrderId} and asset_id = any(${assetIds}::text[])
+    `.execute(this.db);
+    return new Set(result.rows.map((r) => r.asset_id));
+  }
+
+  /** delete_asset: the assets and everything on them leave every listing; assignments end. */
+  async revokeAssets(assetIds: string[]): Promise<void> {
+    if (assetIds.length === 0) return;
+    const ids = sql`any(${assetIds}::text[])`;
+    await sql`update product_instances set revoked = true, updated_at = now()
+               where asset_id = ${ids} and not revoked`.execute(this.db);
+    await sql`update merchandise_instances set revoked = true, updated_at = now()
+               where asset_id = ${ids} and not revoked`.execute(this.db);
+    await sql`delete from asset_assignments where asset_id = ${ids}`.execute(this.db);
+    await sql`update assets set revoked = true, updated_at = now() where id = ${ids}`.execute(this.db);
+  }
+
+  /** The customer's live product instances on these assets, locked; only one order's when given. */
+  async lockActiveProducts(
+    assetIds: string[],
+    customerId: string,
+    licenseOrderId: string | null,
+  ): Promise<ActiveProduct[]> {
+    if (assetIds.length === 0) return [];
+    let query = this.db
+      .selectFrom('product_instances')
+      .select([
+        'id',
+        'asset_id',
+        'crm_product_id',
+        'product_uri',
+        'limit_start_time',
+        'limit_end_time',
+        'limit_concurrent',
+      ])
+      .where('asset_id', '=', sql<string>`any(${assetIds}::text[])`)
+      .where('customer_id', '=', customerId)
+      .where('revoked', '=', false);
+    if (licenseOrderId !== null) query = query.where('license_order_id', '=', licenseOrderId);
+    const rows = await query.forUpdate().execute();
+    return rows.map((r) => ({
+      id: r.id,
+      assetId: r.asset_id,
+      crmProductId: r.crm_product_id,
+      productUri: r.product_uri,
+      limitStartTime: r.limit_start_time,
+      limitEndTime: r.limit_end_time,
+      limitConcurrent: r.limit_concurrent,
+    }));
+  }
+
+  async revokeProducts(ids: number[]): Promise<void> {
+    if (ids.length === 0) return;
+    await sql`update product_instances set revoked = true, updated_at = now()
+               where id = any(${ids}::bigint[])`.execute(this.db);
+  }
+}

@@ -1,0 +1,211 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/client.js';
+import type { LicenseOrdersTable } from '../../db/schema.js';
+import type { Batch, OrderResultItem, SyncMode } from './order-model.js';
+
+export interface StoredBatch {
+  id: string;
+  bodyHash: string;
+  result: OrderResultItem[];
+}
+
+export interface NewLicenseOrder {
+  id: string;
+  batchId: string;
+  appId: string;
+  channelCode: string;
+  channelOrderId: string;
+  sequence: number;
+  customerId: string;
+  orderType: string;
+  licenseType: string;
+  srcLicenseOrderId: string | null;
+  status: LicenseOrdersTable['status'];
+}
+
+export interface LicenseOrderStatus {
+  licenseOrderId: string;
+  channelOrderId: string;
+  sequence: number;
+  status: LicenseOrdersTable['status'];
+  reason: string | null;
+}
+
+/** An async batch a worker holds: the row stays locked until its transaction ends. */
+export interface ClaimedBatch {
+  id: string;
+  appId: string;
+  acceptedAt: number;
+  batch: Batch;
+  orders: Array<{ id: string; sequence: number; customerId: string }>;
+}
+
+/** order_batches (the idempotency record and async queue) and license_orders. Scoped by app. */
+export class OrderBatchesRepository {
+  constructor(private readonly db: Db) {}
+
+  async find(appId: string, channelCode: string, channelOrderId: string): Promise<StoredBatch | undefined> {
+    const row = await this.db
+      .selectFrom('order_batches')
+      .select(['id', 'body_hash', 'result'])
+      .where('app_id', '=', appId)
+      .where('channel_code', '=', channelCode)
+      .where('channel_order_id', '=', channelOrderId)
+      .executeTakeFirst();
+    return row && { id: row.id, bodyHash: row.body_hash, result: row.result as OrderResultItem[] };
+  }
+
+  /**
+   * Claims the idempotency key. On PostgreSQL a concurrent claim of the same key waits here until
+   * the first transaction ends, then finds the key taken (false) or free (it rolled back).
+   */
+  async claim(batch: {
+    id: string;
+    appId: string;
+    channelCode: string;
+    channelOrderId: string;
+    bodyHash: string;
+    syncMode: SyncMode;
+    payload: Batch | null;
+  }): Promise<boolean> {
+    const row = await this.db
+      .insertInto('order_batches')
+      .values({
+        id: batch.id,
+        app_id: batch.appId,
+        channel_code: batch.channelCode,
+        channel_order_id: batch.channelOrderId,
+        body_hash: batch.bodyHash,
+        sync_mode: batch.syncMode,
+        payload: batch.payload === null ? null : JSON.stringify(batch.payload),
+        result: '[]',
+        pending: batch.syncMode === 'async',
+      })
+      .onConflict((oc) => oc.columns(['app_id', 'channel_code', 'channel_order_id']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async setResult(id: string, result: OrderResultItem[]): Promise<Date> {
+    const row = await this.db
+      .updateTable('order_batches')
+      .set({ result: JSON.stringify(result) })
+      .where('id', '=', id)
+      .returning('created_at')
+      .executeTakeFirstOrThrow();
+    return row.created_at;
+  }
+
+  async insertOrders(orders: NewLicenseOrder[]): Promise<void> {
+    if (orders.length === 0) return;
+    await this.db
+      .insertInto('license_orders')
+      .values(
+        orders.map((o) => ({
+          id: o.id,
+          batch_id: o.batchId,
+          app_id: o.appId,
+          channel_code: o.channelCode,
+          channel_order_id: o.channelOrderId,
+          sequence: o.sequence,
+          customer_id: o.customerId,
+          order_type: o.orderType,
+          license_type: o.licenseType,
+          src_license_order_id: o.srcLicenseOrderId,
+          status: o.status,
+        })),
+      )
+      .execute();
+  }
+
+  async findOrder(licenseOrderId: string, appId: string): Promise<LicenseOrderStatus | undefined> {
+    const row = await this.db
+      .selectFrom('license_orders')
+      .select(['id', 'channel_order_id', 'sequence', 'status', 'reason'])
+      .where('id', '=', licenseOrderId)
+      .where('app_id', '=', appId)
+      .executeTakeFirst();
+    return (
+      row && {
+        licenseOrderId: row.id,
+        channelOrderId: row.channel_order_id,
+        sequence: row.sequence,
+        status: row.status,
+        reason: row.reason,
+      }
+    );
+  }
+
+  /** Whether the customer has this license order: revocations name the order they undo. */
+  async customerHasOrder(licenseOrderId: string, customerId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('license_orders')
+      .select('id')
+      .where('id', '=', licenseOrderId)
+      .where('customer_id', '=', customerId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * The oldest async batch no other worker holds, locked until the transaction ends: with SKIP
+   * LOCKED every instance takes a different one, and a batch is done once its transaction commits.
+   */
+  async claimNextPending(): Promise<ClaimedBatch | undefined> {
+    const batch = await this.db
+      .selectFrom('order_batches')
+      .select(['id', 'app_id', 'payload', 'created_at'])
+      .where('pending', '=', true)
+      .orderBy('created_at')
+      .limit(1)
+      .forUpdate()
+      .skipLocked()
+      .executeTakeFirst();
+    if (!batch) return undefined;
+    const orders = await this.db
+      .selectFrom('license_orders')
+      .select(['id', 'sequence', 'customer_id'])
+      .where('batch_id', '=', batch.id)
+      .where('status', '=', 'pending')
+      .execute();
+    return {
+      id: batch.id,
+      appId: batch.app_id,
+      acceptedAt: batch.created_at.getTime(),
+      batch: batch.payload as Batch,
+      orders: orders.map((o) => ({ id: o.id, sequence: o.sequence, customerId: o.customer_id ?? '' })),
+    };
+  }
+
+  async complete(batchId: string): Promise<void> {
+    await this.finish(batchId, sql<string | null>`null`, 'completed');
+  }
+
+  /** Marks the whole batch failed: the failing order with its reason, the others saying why. */
+  async fail(
+    batchId: string,
+    failing: { licenseOrderId: string; reason: string },
+    others: string,
+  ): Promise<void> {
+    await this.finish(
+      batchId,
+      sql<string>`case when id = ${failing.licenseOrderId} then ${failing.reason} else ${others} end`,
+      'failed',
+    );
+  }
+
+  private async finish(
+    batchId: string,
+    reason: ReturnType<typeof sql<string | null>>,
+    status: 'completed' | 'failed',
+  ): Promise<void> {
+    await this.db
+      .updateTable('license_orders')
+      .set({ status, reason, updated_at: new Date() })
+      .where('batch_id', '=', batchId)
+      .where('status', '=', 'pending')
+      .execute();
+    await this.db.updateTable('order_batches').set({ pending: false }).where('id', '=', batchId).execute();
+  }
+}

@@ -1,0 +1,180 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/client.js';
+import type { AssetNumbersService } from '../asset-numbers/asset-numbers.service.js';
+import { newGlobalId } from '../shared/ids.js';
+import { applyOrders } from './apply-orders.js';
+import { resolveCustomer, type OrderScope } from './customer-resolution.js';
+import { batchHash } from './idempotency.js';
+import {
+  OrderBatchesRepository,
+  type ClaimedBatch,
+  type LicenseOrderStatus,
+} from './order-batches.repository.js';
+import { invalid, OrderFailure } from './order-errors.js';
+import type { AcceptedOrder, Batch, BatchInput, OrderResultItem } from './order-model.js';
+import { normalizeBatch } from './order-normalize.js';
+import { checkBatch } from './order-validation.js';
+
+/** Thrown inside the accepting transaction when a concurrent call holds the idempotency key. */
+class KeyTaken extends Error {}
+
+export interface OrderApp {
+  appId: string;
+  channels: string[];
+}
+
+/** Order op 5 and the license-order lookup; the async worker calls processNextBatch. */
+export class OrdersService {
+  constructor(
+    private readonly db: Db,
+    private readonly assetNumbers: AssetNumbersService,
+  ) {}
+
+  /**
+   * Validates, then either answers a retry from the idempotency record or accepts the batch in one
+   * transaction: sync batches are applied in it, async ones stored for the worker. Any refusal
+   * rolls everything back, the idempotency record included, so a corrected retry may follow.
+   */
+  async submit(app: OrderApp, input: BatchInput): Promise<OrderResultItem[]> {
+    const batch = normalizeBatch(input);
+    checkBatch(batch);
+    const bodyHash = batchHash(batch);
+    const earlier = await this.replay(app.appId, batch, bodyHash);
+    if (earlier) return earlier;
+    try {
+      return await this.db.transaction().execute((trx) => this.accept(trx, app, batch, bodyHash));
+    } catch (error) {
+      if (error instanceof OrderFailure) throw error.failure;
+      if (!(error instanceof KeyTaken)) throw error;
+      const winner = await this.replay(app.appId, batch, bodyHash);
+      if (!winner) throw new Error('idempotency record vanished after a conflicting claim');
+      return winner;
+    }
+  }
+
+  /** GET licenseOrder/{id}: only the calling app's orders exist for it. */
+  async status(appId: string, licenseOrderId: string): Promise<LicenseOrderStatus> {
+    const found = await new OrderBatchesRepository(this.db).findOrder(licenseOrderId, appId);
+    if (!found) throw invalid('licenseOrderId', 'no such license order');
+    return found;
+  }
+
+  /**
+   * The worker's step: applies the oldest waiting async batch and marks it, in one transaction
+   * that holds the batch row, so each batch is applied exactly once whatever the instances.
+   * A refused order fails the whole batch (nothing applied); a fault leaves it waiting.
+   * Returns false when nothing is waiting.
+   */
+  async processNextBatch(): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const batches = new OrderBatchesRepository(trx);
+      const claimed = await batches.claimNextPending();
+      if (!claimed) return false;
+      await sql`savepoint apply_batch`.execute(trx);
+      try {
+        await applyOrders(trx, this.assetNumbers, toApply(claimed));
+        await batches.complete(claimed.id);
+      } catch (error) {
+        if (!(error instanceof OrderFailure)) throw error;
+        await sql`rollback to savepoint apply_batch`.execute(trx);
+        const failed = claimed.orders.find((o) => o.id === error.licenseOrderId);
+        await batches.fail(
+          claimed.id,
+          { licenseOrderId: error.licenseOrderId, reason: error.failure.message },
+          `not applied: the order with sequence ${failed?.sequence ?? '?'} of this batch failed`,
+        );
+      }
+      return true;
+    });
+  }
+
+  private async replay(
+    appId: string,
+    batch: Batch,
+    bodyHash: string,
+  ): Promise<OrderResultItem[] | undefined> {
+    const stored = await new OrderBatchesRepository(this.db).find(
+      appId,
+      batch.channelCode,
+      batch.channelOrderId,
+    );
+    if (!stored) return undefined;
+    if (stored.bodyHash !== bodyHash) {
+      throw invalid('channelOrderId', `${batch.channelOrderId} was already used with a different body`);
+    }
+    return stored.result;
+  }
+
+  private async accept(trx: Db, app: OrderApp, batch: Batch, bodyHash: string): Promise<OrderResultItem[]> {
+    const batches = new OrderBatchesRepository(trx);
+    const batchId = newGlobalId();
+    const claimed = await batches.claim({
+      id: batchId,
+      appId: app.appId,
+      channelCode: batch.channelCode,
+      channelOrderId: batch.channelOrderId,
+      bodyHash,
+      syncMode: batch.syncMode,
+      payload: batch.syncMode === 'async' ? batch : null,
+    });
+    if (!claimed) throw new KeyTaken();
+
+    // Customers are settled at acceptance in both modes, so an async answer names them too.
+    const scope: OrderScope = { appId: app.appId, channels: app.channels, channelCode: batch.channelCode };
+    const accepted: AcceptedOrder[] = [];
+    for (const order of batch.orders) {
+      accepted.push({
+        order,
+        licenseOrderId: newGlobalId(),
+        customerId: await resolveCustomer(trx, scope, order),
+      });
+    }
+    await batches.insertOrders(
+      accepted.map(({ order, licenseOrderId, customerId }) => ({
+        id: licenseOrderId,
+        batchId,
+        appId: app.appId,
+        channelCode: batch.channelCode,
+        channelOrderId: batch.channelOrderId,
+        sequence: order.sequence,
+        customerId,
+        orderType: order.orderType,
+        licenseType: order.licenseType,
+        srcLicenseOrderId: order.srcLicenseOrderId,
+        status: batch.syncMode === 'sync' ? 'completed' : 'pending',
+      })),
+    );
+    const result = accepted.map((a) => ({
+      sequence: a.order.sequence,
+      licenseOrderId: a.licenseOrderId,
+      customerId: a.customerId,
+    }));
+    const acceptedAt = await batches.setResult(batchId, result);
+    if (batch.syncMode === 'sync') {
+      await applyOrders(trx, this.assetNumbers, {
+        appId: app.appId,
+        channelCode: batch.channelCode,
+        channelOrderId: batch.channelOrderId,
+        acceptedAt: acceptedAt.getTime(),
+        orders: accepted,
+      });
+    }
+    return result;
+  }
+}
+
+function toApply(claimed: ClaimedBatch) {
+  const bySequence = new Map(claimed.orders.map((o) => [o.sequence, o]));
+  const orders: AcceptedOrder[] = [];
+  for (const order of claimed.batch.orders) {
+    const stored = bySequence.get(order.sequence);
+    if (stored) orders.push({ order, licenseOrderId: stored.id, customerId: stored.customerId });
+  }
+  return {
+    appId: claimed.appId,
+    channelCode: claimed.batch.channelCode,
+    channelOrderId: claimed.batch.channelOrderId,
+    acceptedAt: claimed.acceptedAt,
+    orders,
+  };
+}

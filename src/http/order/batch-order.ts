@@ -1,0 +1,42 @@
+import { Type } from 'typebox';
+import { CommonCode } from '../../errors/common-codes.js';
+import type { App } from '../app-type.js';
+import { ok } from '../envelope.js';
+import { deny } from '../guards/common.js';
+import { requireChannel } from '../guards/order-guard.js';
+import { appOf } from '../guards/principal.js';
+import { Envelope, NonceQuery } from '../schema-types.js';
+import { batchOrderSchemas, OrderResultItem } from './license-order-schemas.js';
+
+const Query = Type.Object({
+  ...NonceQuery,
+  appKey: Type.Optional(Type.String({ description: "the caller's application key; must be the token's" })),
+});
+
+/** Order op 5: batch-create license orders (new purchase, asset revocation, product revocation). */
+export function batchOrderRoute(app: App): void {
+  const { merchandise, body } = batchOrderSchemas(app.config.limits);
+  app.addSchema(merchandise);
+  app.post(
+    '/licenseOrder/batchOrder',
+    {
+      schema: {
+        summary: 'Batch-create basic license orders',
+        querystring: Query,
+        body,
+        response: { 200: Envelope(Type.Array(OrderResultItem)) },
+      },
+      // Cross checks of the caller come before the body's own validation (DOMAIN.md §2).
+      preValidation: async (request) => {
+        const principal = appOf(request);
+        const { appKey } = request.query as { appKey?: unknown };
+        if (appKey !== principal.appKey) {
+          throw deny(CommonCode.appTokenInvalid, "appKey is not the token's application");
+        }
+        const { channelCode } = (request.body ?? {}) as { channelCode?: unknown };
+        if (typeof channelCode === 'string') requireChannel(principal, channelCode);
+      },
+    },
+    async (request) => ok(await app.services.orders.submit(appOf(request), request.body)),
+  );
+}
