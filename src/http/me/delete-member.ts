@@ -7,20 +7,26 @@ import { adminOnly, MemberParams } from './member-schemas.js';
 
 /** Member op 4: delete an employee (softly), releasing its assets and revoking its tokens. */
 export function deleteMemberRoute(app: App): void {
-  app.delete(
-    '/enterprise/:enterpriseGlobalId/member/:memberGlobalId',
-    {
-      preValidation: adminOnly,
-      schema: {
-        summary: 'Delete an employee',
-        params: MemberParams,
-        querystring: Type.Object(NonceQuery),
-        response: { 200: Envelope(Type.Null()) },
+  // The operation has no body. Clients that send `Content-Type: application/json` on every call
+  // would otherwise be refused for the empty body they did not mean to send, so it is ignored.
+  void app.register(async (scope: App) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, _body, done) => done(null, undefined));
+    scope.delete(
+      '/enterprise/:enterpriseGlobalId/member/:memberGlobalId',
+      {
+        preValidation: adminOnly,
+        schema: {
+          summary: 'Delete an employee',
+          params: MemberParams,
+          querystring: Type.Object(NonceQuery),
+          response: { 200: Envelope(Type.Null()) },
+        },
       },
-    },
-    async (request) => {
-      await app.services.members.delete(memberOf(request).enterpriseId, request.params.memberGlobalId);
-      return ok(null);
-    },
-  );
+      async (request) => {
+        await app.services.members.delete(memberOf(request).enterpriseId, request.params.memberGlobalId);
+        return ok(null);
+      },
+    );
+  });
 }
