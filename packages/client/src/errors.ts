@@ -1,0 +1,38 @@
+import type { components } from './schema.js';
+
+export type FailureEnvelope = components['schemas']['FailureEnvelope'];
+
+/**
+ * A failure the server answered with its envelope: a business failure (HTTP 299, `code` from the
+ * operation's table), an unknown path or method (404, 405) or the rate limit (429). Member op 1's
+ * partial failure (60027) keeps its `data` (`succeeded` and `failed`).
+ */
+export class KeywardApiError extends Error {
+  readonly code: string;
+  override readonly cause: string;
+  readonly data: unknown;
+
+  constructor(
+    envelope: FailureEnvelope,
+    readonly status: number,
+    readonly requestId: string | undefined,
+  ) {
+    super(envelope.message);
+    this.name = 'KeywardApiError';
+    this.code = envelope.code;
+    this.cause = envelope.cause;
+    this.data = envelope.data;
+  }
+}
+
+/** An RFC 6749 §5.2 answer of the token endpoint (`invalid_client`, `invalid_grant` …). */
+export class KeywardAuthError extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+    readonly status: number,
+  ) {
+    super(`${error}: ${description}`);
+    this.name = 'KeywardAuthError';
+  }
+}
