@@ -6,6 +6,7 @@ import { loadConfig } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { startHousekeeping } from './jobs/housekeeping.js';
+import { startOrderWorker } from './jobs/order-worker.js';
 
 /** `keyward serve`: open the database, migrate, listen, and close cleanly on SIGTERM/SIGINT. */
 export async function serve(): Promise<void> {
@@ -28,14 +29,16 @@ export async function serve(): Promise<void> {
     }),
   });
   const stopHousekeeping = startHousekeeping(app.services, app.log);
+  const orderWorker = startOrderWorker(app.services.orders, app.log);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down');
     stopHousekeeping();
-    app
-      .close()
+    orderWorker
+      .stop()
+      .then(() => app.close())
       .then(() => database.close())
       .then(() => process.exit(0))
       .catch((error: unknown) => {
