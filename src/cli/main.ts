@@ -6,13 +6,16 @@ import { CliError } from './admin-client.js';
 import { appCommand } from './commands/app.js';
 import { auditCommand } from './commands/audit.js';
 import { enterpriseCommand } from './commands/enterprise.js';
+import { memberCommand } from './commands/member.js';
 
 const USAGE = `keyward <command>
   serve                       run the server (what npm start runs)
   migrate                     apply pending migrations and exit
   app create|approve|list|disable|rotate-secret …
   audit [--subject S] [--limit N] [--json]
-  enterprise show ENTERPRISE_GLOBAL_ID [--json]`;
+  enterprise show ENTERPRISE_GLOBAL_ID [--json]
+  enterprise set-member-limit ENTERPRISE_GLOBAL_ID N|none
+  member set-password --account ACCOUNT --password PW`;
 
 async function migrate(): Promise<void> {
   const database = await openDatabase(loadConfig());
@@ -30,6 +33,7 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   app: appCommand,
   audit: auditCommand,
   enterprise: enterpriseCommand,
+  member: memberCommand,
 };
 
 async function main(argv: string[]): Promise<void> {
