@@ -875,7 +875,7 @@ export interface paths {
                             | null;
                         }[]
                       | null;
-                    merchandises?: components['schemas']['def-0'][] | null;
+                    merchandises?: components['schemas']['LicenseOrderMerchandise'][] | null;
                   }[]
                 | null;
             }[];
@@ -1003,6 +1003,355 @@ export interface paths {
                 status: 'pending' | 'completed' | 'failed';
                 reason: string | null;
               };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `13004` | parameter validation failure; the message names the field |
+         *     | `500` | network error, retry |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '13004' | '500' | '60000' | '70001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/order/api/order/v1/asset/lock': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Batch-disable physical locks */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            assetNums: string[];
+            /** @description operator's name, mobile or e-mail */
+            operatorIdentity: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                assetNum: string;
+                /** @description 1 done (or already so), 2 no such lock, 3 the lock was revoked, 4 not a lockable type */
+                status: number;
+              }[];
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `13004` | parameter validation failure; the message names the field |
+         *     | `500` | network error, retry |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '13004' | '500' | '60000' | '70001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/order/api/order/v1/asset/unlock': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Batch-enable physical locks */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            assetNums: string[];
+            /** @description operator's name, mobile or e-mail */
+            operatorIdentity: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                assetNum: string;
+                /** @description 1 done (or already so), 2 no such lock, 3 the lock was revoked, 4 not a lockable type */
+                status: number;
+              }[];
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `13004` | parameter validation failure; the message names the field |
+         *     | `500` | network error, retry |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '13004' | '500' | '60000' | '70001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/order/api/order/v1/asset/{enterpriseGlobalId}/list': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Query enterprise virtual assets */
+    get: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+          extendCode?: string;
+        };
+        header?: never;
+        path: {
+          enterpriseGlobalId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                licenseType: string;
+                assetNum: string;
+                grantable: boolean;
+                customerId: string;
+                keyShellNumber: string | null;
+                keyChipType: number | null;
+                locked: boolean;
+                freezing: boolean;
+                createTime: number;
+                updateTime: number;
+                limitStartTime: number | null;
+                limitEndTime: number | null;
+                assignStatus: {
+                  id: string;
+                  /** @enum {string} */
+                  assignStatus: 'assigned' | 'unassigned';
+                  assignMemberId: string | null;
+                  createTime: string | null;
+                  updateTime: null;
+                };
+                assetLimits: null;
+                assetExtends: {
+                  extendCode: string;
+                  extendValue: string | null;
+                }[];
+                borrowedUsbKey: boolean;
+              }[];
             };
           };
         };
@@ -1733,15 +2082,14 @@ export interface components {
       cause: string;
       data?: unknown;
     };
-    /** LicenseOrderMerchandise */
-    'def-0': {
+    LicenseOrderMerchandise: {
       crmProductId?: string | null;
       parentCrmProductId?: string | null;
       merchandiseNum?: string | null;
       merchandiseName?: string | null;
       parentMerchandiseNum?: string | null;
       timeDurationExpression?: string | null;
-      children?: components['schemas']['def-0'][] | null;
+      children?: components['schemas']['LicenseOrderMerchandise'][] | null;
       licenseOrderProductList?:
         | {
             crmProductId?: string | null;

@@ -30,6 +30,12 @@ export async function registerApiDocs(app: App): Promise<void> {
   await app.register(swagger, {
     openapi: documentBase,
     transform: transformRoute,
+    // A schema with its own `$id` (the recursive merchandise tree) becomes a component of that
+    // name, so the document and the generated client say `LicenseOrderMerchandise`, not `def-0`.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' && /^[A-Za-z0-9._-]+$/.test(json.$id) ? json.$id : `def-${i}`,
+    },
     transformObject: (documentObject) =>
       'openapiObject' in documentObject ? transformDocument(documentObject.openapiObject) : {},
   });
