@@ -2,6 +2,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { AppsService } from './domain/apps/apps.service.js';
 import { AssetNumbersService } from './domain/asset-numbers/asset-numbers.service.js';
+import { AssetsService } from './domain/assets/assets.service.js';
 import { AuditRepository } from './domain/audit/audit.repository.js';
 import { CustomersService } from './domain/customers/customers.service.js';
 import { EnterprisesService } from './domain/enterprises/enterprises.service.js';
@@ -27,6 +28,7 @@ export interface Services {
   enterprises: EnterprisesService;
   customers: CustomersService;
   orders: OrdersService;
+  assets: AssetsService;
 }
 
 export function createServices(db: Db, config: Config): Services {
@@ -50,5 +52,6 @@ export function createServices(db: Db, config: Config): Services {
     enterprises: new EnterprisesService(db),
     customers: new CustomersService(db),
     orders: new OrdersService(db, assetNumbers),
+    assets: new AssetsService(db),
   };
 }

@@ -1,0 +1,147 @@
+import type { Db } from '../../db/client.js';
+import { KeywardError } from '../../errors/keyward-error.js';
+import { OrderCode } from '../../errors/order-codes.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import { AssetsRepository, LOCKABLE_TYPES, type EnterpriseAssetRow } from './assets.repository.js';
+
+/** Ops 6–7 per lock: 1 done (or already so), 2 no such lock for this app, 3 revoked, 4 not a lockable type. */
+export type LockStatus = 1 | 2 | 3 | 4;
+
+export interface LockOutcome {
+  assetNum: string;
+  status: LockStatus;
+}
+
+export interface AssetScope {
+  appId: string;
+  channels: string[];
+}
+
+/** The spec's "Asset record" (order op 8). */
+export interface AssetRecord {
+  id: string;
+  licenseType: string;
+  assetNum: string;
+  grantable: boolean;
+  customerId: string;
+  keyShellNumber: string | null;
+  keyChipType: number | null;
+  locked: boolean;
+  freezing: boolean;
+  createTime: number;
+  updateTime: number;
+  limitStartTime: number | null;
+  limitEndTime: number | null;
+  assignStatus: {
+    id: string;
+    assignStatus: 'assigned' | 'unassigned';
+    assignMemberId: string | null;
+    createTime: string | null;
+    updateTime: null;
+  };
+  assetLimits: null;
+  assetExtends: Array<{ extendCode: string; extendValue: string | null }>;
+  borrowedUsbKey: boolean;
+}
+
+function invalid(message: string): KeywardError {
+  return new KeywardError(OrderCode.validation, message);
+}
+
+function toRecord(row: EnterpriseAssetRow): AssetRecord {
+  const digits = row.assetNum.replace(/[^0-9]/g, '');
+  return {
+    id: row.id,
+    licenseType: row.licenseType,
+    assetNum: row.assetNum,
+    grantable: row.grantable,
+    customerId: row.customerId,
+    keyShellNumber: digits === '' ? null : digits,
+    keyChipType: row.keyChipType,
+    locked: row.locked,
+    freezing: row.freezing,
+    createTime: row.createdAt,
+    updateTime: row.updatedAt,
+    limitStartTime: row.limitStartTime,
+    limitEndTime: row.limitEndTime,
+    assignStatus: {
+      id: row.id,
+      assignStatus: row.assignedMemberGlobalId === null ? 'unassigned' : 'assigned',
+      assignMemberId: row.assignedMemberGlobalId,
+      createTime: row.assignedAt?.toISOString() ?? null,
+      updateTime: null,
+    },
+    assetLimits: null,
+    assetExtends: row.extends,
+    borrowedUsbKey: row.borrowedUsbKey,
+  };
+}
+
+/** Order ops 6–8: physical locks switched on and off, and an enterprise's cloud assets. */
+export class AssetsService {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Ops 6 (locked = true) and 7 (false). Idempotent: a lock already in the state answers 1 and
+   * writes nothing. Every change is audited in the transaction that makes it.
+   */
+  async setLocked(input: {
+    scope: AssetScope;
+    assetNums: string[];
+    operatorIdentity: string;
+    locked: boolean;
+    requestId: string;
+  }): Promise<LockOutcome[]> {
+    const operator = input.operatorIdentity.trim();
+    if (operator === '') throw invalid('operatorIdentity: must not be empty');
+    return this.db.transaction().execute(async (trx) => {
+      const assets = new AssetsRepository(trx);
+      const found = await assets.lockVisibleByNums([...new Set(input.assetNums)], input.scope.channels);
+      const byNum = new Map(found.map((a) => [a.assetNum, a]));
+      const outcomes = input.assetNums.map((assetNum): LockOutcome => {
+        const asset = byNum.get(assetNum);
+        if (!asset) return { assetNum, status: 2 };
+        if (!(LOCKABLE_TYPES as readonly string[]).includes(asset.licenseType))
+          return { assetNum, status: 4 };
+        if (asset.revoked) return { assetNum, status: 3 };
+        return { assetNum, status: 1 };
+      });
+      const switchable = [
+        ...new Set(outcomes.filter((o) => o.status === 1).map((o) => byNum.get(o.assetNum)?.id)),
+      ];
+      const changed = await assets.setLocked(switchable as string[], input.locked);
+      await new AuditRepository(trx).insertMany(
+        changed.map((c) => ({
+          action: input.locked ? 'asset.lock' : 'asset.unlock',
+          appId: input.scope.appId,
+          operator,
+          subject: c.assetNum,
+          detail: { assetId: c.id, locked: input.locked },
+          requestId: input.requestId,
+        })),
+      );
+      return outcomes;
+    });
+  }
+
+  /**
+   * Op 8: the enterprise's `cloud_customer` assets, only those with extension `extendCode` when
+   * one is given (an empty `extendCode=` is none).
+   */
+  async listEnterpriseAssets(
+    scope: AssetScope,
+    enterpriseGlobalId: string,
+    extendCode: string | undefined,
+  ): Promise<AssetRecord[]> {
+    const assets = new AssetsRepository(this.db);
+    const enterpriseId = await assets.findVisibleEnterpriseId(enterpriseGlobalId, scope.channels);
+    if (enterpriseId === undefined) throw invalid('enterpriseGlobalId: no such enterprise');
+    const rows = await assets.listEnterpriseAssets({
+      enterpriseId,
+      channels: scope.channels,
+      licenseType: 'cloud_customer',
+      extendCode: extendCode === '' ? undefined : extendCode,
+    });
+    return rows.map(toRecord);
+  }
+}

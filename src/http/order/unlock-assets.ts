@@ -1,0 +1,30 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { ok } from '../envelope.js';
+import { appOf } from '../guards/principal.js';
+import { NonceQuery } from '../schema-types.js';
+import { LockResults, lockBody } from './lock-assets.js';
+
+/** Order op 7: enable refillable and large-customer locks. */
+export function unlockAssetsRoute(app: App): void {
+  app.post(
+    '/asset/unlock',
+    {
+      schema: {
+        summary: 'Batch-enable physical locks',
+        querystring: Type.Object(NonceQuery),
+        body: lockBody(app.config.limits.arrayElements),
+        response: { 200: LockResults },
+      },
+    },
+    async (request) =>
+      ok(
+        await app.services.assets.setLocked({
+          scope: appOf(request),
+          ...request.body,
+          locked: false,
+          requestId: request.id,
+        }),
+      ),
+  );
+}
