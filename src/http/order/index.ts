@@ -4,8 +4,11 @@ import { batchOrderRoute } from './batch-order.js';
 import { bindCustomerRoute } from './bind-customer.js';
 import { createCustomerRoute } from './create-customer.js';
 import { getLicenseOrderRoute } from './get-license-order.js';
+import { listEnterpriseAssetsRoute } from './list-enterprise-assets.js';
+import { lockAssetsRoute } from './lock-assets.js';
 import { queryEnterprisesRoute } from './query-enterprises.js';
 import { shellnumsRoute } from './shellnums.js';
+import { unlockAssetsRoute } from './unlock-assets.js';
 import { updateCustomerRoute } from './update-customer.js';
 
 /** The order service, `/order/api/order/v1`: every route behind the app-token guard. */
@@ -18,4 +21,7 @@ export async function orderSurface(app: App): Promise<void> {
   shellnumsRoute(app);
   batchOrderRoute(app);
   getLicenseOrderRoute(app);
+  lockAssetsRoute(app);
+  unlockAssetsRoute(app);
+  listEnterpriseAssetsRoute(app);
 }
