@@ -2,23 +2,11 @@ import swagger from '@fastify/swagger';
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { App } from '../app-type.js';
 import { documentBase } from './document-base.js';
+import { nonceInterceptor } from './nonce-interceptor.js';
 import { trackRoutes } from './route-catalog.js';
 import { transformDocument, transformRoute } from './transform.js';
 
 type UiConfig = NonNullable<FastifySwaggerUiOptions['uiConfig']>;
-
-/**
- * Runs in the browser on every "Try it out": a nonce is accepted once, so the one typed into the
- * form would work a single time. Serialized into the page as source, hence self-contained.
- */
-const freshNonce = (request: { url: string }) => {
-  const url = new URL(request.url);
-  if (url.searchParams.has('g_nonce')) {
-    url.searchParams.set('g_nonce', crypto.randomUUID().replace(/-/g, ''));
-    request.url = url.toString();
-  }
-  return request;
-};
 
 /**
  * The OpenAPI 3.1 document at /openapi.json, generated from the route schemas, and the reference
@@ -47,7 +35,7 @@ export async function registerApiDocs(app: App): Promise<void> {
       deepLinking: true,
       displayRequestDuration: true,
       // Swagger UI hands the interceptor a plain object, not the fetch Request its typings name.
-      requestInterceptor: freshNonce as unknown as UiConfig['requestInterceptor'],
+      requestInterceptor: nonceInterceptor as unknown as UiConfig['requestInterceptor'],
     },
   });
 }
