@@ -367,6 +367,57 @@ describe('order op 5: new_buy', () => {
     for (const r of again) expect(r.customerId).toBe(first?.customerId);
   });
 
+  it('takes blank and null strings as not given, and trims names', async () => {
+    const channelCustomerId = uniqueCode('cc');
+    const num = assetNum();
+    const [first] = await submit(
+      h,
+      tenant,
+      batch(tenant, [
+        newBuy({
+          customerId: '',
+          channelCustomerId: ` ${channelCustomerId} `,
+          crmCustomerId: '  ',
+          customerName: '  Trimmed Co  ',
+          enterpriseGlobalId: '',
+          srcLicenseOrderId: null,
+          assets: [
+            {
+              assetNos: [num],
+              products: [product({ crmProductId: '', productUri: 'uri-blank', timeDurationExpression: '' })],
+            },
+          ],
+        }),
+      ]),
+    );
+    expect(await customerOf(first?.customerId as string)).toMatchObject({
+      channel_customer_id: channelCustomerId,
+      crm_customer_id: null,
+      name: 'Trimmed Co',
+    });
+    const [p] = await productsOn(h, num);
+    expect(p).toMatchObject({
+      crm_product_id: null,
+      product_uri: 'uri-blank',
+      time_duration_expression: null,
+    });
+    const revoked = await postBatch(
+      h,
+      tenant,
+      batch(tenant, [
+        {
+          sequence: 2,
+          channelCustomerId,
+          srcLicenseOrderId: '',
+          licenseType: 'normal_recover_usbkey',
+          orderType: 'delete_product',
+          assets: [{ assetNos: [num], products: [{ crmProductId: '', productUri: 'uri-blank' }] }],
+        },
+      ]),
+    );
+    expect(revoked.statusCode, revoked.body).toBe(200);
+  });
+
   it('binds a new customer to the enterpriseGlobalId given', async () => {
     const enterprise = await visibleEnterprise(h, tenant);
     const [result] = await submit(
@@ -578,6 +629,16 @@ describe('order op 5: validation', () => {
       'an order without any customer key',
       newBuy({ channelCustomerId: null }),
       'orderList[sequence=1].customerId: one of customerId, channelCustomerId or crmCustomerId is required',
+    ],
+    [
+      'a malformed purchaser mobile',
+      newBuy({ passwordMobile: '12345' }),
+      'orderList[sequence=1].passwordMobile: must be a mainland mobile number (1[3-9] and 9 digits) or E.164 (+country number)',
+    ],
+    [
+      'a customer name over 100 characters',
+      newBuy({ customerName: 'n'.repeat(101) }),
+      /^orderList\[0\]\.customerName: /,
     ],
     [
       'a product without an identifier',

@@ -67,6 +67,7 @@ export class AssetsRepository {
       select a.id, a.asset_num, a.license_type, a.customer_id, a.locked, a.revoked
         from assets a join customers c on c.id = a.customer_id
        where a.asset_num = any(${assetNums}::text[]) and ${visibleCustomer(channels)}
+       order by a.asset_num
          for update of a
     `.execute(this.db);
     return result.rows.map((r) => ({

@@ -109,13 +109,17 @@ export class OrderAssetsRepository {
     return result.rows.map((r) => r.asset_num);
   }
 
-  /** Reads and row-locks assets by number, so two orders on one asset take turns. */
+  /**
+   * Reads and row-locks assets by number, so two orders on one asset take turns; always in number
+   * order, so two batches locking overlapping sets cannot deadlock.
+   */
   async lockByNums(assetNums: string[]): Promise<LockedAsset[]> {
     if (assetNums.length === 0) return [];
     const rows = await this.db
       .selectFrom('assets')
       .select(['id', 'asset_num', 'customer_id', 'license_type', 'revoked'])
       .where('asset_num', '=', sql<string>`any(${assetNums}::text[])`)
+      .orderBy('asset_num')
       .forUpdate()
       .execute();
     return rows.map((r) => ({

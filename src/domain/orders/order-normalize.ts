@@ -1,3 +1,4 @@
+import { optionalMobile, optionalText } from '../enterprises/customer-input.js';
 import { invalid, orderPath } from './order-errors.js';
 import type {
   Asset,
@@ -16,6 +17,9 @@ import type {
 
 const orNull = <T>(value: T | null | undefined): T | null => (value === undefined ? null : value);
 
+/** Identifiers and names: trimmed, and blank means not given, as channel systems send "" for absent. */
+const text = (value: string | null | undefined): string | null => optionalText(value) ?? null;
+
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** A `Date` field: epoch milliseconds as a number or digits, or ISO 8601 (UTC unless it says). */
@@ -32,10 +36,10 @@ function epochOf(value: number | string | null | undefined, path: string): numbe
 
 function feature(input: FeatureInput, path: string): Feature {
   return {
-    featureCode: orNull(input.featureCode),
-    featureName: orNull(input.featureName),
+    featureCode: text(input.featureCode),
+    featureName: text(input.featureName),
     featureValue: orNull(input.featureValue),
-    featureValueType: orNull(input.featureValueType),
+    featureValueType: text(input.featureValueType),
     trial: input.trial ?? 0,
     trialEndDate: epochOf(input.trialEndDate, `${path}.trialEndDate`),
   };
@@ -43,13 +47,13 @@ function feature(input: FeatureInput, path: string): Feature {
 
 function product(input: ProductInput, path: string): Product {
   return {
-    crmProductId: orNull(input.crmProductId),
-    parentCrmProductId: orNull(input.parentCrmProductId),
-    productUri: orNull(input.productUri),
-    productName: orNull(input.productName),
-    gmsPid: orNull(input.gmsPid),
-    appKey: orNull(input.appKey),
-    productType: orNull(input.productType),
+    crmProductId: text(input.crmProductId),
+    parentCrmProductId: text(input.parentCrmProductId),
+    productUri: text(input.productUri),
+    productName: text(input.productName),
+    gmsPid: text(input.gmsPid),
+    appKey: text(input.appKey),
+    productType: text(input.productType),
     limitStartDate: orNull(input.limitStartDate),
     limitEndDate: orNull(input.limitEndDate),
     limitConcurrent: orNull(input.limitConcurrent),
@@ -58,10 +62,10 @@ function product(input: ProductInput, path: string): Product {
     trial: input.trial ?? 0,
     trialEndDate: orNull(input.trialEndDate),
     passwords: input.passwords ?? [],
-    timeUnit: orNull(input.timeUnit),
+    timeUnit: text(input.timeUnit),
     timeUnitQuantity: orNull(input.timeUnitQuantity),
-    timeDurationExpression: orNull(input.timeDurationExpression),
-    srcLicenseOrderId: orNull(input.srcLicenseOrderId),
+    timeDurationExpression: text(input.timeDurationExpression),
+    srcLicenseOrderId: text(input.srcLicenseOrderId),
     productFeatures: (input.productFeatures ?? []).map((f, i) => feature(f, `${path}.productFeatures[${i}]`)),
   };
 }
@@ -72,12 +76,12 @@ function products(list: ProductInput[] | null | undefined, path: string): Produc
 
 function merchandise(input: MerchandiseInput, path: string): Merchandise {
   return {
-    crmProductId: orNull(input.crmProductId),
-    parentCrmProductId: orNull(input.parentCrmProductId),
-    merchandiseNum: orNull(input.merchandiseNum),
-    merchandiseName: orNull(input.merchandiseName),
-    parentMerchandiseNum: orNull(input.parentMerchandiseNum),
-    timeDurationExpression: orNull(input.timeDurationExpression),
+    crmProductId: text(input.crmProductId),
+    parentCrmProductId: text(input.parentCrmProductId),
+    merchandiseNum: text(input.merchandiseNum),
+    merchandiseName: text(input.merchandiseName),
+    parentMerchandiseNum: text(input.parentMerchandiseNum),
+    timeDurationExpression: text(input.timeDurationExpression),
     children: (input.children ?? []).map((c, i) => merchandise(c, `${path}.children[${i}]`)),
     products: products(input.licenseOrderProductList, `${path}.licenseOrderProductList`),
   };
@@ -103,17 +107,17 @@ function order(input: OrderInput): Order {
   const path = orderPath(input.sequence);
   return {
     sequence: input.sequence,
-    customerId: orNull(input.customerId),
-    crmCustomerId: orNull(input.crmCustomerId),
-    customerName: orNull(input.customerName),
-    channelCustomerId: orNull(input.channelCustomerId),
-    passwordMobile: orNull(input.passwordMobile),
-    address: orNull(input.address),
+    customerId: text(input.customerId),
+    crmCustomerId: text(input.crmCustomerId),
+    customerName: text(input.customerName),
+    channelCustomerId: text(input.channelCustomerId),
+    passwordMobile: optionalMobile(`${path}.passwordMobile`, input.passwordMobile) ?? null,
+    address: text(input.address),
     customerType: orNull(input.customerType),
-    branchCode: orNull(input.branchCode),
-    branchName: orNull(input.branchName),
-    enterpriseGlobalId: orNull(input.enterpriseGlobalId),
-    srcLicenseOrderId: orNull(input.srcLicenseOrderId),
+    branchCode: text(input.branchCode),
+    branchName: text(input.branchName),
+    enterpriseGlobalId: text(input.enterpriseGlobalId),
+    srcLicenseOrderId: text(input.srcLicenseOrderId),
     licenseType: input.licenseType,
     orderType: input.orderType,
     assets: (input.assets ?? []).map((a, i) => asset(a, `${path}.assets[${i}]`)),

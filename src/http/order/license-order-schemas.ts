@@ -8,8 +8,12 @@ import {
   type MerchandiseInput,
 } from '../../domain/orders/order-model.js';
 import { IntLike, Nullable, StringEnum } from '../schema-types.js';
+import { Bounds } from './enterprise-schemas.js';
 
-/** Field bounds of order op 5 (the spec states none; these are generous and listed in the README). */
+/**
+ * Field bounds of order op 5 (the spec states none; listed in the README). Customer fields share
+ * the bounds of ops 1–4, since op 5 creates customers too.
+ */
 export const ORDER_BOUNDS = {
   code: 64,
   id: 128,
@@ -104,18 +108,18 @@ export function batchOrderSchemas(limits: Config['limits']) {
   const Order = Type.Object({
     sequence: IntLike({ minimum: 0, maximum: 2_147_483_647 }),
     customerId: Text(ORDER_BOUNDS.id),
-    crmCustomerId: Text(ORDER_BOUNDS.code),
-    customerName: Text(),
-    channelCustomerId: Text(ORDER_BOUNDS.code),
+    crmCustomerId: Text(Bounds.crmCustomerId.maxLength),
+    customerName: Text(Bounds.name.maxLength),
+    channelCustomerId: Text(Bounds.channelCustomerId.maxLength),
     adminName: Text(),
     adminAccount: Text(),
     adminEmail: Text(),
     adminCellNumber: Text(ORDER_BOUNDS.code),
-    passwordMobile: Text(ORDER_BOUNDS.code),
-    address: Text(),
+    passwordMobile: Text(Bounds.passwordMobile.maxLength),
+    address: Text(Bounds.address.maxLength),
     customerType: Type.Optional(Nullable(StringEnum(CUSTOMER_TYPES))),
     branchCode: Text(ORDER_BOUNDS.code),
-    branchName: Text(),
+    branchName: Text(Bounds.branchName.maxLength),
     enterpriseGlobalId: Text(ORDER_BOUNDS.id),
     srcLicenseOrderId: Text(ORDER_BOUNDS.id),
     licenseType: StringEnum(LICENSE_TYPES),
@@ -124,7 +128,7 @@ export function batchOrderSchemas(limits: Config['limits']) {
   });
 
   const body = Type.Object({
-    channelCode: Type.String({ minLength: 1, maxLength: ORDER_BOUNDS.code }),
+    channelCode: Type.String(Bounds.channelCode),
     channelOrderId: Type.String({ minLength: 1, maxLength: ORDER_BOUNDS.id }),
     syncMode: StringEnum(SYNC_MODES),
     orderList: Type.Array(Order, { minItems: 1, maxItems: limits.ordersPerCall }),
