@@ -2,7 +2,12 @@ import type { Db } from '../../db/client.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import { OrderCode } from '../../errors/order-codes.js';
 import { AuditRepository } from '../audit/audit.repository.js';
-import { AssetsRepository, LOCKABLE_TYPES, type EnterpriseAssetRow } from './assets.repository.js';
+import {
+  AssetsRepository,
+  LOCKABLE_TYPES,
+  type EnterpriseAssetRow,
+  type VisibleAsset,
+} from './assets.repository.js';
 
 /** Ops 6–7 per lock: 1 done (or already so), 2 no such lock for this app, 3 revoked, 4 not a lockable type. */
 export type LockStatus = 1 | 2 | 3 | 4;
@@ -46,6 +51,12 @@ export interface AssetRecord {
 
 function invalid(message: string): KeywardError {
   return new KeywardError(OrderCode.validation, message);
+}
+
+/** A lock the app can see: 4 not a lockable type, 3 revoked, else 1 (2 is for numbers not found). */
+function lockStatus(asset: VisibleAsset): LockStatus {
+  if (!(LOCKABLE_TYPES as readonly string[]).includes(asset.licenseType)) return 4;
+  return asset.revoked ? 3 : 1;
 }
 
 function toRecord(row: EnterpriseAssetRow): AssetRecord {
@@ -97,19 +108,9 @@ export class AssetsService {
     return this.db.transaction().execute(async (trx) => {
       const assets = new AssetsRepository(trx);
       const found = await assets.lockVisibleByNums([...new Set(input.assetNums)], input.scope.channels);
-      const byNum = new Map(found.map((a) => [a.assetNum, a]));
-      const outcomes = input.assetNums.map((assetNum): LockOutcome => {
-        const asset = byNum.get(assetNum);
-        if (!asset) return { assetNum, status: 2 };
-        if (!(LOCKABLE_TYPES as readonly string[]).includes(asset.licenseType))
-          return { assetNum, status: 4 };
-        if (asset.revoked) return { assetNum, status: 3 };
-        return { assetNum, status: 1 };
-      });
-      const switchable = [
-        ...new Set(outcomes.filter((o) => o.status === 1).map((o) => byNum.get(o.assetNum)?.id)),
-      ];
-      const changed = await assets.setLocked(switchable as string[], input.locked);
+      const statusOf = new Map(found.map((a) => [a.assetNum, lockStatus(a)]));
+      const switchable = found.filter((a) => statusOf.get(a.assetNum) === 1).map((a) => a.id);
+      const changed = await assets.setLocked(switchable, input.locked);
       await new AuditRepository(trx).insertMany(
         changed.map((c) => ({
           action: input.locked ? 'asset.lock' : 'asset.unlock',
@@ -120,7 +121,7 @@ export class AssetsService {
           requestId: input.requestId,
         })),
       );
-      return outcomes;
+      return input.assetNums.map((assetNum) => ({ assetNum, status: statusOf.get(assetNum) ?? 2 }));
     });
   }
 

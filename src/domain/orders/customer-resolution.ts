@@ -7,7 +7,6 @@ import type { Order } from './order-model.js';
 
 /** The app the batch came from and the channel it names (already checked to be the app's). */
 export interface OrderScope {
-  appId: string;
   channels: string[];
   channelCode: string;
 }

@@ -174,7 +174,11 @@ export class OrderBatchesRepository {
       appId: batch.app_id,
       acceptedAt: batch.created_at.getTime(),
       batch: batch.payload as Batch,
-      orders: orders.map((o) => ({ id: o.id, sequence: o.sequence, customerId: o.customer_id ?? '' })),
+      orders: orders.map((o) => {
+        // Acceptance settles every order's customer before it stores the order.
+        if (o.customer_id === null) throw new Error(`license order ${o.id} has no customer`);
+        return { id: o.id, sequence: o.sequence, customerId: o.customer_id };
+      }),
     };
   }
 

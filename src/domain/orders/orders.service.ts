@@ -120,7 +120,7 @@ export class OrdersService {
     if (!claimed) throw new KeyTaken();
 
     // Customers are settled at acceptance in both modes, so an async answer names them too.
-    const scope: OrderScope = { appId: app.appId, channels: app.channels, channelCode: batch.channelCode };
+    const scope: OrderScope = { channels: app.channels, channelCode: batch.channelCode };
     const accepted: AcceptedOrder[] = [];
     for (const order of batch.orders) {
       accepted.push({
