@@ -45,8 +45,6 @@ async function ensureAssets(ctx: OrderContext, placed: Placed[]): Promise<Map<st
     assetNums.map((assetNum) => ({
       id: newGlobalId(),
       assetNum,
-      licenseType: order.licenseType,
-      customerId,
       limitStartTime: asset.limitStartDate,
       limitEndTime: asset.limitEndDate,
       borrowedUsbKey: asset.borrowedUsbKey,
@@ -62,7 +60,7 @@ async function ensureAssets(ctx: OrderContext, placed: Placed[]): Promise<Map<st
     placed.flatMap((p) => p.assetNums.map((n, j) => [n, p.numPaths[j] ?? p.path] as const)),
   );
   const ids = new Map<string, string>();
-  const refreshed: Parameters<OrderContext['assets']['refresh']>[0] = [];
+  const refreshed: NewAsset[] = [];
   for (const row of rows) {
     const held = byNum.get(row.assetNum);
     if (!held) {

@@ -4,8 +4,6 @@ import type { Db } from '../../db/client.js';
 export interface NewAsset {
   id: string;
   assetNum: string;
-  licenseType: string;
-  customerId: string;
   limitStartTime: number | null;
   limitEndTime: number | null;
   borrowedUsbKey: boolean | null;
@@ -132,7 +130,7 @@ export class OrderAssetsRepository {
   }
 
   /** A new purchase on assets the customer holds: given limits and flags replace, revoked ones return. */
-  async refresh(assets: Array<Omit<NewAsset, 'assetNum' | 'licenseType' | 'customerId'>>): Promise<void> {
+  async refresh(assets: Array<Omit<NewAsset, 'assetNum'>>): Promise<void> {
     if (assets.length === 0) return;
     await sql`
       update assets a
