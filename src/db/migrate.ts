@@ -3,8 +3,10 @@ import type { Db } from './client.js';
 import * as m0001 from './migrations/0001_platform.js';
 import * as m0002 from './migrations/0002_enterprises.js';
 import * as m0003 from './migrations/0003_orders.js';
+import * as m0021 from './migrations/0021_order_retries.js';
 import * as m0020 from './migrations/0020_order_queue.js';
 import * as m0030 from './migrations/0030_member_center.js';
+import * as m0040 from './migrations/0040_lending.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -12,7 +14,9 @@ const migrations: Record<string, Migration> = {
   '0002_enterprises': m0002,
   '0003_orders': m0003,
   '0020_order_queue': m0020,
+  '0021_order_retries': m0021,
   '0030_member_center': m0030,
+  '0040_lending': m0040,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -122,6 +122,8 @@ export interface OrderBatchesTable {
   result: Json<unknown>;
   /** An async batch not yet applied (migration 0020). */
   pending: Generated<boolean>;
+  attempts: Generated<number>;
+  next_attempt_at: Date | null;
   created_at: Stamp;
 }
 
@@ -228,6 +230,28 @@ export interface AssetAssignmentsTable {
   updated_at: Stamp;
 }
 
+/** A lent lock while it carries entitlements, and the member it is lent to (migration 0040). */
+export interface LentLocksTable {
+  lock_asset_id: string;
+  member_id: number;
+  enterprise_id: number;
+  created_at: Stamp;
+}
+
+/** An asset whose entitlements are lent to a lent lock. */
+export interface AssetLendingsTable {
+  asset_id: string;
+  lock_asset_id: string;
+  created_at: Stamp;
+}
+
+/** A product instance a lending moved onto the lock: one of its nodes. */
+export interface LentProductsTable {
+  product_id: number;
+  asset_id: string;
+  created_at: Stamp;
+}
+
 export interface Database {
   apps: AppsTable;
   tokens: TokensTable;
@@ -246,4 +270,7 @@ export interface Database {
   merchandise_instances: MerchandiseInstancesTable;
   product_instances: ProductInstancesTable;
   asset_assignments: AssetAssignmentsTable;
+  lent_locks: LentLocksTable;
+  asset_lendings: AssetLendingsTable;
+  lent_products: LentProductsTable;
 }

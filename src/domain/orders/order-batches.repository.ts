@@ -157,6 +157,9 @@ export class OrderBatchesRepository {
       .selectFrom('order_batches')
       .select(['id', 'app_id', 'payload', 'created_at'])
       .where('pending', '=', true)
+      .where((eb) =>
+        eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', sql<Date>`now()`)]),
+      )
       .orderBy('created_at')
       .limit(1)
       .forUpdate()
@@ -184,6 +187,38 @@ export class OrderBatchesRepository {
 
   async complete(batchId: string): Promise<void> {
     await this.finish(batchId, sql<string | null>`null`, 'completed');
+  }
+
+  /**
+   * Counts a fault against a still-pending batch and puts it back after an exponential backoff
+   * (2, 4, 8 … seconds, at most 5 minutes); returns the attempts so far (0 if no longer pending).
+   */
+  async recordFault(batchId: string): Promise<number> {
+    const row = await this.db
+      .updateTable('order_batches')
+      .set((eb) => ({
+        attempts: eb('attempts', '+', 1),
+        next_attempt_at: sql<Date>`now() + make_interval(secs => least(power(2, attempts + 1), 300))`,
+      }))
+      .where('id', '=', batchId)
+      .where('pending', '=', true)
+      .returning('attempts')
+      .executeTakeFirst();
+    return row?.attempts ?? 0;
+  }
+
+  /** Lets a refused order undo the batch's writes while the claim on the batch row stays held. */
+  async savepoint(): Promise<void> {
+    await sql`savepoint apply_batch`.execute(this.db);
+  }
+
+  async rollbackToSavepoint(): Promise<void> {
+    await sql`rollback to savepoint apply_batch`.execute(this.db);
+  }
+
+  /** Marks every pending order of the batch failed with one reason. */
+  async failAll(batchId: string, reason: string): Promise<void> {
+    await this.finish(batchId, sql<string>`${reason}`, 'failed');
   }
 
   /** Marks the whole batch failed: the failing order with its reason, the others saying why. */

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { AssetNumbersService } from '../asset-numbers/asset-numbers.service.js';
 import { newGlobalId } from '../shared/ids.js';
@@ -24,6 +23,9 @@ export interface OrderApp {
 }
 
 /** Order op 5 and the license-order lookup; the async worker calls processNextBatch. */
+/** Faults tolerated on one async batch before it is failed rather than retried again. */
+const MAX_FAULT_ATTEMPTS = 8;
+
 export class OrdersService {
   constructor(
     private readonly db: Db,
@@ -66,17 +68,40 @@ export class OrdersService {
    * Returns false when nothing is waiting.
    */
   async processNextBatch(): Promise<boolean> {
+    let claimedId: string | undefined;
+    try {
+      return await this.applyNextBatch((id) => (claimedId = id));
+    } catch (error) {
+      if (claimedId !== undefined) await this.deferAfterFault(claimedId);
+      throw error;
+    }
+  }
+
+  /**
+   * A fault while applying (the transaction rolled back): try the batch again later, backing off
+   * exponentially, and fail it once MAX_FAULT_ATTEMPTS is reached so it cannot block the queue.
+   */
+  private async deferAfterFault(batchId: string): Promise<void> {
+    const batches = new OrderBatchesRepository(this.db);
+    const attempts = await batches.recordFault(batchId);
+    if (attempts >= MAX_FAULT_ATTEMPTS) {
+      await batches.failAll(batchId, `not applied: an internal error persisted over ${attempts} attempts`);
+    }
+  }
+
+  private async applyNextBatch(onClaim: (batchId: string) => void): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const batches = new OrderBatchesRepository(trx);
       const claimed = await batches.claimNextPending();
       if (!claimed) return false;
-      await sql`savepoint apply_batch`.execute(trx);
+      onClaim(claimed.id);
+      await batches.savepoint();
       try {
         await applyOrders(trx, this.assetNumbers, toApply(claimed));
         await batches.complete(claimed.id);
       } catch (error) {
         if (!(error instanceof OrderFailure)) throw error;
-        await sql`rollback to savepoint apply_batch`.execute(trx);
+        await batches.rollbackToSavepoint();
         const failed = claimed.orders.find((o) => o.id === error.licenseOrderId);
         await batches.fail(
           claimed.id,
