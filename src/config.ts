@@ -16,6 +16,7 @@ export interface Config {
   limits: {
     ordersPerCall: number;
     arrayElements: number;
+    instanceRowsPerCall: number;
     bodyBytes: number;
   };
 }
@@ -53,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
       arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),
+      instanceRowsPerCall: intFrom(env, 'INSTANCE_ROWS_LIMIT', 100000, 1),
       bodyBytes: intFrom(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
     },
   };

@@ -51,7 +51,7 @@ export function createServices(db: Db, config: Config): Services {
     assetNumbers,
     enterprises: new EnterprisesService(db),
     customers: new CustomersService(db),
-    orders: new OrdersService(db, assetNumbers),
+    orders: new OrdersService(db, assetNumbers, config.limits.instanceRowsPerCall),
     assets: new AssetsService(db),
   };
 }

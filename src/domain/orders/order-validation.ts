@@ -15,7 +15,8 @@ function checkExpression(expression: string | null, path: string): void {
   }
 }
 
-function checkAsset(order: Order, asset: Asset, path: string, seen: Map<string, string>): void {
+/** Checks one asset entry; returns the product and merchandise rows it will write. */
+function checkAsset(order: Order, asset: Asset, path: string, seen: Map<string, string>): number {
   if (asset.assetNos.length === 0 && !(order.orderType === 'new_buy' && isCloud(order.licenseType))) {
     throw invalid(`${path}.assetNos`, 'must not be empty unless a cloud license type is bought');
   }
@@ -26,7 +27,7 @@ function checkAsset(order: Order, asset: Asset, path: string, seen: Map<string, 
     seen.set(assetNo, `${path}.assetNos[${j}]`);
   });
   checkWindow(asset.limitStartDate, asset.limitEndDate, path);
-  if (order.orderType === 'delete_asset') return;
+  if (order.orderType === 'delete_asset') return 0;
 
   const merchandise = order.orderType === 'new_buy' ? merchandiseVisits(asset, path) : [];
   const products = productVisits(asset, path, merchandise);
@@ -46,9 +47,11 @@ function checkAsset(order: Order, asset: Asset, path: string, seen: Map<string, 
     checkWindow(product.limitStartDate, product.limitEndDate, at);
     checkExpression(product.timeDurationExpression, at);
   }
+  // Every asset number of the entry gets its own copy of the products and merchandise.
+  return Math.max(asset.assetNos.length, 1) * (products.length + merchandise.length);
 }
 
-function checkOrder(order: Order): void {
+function checkOrder(order: Order): number {
   const path = orderPath(order.sequence);
   if (order.customerId === null && order.channelCustomerId === null && order.crmCustomerId === null) {
     throw invalid(`${path}.customerId`, 'one of customerId, channelCustomerId or crmCustomerId is required');
@@ -58,11 +61,18 @@ function checkOrder(order: Order): void {
   }
   if (order.assets.length === 0) throw invalid(`${path}.assets`, 'must not be empty');
   const seen = new Map<string, string>();
-  order.assets.forEach((asset, i) => checkAsset(order, asset, `${path}.assets[${i}]`, seen));
+  return order.assets.reduce(
+    (rows, asset, i) => rows + checkAsset(order, asset, `${path}.assets[${i}]`, seen),
+    0,
+  );
 }
 
-/** The rules that need no stored data; checked before anything is written. */
-export function checkBatch(batch: Batch): void {
+/**
+ * The rules that need no stored data; checked before anything is written. `maxRows` bounds the
+ * product and merchandise rows one call may write: each array is capped, but products are copied
+ * onto every asset number, so their product could otherwise reach millions of rows.
+ */
+export function checkBatch(batch: Batch, maxRows: number): void {
   const sequences = new Set<number>();
   batch.orders.forEach((order, i) => {
     if (sequences.has(order.sequence)) {
@@ -70,5 +80,12 @@ export function checkBatch(batch: Batch): void {
     }
     sequences.add(order.sequence);
   });
-  for (const order of batch.orders) checkOrder(order);
+  let rows = 0;
+  for (const order of batch.orders) rows += checkOrder(order);
+  if (rows > maxRows) {
+    throw invalid(
+      'orderList',
+      `a call may write at most ${maxRows} product and merchandise instances (this one: ${rows})`,
+    );
+  }
 }

@@ -22,14 +22,15 @@ export interface OrderApp {
   channels: string[];
 }
 
-/** Order op 5 and the license-order lookup; the async worker calls processNextBatch. */
 /** Faults tolerated on one async batch before it is failed rather than retried again. */
 const MAX_FAULT_ATTEMPTS = 8;
 
+/** Order op 5 and the license-order lookup; the async worker calls processNextBatch. */
 export class OrdersService {
   constructor(
     private readonly db: Db,
     private readonly assetNumbers: AssetNumbersService,
+    private readonly maxInstanceRows: number,
   ) {}
 
   /**
@@ -39,7 +40,7 @@ export class OrdersService {
    */
   async submit(app: OrderApp, input: BatchInput): Promise<OrderResultItem[]> {
     const batch = normalizeBatch(input);
-    checkBatch(batch);
+    checkBatch(batch, this.maxInstanceRows);
     const bodyHash = batchHash(batch);
     const earlier = await this.replay(app.appId, batch, bodyHash);
     if (earlier) return earlier;
