@@ -6,7 +6,12 @@ import type { Db } from './db/client.js';
 import { adminApi } from './http/admin/index.js';
 import { registerApiDocs } from './http/docs/index.js';
 import type { App } from './http/app-type.js';
-import { installErrorHandler, installNotFound } from './http/error-handler.js';
+import {
+  answerFrameworkError,
+  installErrorHandler,
+  installNotFound,
+  MAX_PARAM_LENGTH,
+} from './http/error-handler.js';
 import { memberSurface } from './http/me/index.js';
 import { tokenRoute } from './http/oauth/token.js';
 import { healthRoutes } from './http/ops/health.js';
@@ -32,6 +37,8 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: config.limits.bodyBytes,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: answerFrameworkError,
     // Taken from the caller when it is a sane token, so its logs and ours line up.
     genReqId: (request) => {
       const given = request.headers['x-request-id'];

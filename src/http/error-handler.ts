@@ -81,6 +81,39 @@ export function installErrorHandler(app: FastifyInstance, bodyLimitBytes: number
   });
 }
 
+/**
+ * Longest path parameter the router hands to a route. Beyond any field's own bound, so that the
+ * route's schema names the parameter that is too long; longer still is refused by the router.
+ */
+export const MAX_PARAM_LENGTH = 1024;
+
+/**
+ * Fastify's router refuses a URL it cannot decode or a path parameter past MAX_PARAM_LENGTH before
+ * any route or hook runs; answered in the surface's envelope like any other malformed request.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  const surface = surfaceOf(request.url);
+  const message =
+    error.code === 'FST_ERR_BAD_URL'
+      ? 'path: is not a valid URL'
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? `path: a path parameter is longer than ${MAX_PARAM_LENGTH} characters`
+        : undefined;
+  if (message === undefined) {
+    request.log.error({ err: error }, 'request failed');
+    return sendFailure(
+      reply,
+      surface,
+      BUSINESS_FAILURE_STATUS,
+      CommonCode.internal,
+      commonMessages[CommonCode.internal],
+      request.id,
+    );
+  }
+  return sendFailure(reply, surface, BUSINESS_FAILURE_STATUS, validationCode(surface), message, message);
+}
+
 /** Answers an unknown path with 404, or 405 when the path exists under another method. */
 export function installNotFound(app: FastifyInstance): void {
   const patterns: RegExp[] = [];
