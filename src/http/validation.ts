@@ -1,4 +1,5 @@
 import type { Ajv, ErrorObject } from 'ajv';
+import type { FastifyRequest } from 'fastify';
 
 const DIGITS = /^-?[0-9]{1,16}$/;
 
@@ -83,4 +84,54 @@ export function formatValidationError(errors: ErrorObject[], part: string): stri
         : undefined;
   const path = fieldPath(first.instancePath, missing);
   return `${path === '' ? part : path}: ${describe(first)}`;
+}
+
+/**
+ * The JSON pointer of the first string holding U+0000 (text PostgreSQL cannot store), or
+ * undefined. Walks with its own stack: a body may nest deeper than the call stack goes.
+ */
+export function nulCharacterAt(value: unknown): string | undefined {
+  const pending: Array<[unknown, string]> = [[value, '']];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, pointer] = next;
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return pointer;
+    } else if (node !== null && typeof node === 'object') {
+      const entries = Object.entries(node).reverse();
+      for (const [key, child] of entries) {
+        pending.push([child, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * preHandler of every route, after the schemas have passed: U+0000 anywhere in the path, query or
+ * body is refused as a validation failure naming the field, before anything is written.
+ */
+export async function refuseNulCharacters(request: FastifyRequest): Promise<void> {
+  const parts = [
+    ['params', request.params],
+    ['querystring', request.query],
+    ['body', request.body],
+  ] as const;
+  for (const [part, value] of parts) {
+    const instancePath = nulCharacterAt(value);
+    if (instancePath === undefined) continue;
+    const validation: ErrorObject[] = [
+      {
+        keyword: 'x-text',
+        instancePath,
+        schemaPath: '',
+        params: {},
+        message: 'must not contain the character U+0000',
+      },
+    ];
+    throw Object.assign(new Error(formatValidationError(validation, part)), {
+      statusCode: 400,
+      validation,
+      validationContext: part,
+    });
+  }
 }

@@ -1,15 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ME_PREFIX, ORDER_PREFIX } from '../../src/http/surface.js';
+import { adminSession, type AdminSession } from '../http/member-helpers.js';
 import { appToken, createTestApp } from '../support/fixtures.js';
 import { nonce, startHarness, type Harness } from '../support/harness.js';
 
 // The cases the generated calls (fuzz-*.test.ts) found, kept as plain regression tests.
 let h: Harness;
 let token: string;
+let channel: string;
+let admin: AdminSession;
 
 beforeAll(async () => {
   h = await startHarness();
-  token = await appToken(h, await createTestApp(h, { scopes: ['auth_order'] }));
+  const orderApp = await createTestApp(h, { scopes: ['auth_order'] });
+  token = await appToken(h, orderApp);
+  channel = orderApp.channels[0] as string;
+  admin = await adminSession(h);
 });
 afterAll(async () => h.close());
 
@@ -59,5 +65,81 @@ describe('malformed paths', () => {
       url: `${ME_PREFIX}/enterprise/%ZZ/members?g_nonce=${nonce()}`,
     });
     expectEnvelope(member, '40000', 'path: is not a valid URL');
+  });
+});
+
+describe('text PostgreSQL cannot store', () => {
+  it('refuses U+0000 in a body field with 13004 naming it, and writes nothing', async () => {
+    const crmCustomerId = `crm${nonce()}`;
+    const response = await order('POST', '/enterprise/user/create', {
+      crmCustomerId,
+      customerName: 'Acme\u0000 Ltd',
+    });
+    expectEnvelope(response, '13004', 'customerName: must not contain the character U+0000');
+    const rows = await h.database.db
+      .selectFrom('customers')
+      .select('id')
+      .where('crm_customer_id', '=', crmCustomerId)
+      .execute();
+    expect(rows).toEqual([]);
+  });
+
+  it('names the place of U+0000 deep in a batch and in a list of lock numbers', async () => {
+    expectEnvelope(
+      await order('POST', '/asset/lock', { assetNums: ['K1', 'K2\u0000'], operatorIdentity: 'ops' }),
+      '13004',
+      'assetNums[1]: must not contain the character U+0000',
+    );
+  });
+
+  it('refuses U+0000 in a query parameter and a path parameter', async () => {
+    expectEnvelope(
+      await order('GET', `/enterprise/user/query?channelCode=${channel}&channelCustomerId=a%00b`),
+      '13004',
+      'channelCustomerId: must not contain the character U+0000',
+    );
+    expectEnvelope(
+      await order('GET', '/licenseOrder/abc%00def'),
+      '13004',
+      'licenseOrderId: must not contain the character U+0000',
+    );
+  });
+
+  it('refuses U+0000 in a member-center body with 40000', async () => {
+    const member = await admin.call(
+      'PUT',
+      `/enterprise/${admin.enterprise.globalId}/member/${admin.enterprise.adminGlobalId}`,
+      {
+        name: 'Ann\u0000',
+      },
+    );
+    expectEnvelope(member as never, '40000', 'name: must not contain the character U+0000');
+  });
+
+  it('refuses U+0000 in a login as a bad request, not a server error', async () => {
+    const response = await h.app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      payload: {
+        grant_type: 'password',
+        client_id: admin.app.appKey,
+        client_secret: admin.app.appSecret,
+        username: 'admin\u0000@x',
+        password: 'whatever1',
+      },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ error: 'invalid_request' });
+  });
+
+  it('finds U+0000 in an ignored field nested thousands deep without exhausting the stack', async () => {
+    const deep = `${'{"a":'.repeat(20_000)}"x\\u0000"${'}'.repeat(20_000)}`;
+    const response = await h.app.inject({
+      method: 'POST',
+      url: `${ORDER_PREFIX}/shellnums?g_nonce=${nonce()}`,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      payload: `{"size":1,"extra":${deep}}`,
+    });
+    expectEnvelope(response, '13004');
   });
 });
