@@ -9,6 +9,8 @@ import { EnterprisesService } from './domain/enterprises/enterprises.service.js'
 import { DbGate } from './domain/gate/db-gate.js';
 import type { RequestGate } from './domain/gate/gate.js';
 import { RedisGate } from './domain/gate/redis-gate.js';
+import { LendingService, releaseMemberLendings } from './domain/lending/lending.service.js';
+import { MemberAssetsService } from './domain/member-assets/member-assets.service.js';
 import { LoginService } from './domain/members/login.service.js';
 import { MemberAdminService } from './domain/members/member-admin.service.js';
 import { MembersService } from './domain/members/members.service.js';
@@ -29,6 +31,8 @@ export interface Services {
   customers: CustomersService;
   orders: OrdersService;
   assets: AssetsService;
+  memberAssets: MemberAssetsService;
+  lending: LendingService;
 }
 
 export function createServices(db: Db, config: Config): Services {
@@ -41,7 +45,7 @@ export function createServices(db: Db, config: Config): Services {
     apps: new AppsService(db),
     tokens: new TokensService(db, config.tokenTtlSeconds),
     login: new LoginService(db),
-    members: new MembersService(db),
+    members: new MembersService(db, { releaseOnDelete: [releaseMemberLendings] }),
     memberAdmin: new MemberAdminService(db),
     gate:
       config.redisUrl === undefined
@@ -53,5 +57,7 @@ export function createServices(db: Db, config: Config): Services {
     customers: new CustomersService(db),
     orders: new OrdersService(db, assetNumbers, config.limits.instanceRowsPerCall),
     assets: new AssetsService(db),
+    memberAssets: new MemberAssetsService(db),
+    lending: new LendingService(db),
   };
 }

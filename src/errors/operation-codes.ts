@@ -29,7 +29,8 @@ const M = MemberCode;
  * member-center.md "Codes by operation", keyed by method and path below `/me/api/v1`. Two codes
  * are added where DOMAIN.md §2 and §8 make them reachable although the spec's table omits them:
  * 33003 (a plain member calling an administrator's operation) and 40000 (a body that fails its
- * schema). The two routes DOMAIN.md adds (`…/return`) are listed with the codes of lending.
+ * schema). The route DOMAIN.md adds (`…/return`) answers the codes of lending that apply to giving
+ * back: the member (60026), the caller's right (33003), the lent lock (33008, 33018).
  */
 const memberTable: Record<string, readonly MemberCodeValue[]> = {
   'POST /enterprise/{enterpriseGlobalId}/member': [
@@ -101,7 +102,6 @@ const memberTable: Record<string, readonly MemberCodeValue[]> = {
     M.permission,
     M.lentLockAbnormal,
     M.lentLockTaken,
-    M.lendFailed,
   ],
 };
 

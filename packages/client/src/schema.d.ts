@@ -2071,6 +2071,742 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/me/api/v1/enterprise/{enterpriseGlobalId}/asset/assetNums': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List enterprise asset numbers */
+    get: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          enterpriseGlobalId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                assetNum: string;
+                assetId: string;
+                cloudAccountGlobalId: string | null;
+                /** @description its entitlements are lent to a lent lock */
+                borrowedFlag: boolean;
+                /** @description in online use; false until sessions report it */
+                onlineFlag: boolean;
+              }[];
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `60000` | application token check failed |
+         *     | `60005` | invalid user login token |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `60017` | current account not bound to an authorization customer |
+         *     | `33003` | employee permission insufficient |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '60000' | '60005' | '70001' | '500' | '60017' | '33003';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/me/api/v1/enterprise/asset/{assetId}/merchandiseProducts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List products under an asset */
+    get: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          assetId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                productInstanceList: {
+                  id: string;
+                  licenseType: string;
+                  customerId: string;
+                  assetId: string | null;
+                  assetInsId: string | null;
+                  merchandiseInsId: string | null;
+                  assetNum: string | null;
+                  productUri: string;
+                  gmsPid: string;
+                  appKey: string;
+                  productName: string;
+                  channelCode: string;
+                  licenseOrderId: string;
+                  channelOrderId: string;
+                  limitStartTime: number | null;
+                  limitEndTime: number | null;
+                  limitAmount: number | null;
+                  limitConcurrent: number | null;
+                  limitTimeDuration: number | null;
+                  /** @description 1 trial, 0 not */
+                  trial: number;
+                  trialEndDate: number | null;
+                  /** @enum {string} */
+                  limitType: 'basic' | 'feature';
+                  prodDefExtend: boolean;
+                  timeDurationExpression: string | null;
+                  srcLicenseOrderId: string | null;
+                  /** @description epoch milliseconds */
+                  createTime: number;
+                  updateTime: number | null;
+                  activateFlag: boolean;
+                  crmProductId: string;
+                  /** @description the product's features (productFeatures of its order) */
+                  productExtendInstanceList: {
+                    featureCode: string | null;
+                    featureName: string | null;
+                    featureValue: string | null;
+                    featureValueType: string | null;
+                    /** @description 1 trial, 0 not */
+                    trial: number;
+                    trialEndDate: number | null;
+                  }[];
+                }[];
+                children: components['schemas']['MemberMerchandiseNode'][];
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `60000` | application token check failed |
+         *     | `60005` | invalid user login token |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `60017` | current account not bound to an authorization customer |
+         *     | `60024` | asset number not found |
+         *     | `33003` | employee permission insufficient |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '60000' | '60005' | '70001' | '500' | '60017' | '60024' | '33003';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/me/api/v1/enterprise/{enterpriseGlobalId}/asset/borrowUsbKeys': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List lent locks */
+    get: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          enterpriseGlobalId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                assetId: string;
+                /** @description the lent lock number */
+                assetNum: string;
+                /** @description lent now */
+                borrowedFlag: boolean;
+                cloudAccountGlobalId: string | null;
+              }[];
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `60000` | application token check failed |
+         *     | `60005` | invalid user login token |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `60017` | current account not bound to an authorization customer |
+         *     | `33003` | employee permission insufficient |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '60000' | '60005' | '70001' | '500' | '60017' | '33003';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/me/api/v1/enterprise/member/{memberGlobalId}/privileges': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Configure assets of an employee */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          memberGlobalId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description asset numbers to take from the member */
+            deleteAssets?: string[];
+            /** @description asset numbers to assign to the member */
+            addAssets?: string[];
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: null;
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `60000` | application token check failed |
+         *     | `60005` | invalid user login token |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `60023` | the enterprise sub-account matched several employees |
+         *     | `60024` | asset number not found |
+         *     | `60025` | asset number belongs to a different customer |
+         *     | `60026` | the enterprise sub-account did not match an employee |
+         *     | `60028` | asset number configured more than once |
+         *     | `40000` | parameter empty |
+         *     | `33003` | employee permission insufficient |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code:
+                | '60000'
+                | '60005'
+                | '70001'
+                | '500'
+                | '60023'
+                | '60024'
+                | '60025'
+                | '60026'
+                | '60028'
+                | '40000'
+                | '33003';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/me/api/v1/enterprise/member/{memberGlobalId}/borrow': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Lend assets to a lent lock */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          memberGlobalId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description the lent lock number */
+            borrowedUsbKey: string;
+            /** @description ids of assets assigned to the member */
+            assetIDs: string[];
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: null;
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `60000` | application token check failed |
+         *     | `60005` | invalid user login token |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `60026` | the enterprise sub-account did not match an employee |
+         *     | `40000` | parameter empty |
+         *     | `33006` | insufficient nodes |
+         *     | `33003` | employee permission insufficient |
+         *     | `33007` | already lent to another lent lock |
+         *     | `33008` | lent lock status abnormal |
+         *     | `33018` | lent lock already lent to another employee |
+         *     | `33009` | lend request failed |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code:
+                | '60000'
+                | '60005'
+                | '70001'
+                | '500'
+                | '60026'
+                | '40000'
+                | '33006'
+                | '33003'
+                | '33007'
+                | '33008'
+                | '33018'
+                | '33009';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/me/api/v1/enterprise/member/{memberGlobalId}/return': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Return lent assets from a lent lock */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          memberGlobalId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description the lent lock number */
+            borrowedUsbKey: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: null;
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `60000` | application token check failed |
+         *     | `60005` | invalid user login token |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `60026` | the enterprise sub-account did not match an employee |
+         *     | `40000` | parameter empty |
+         *     | `33003` | employee permission insufficient |
+         *     | `33008` | lent lock status abnormal |
+         *     | `33018` | lent lock already lent to another employee |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '60000' | '60005' | '70001' | '500' | '60026' | '40000' | '33003' | '33008' | '33018';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2121,6 +2857,72 @@ export interface components {
                   trialEndDate?: ((number | string) | string) | null;
                 }[]
               | null;
+          }[]
+        | null;
+    };
+    MemberMerchandiseNode: {
+      id: string;
+      licenseType: string;
+      /** @description package number */
+      merchandiseNum: string;
+      merchandiseName: string;
+      parentId: string | null;
+      parentMerchandiseNum: string | null;
+      customerId: string;
+      licenseOrderId: string;
+      channelOrderId: string;
+      /** @description epoch milliseconds */
+      createTime: number;
+      /** @description epoch milliseconds */
+      updateTime: number;
+      channelCode: string;
+      timeDurationExpression: string | null;
+      srcLicenseOrderId: string | null;
+      children: components['schemas']['MemberMerchandiseNode'][] | null;
+      productInstanceList:
+        | {
+            id: string;
+            licenseType: string;
+            customerId: string;
+            assetId: string | null;
+            assetInsId: string | null;
+            merchandiseInsId: string | null;
+            assetNum: string | null;
+            productUri: string;
+            gmsPid: string;
+            appKey: string;
+            productName: string;
+            channelCode: string;
+            licenseOrderId: string;
+            channelOrderId: string;
+            limitStartTime: number | null;
+            limitEndTime: number | null;
+            limitAmount: number | null;
+            limitConcurrent: number | null;
+            limitTimeDuration: number | null;
+            /** @description 1 trial, 0 not */
+            trial: number;
+            trialEndDate: number | null;
+            /** @enum {string} */
+            limitType: 'basic' | 'feature';
+            prodDefExtend: boolean;
+            timeDurationExpression: string | null;
+            srcLicenseOrderId: string | null;
+            /** @description epoch milliseconds */
+            createTime: number;
+            updateTime: number | null;
+            activateFlag: boolean;
+            crmProductId: string;
+            /** @description the product's features (productFeatures of its order) */
+            productExtendInstanceList: {
+              featureCode: string | null;
+              featureName: string | null;
+              featureValue: string | null;
+              featureValueType: string | null;
+              /** @description 1 trial, 0 not */
+              trial: number;
+              trialEndDate: number | null;
+            }[];
           }[]
         | null;
     };

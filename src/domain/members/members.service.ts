@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.js';
 import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
 import { MemberCode, memberMessages } from '../../errors/member-codes.js';
+import { LendingRepository } from '../lending/lending.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { hashPassword } from '../shared/passwords.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
@@ -263,8 +264,11 @@ export class MembersService {
       enterpriseId,
       members.map((m) => m.id),
     );
-    // Lent locks arrive with lending (member op 10); until then nobody has one.
-    const list = members.map((m) => listedView(m, assetNums.get(m.id) ?? [], null));
+    const borrowNums = await new LendingRepository(this.db).lockNumsOf(
+      enterpriseId,
+      members.map((m) => m.id),
+    );
+    const list = members.map((m) => listedView(m, assetNums.get(m.id) ?? [], borrowNums.get(m.id) ?? null));
     return pageInfo(pageNum, pageSize, total, list);
   }
 }

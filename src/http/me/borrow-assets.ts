@@ -1,0 +1,41 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { ok } from '../envelope.js';
+import { memberOf } from '../guards/principal.js';
+import { Envelope, NonceQuery } from '../schema-types.js';
+import { LockNum, MemberOnlyParams } from './member-asset-schemas.js';
+import { adminOrSelf } from './member-schemas.js';
+
+const Body = Type.Object({
+  borrowedUsbKey: LockNum,
+  assetIDs: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+    minItems: 1,
+    maxItems: 1000,
+    description: 'ids of assets assigned to the member',
+  }),
+});
+
+/** Member op 10: lend the entitlements of a member's assets to a lent lock. */
+export function borrowAssetsRoute(app: App): void {
+  app.post(
+    '/enterprise/member/:memberGlobalId/borrow',
+    {
+      preValidation: adminOrSelf,
+      schema: {
+        summary: 'Lend assets to a lent lock',
+        params: MemberOnlyParams,
+        querystring: Type.Object(NonceQuery),
+        body: Body,
+        response: { 200: Envelope(Type.Null()) },
+      },
+    },
+    async (request) => {
+      await app.services.lending.borrow(
+        memberOf(request).enterpriseId,
+        request.params.memberGlobalId,
+        request.body,
+      );
+      return ok(null);
+    },
+  );
+}

@@ -1,0 +1,24 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { ok } from '../envelope.js';
+import { memberOf } from '../guards/principal.js';
+import { Envelope, NonceQuery } from '../schema-types.js';
+import { AssetNumItem } from './member-asset-schemas.js';
+import { adminOnly, EnterpriseParams } from './member-schemas.js';
+
+/** Member op 6: every asset number of the enterprise, with its holder and lending. */
+export function listAssetNumsRoute(app: App): void {
+  app.get(
+    '/enterprise/:enterpriseGlobalId/asset/assetNums',
+    {
+      preValidation: adminOnly,
+      schema: {
+        summary: 'List enterprise asset numbers',
+        params: EnterpriseParams,
+        querystring: Type.Object(NonceQuery),
+        response: { 200: Envelope(Type.Array(AssetNumItem)) },
+      },
+    },
+    async (request) => ok(await app.services.memberAssets.listAssetNums(memberOf(request).enterpriseId)),
+  );
+}

@@ -1,0 +1,24 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { ok } from '../envelope.js';
+import { memberOf } from '../guards/principal.js';
+import { Envelope, NonceQuery } from '../schema-types.js';
+import { LentLockItem } from './member-asset-schemas.js';
+import { adminOnly, EnterpriseParams } from './member-schemas.js';
+
+/** Member op 8: the enterprise's lent locks and to whom each is lent. */
+export function listBorrowUsbKeysRoute(app: App): void {
+  app.get(
+    '/enterprise/:enterpriseGlobalId/asset/borrowUsbKeys',
+    {
+      preValidation: adminOnly,
+      schema: {
+        summary: 'List lent locks',
+        params: EnterpriseParams,
+        querystring: Type.Object(NonceQuery),
+        response: { 200: Envelope(Type.Array(LentLockItem)) },
+      },
+    },
+    async (request) => ok(await app.services.memberAssets.listLentLocks(memberOf(request).enterpriseId)),
+  );
+}

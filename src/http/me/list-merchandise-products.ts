@@ -1,0 +1,32 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { ok } from '../envelope.js';
+import { memberOf } from '../guards/principal.js';
+import { Envelope, NonceQuery } from '../schema-types.js';
+import { AssetProducts } from './member-asset-schemas.js';
+import { adminOnly } from './member-schemas.js';
+
+const Params = Type.Object({ assetId: Type.String({ minLength: 1, maxLength: 128 }) });
+
+/** Member op 7: the products and merchandise on an asset of the caller's enterprise. */
+export function listMerchandiseProductsRoute(app: App): void {
+  app.get(
+    '/enterprise/asset/:assetId/merchandiseProducts',
+    {
+      preValidation: adminOnly,
+      schema: {
+        summary: 'List products under an asset',
+        params: Params,
+        querystring: Type.Object(NonceQuery),
+        response: { 200: Envelope(AssetProducts) },
+      },
+    },
+    async (request) =>
+      ok(
+        await app.services.memberAssets.merchandiseProducts(
+          memberOf(request).enterpriseId,
+          request.params.assetId,
+        ),
+      ),
+  );
+}

@@ -1,0 +1,34 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { ok } from '../envelope.js';
+import { memberOf } from '../guards/principal.js';
+import { Envelope, NonceQuery } from '../schema-types.js';
+import { LockNum, MemberOnlyParams } from './member-asset-schemas.js';
+import { adminOrSelf } from './member-schemas.js';
+
+const Body = Type.Object({ borrowedUsbKey: LockNum });
+
+/** Gives back everything a member lent to a lent lock (an addition to the spec, DOMAIN.md §8). */
+export function returnAssetsRoute(app: App): void {
+  app.post(
+    '/enterprise/member/:memberGlobalId/return',
+    {
+      preValidation: adminOrSelf,
+      schema: {
+        summary: 'Return lent assets from a lent lock',
+        params: MemberOnlyParams,
+        querystring: Type.Object(NonceQuery),
+        body: Body,
+        response: { 200: Envelope(Type.Null()) },
+      },
+    },
+    async (request) => {
+      await app.services.lending.giveBack(
+        memberOf(request).enterpriseId,
+        request.params.memberGlobalId,
+        request.body.borrowedUsbKey,
+      );
+      return ok(null);
+    },
+  );
+}
