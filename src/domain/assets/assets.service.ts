@@ -2,6 +2,7 @@ import type { Db } from '../../db/client.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import { OrderCode } from '../../errors/order-codes.js';
 import { AuditRepository } from '../audit/audit.repository.js';
+import { LendingRepository } from '../lending/lending.repository.js';
 import {
   AssetsRepository,
   LOCKABLE_TYPES,
@@ -111,6 +112,8 @@ export class AssetsService {
       const statusOf = new Map(found.map((a) => [a.assetNum, lockStatus(a)]));
       const switchable = found.filter((a) => statusOf.get(a.assetNum) === 1).map((a) => a.id);
       const changed = await assets.setLocked(switchable, input.locked);
+      // A disabled lent lock carries nothing: what was lent to it goes back at once.
+      if (input.locked) await new LendingRepository(trx).endForLocks(switchable);
       await new AuditRepository(trx).insertMany(
         changed.map((c) => ({
           action: input.locked ? 'asset.lock' : 'asset.unlock',

@@ -1,11 +1,13 @@
+import { LendingRepository } from '../lending/lending.repository.js';
 import type { OrderContext } from './order-context.js';
 import { invalid } from './order-errors.js';
 import { checkSourceOrder, lockTargets } from './revocation.js';
 
 /**
  * delete_asset: the listed assets are revoked with every product, merchandise and assignment on
- * them. With srcLicenseOrderId each asset must hold something of that order, so a stale or
- * mistaken number cannot take down an asset the order never touched.
+ * them, and leave every lending, lent out or lent to. With srcLicenseOrderId each asset must hold
+ * something of that order, so a stale or mistaken number cannot take down an asset the order never
+ * touched.
  */
 export async function applyDeleteAsset(ctx: OrderContext): Promise<void> {
   const src = await checkSourceOrder(ctx);
@@ -17,4 +19,5 @@ export async function applyDeleteAsset(ctx: OrderContext): Promise<void> {
     if (stranger) throw invalid(stranger.path, `holds nothing of license order ${src}`);
   }
   await ctx.assets.revokeAssets(ids);
+  await new LendingRepository(ctx.trx).endForAssets(ids);
 }

@@ -1,3 +1,4 @@
+import { LendingRepository } from '../lending/lending.repository.js';
 import type { ActiveProduct } from './order-assets.repository.js';
 import type { OrderContext } from './order-context.js';
 import { invalid, orderPath } from './order-errors.js';
@@ -24,7 +25,7 @@ function matches(wanted: Product, held: ActiveProduct): boolean {
 /**
  * delete_product: on each listed asset every listed product must match at least one live
  * instance of this customer (of srcLicenseOrderId's order when given, else of any order); all
- * matches are revoked.
+ * matches are revoked, and leave any lent lock they were lent to.
  */
 export async function applyDeleteProduct(ctx: OrderContext): Promise<void> {
   const src = await checkSourceOrder(ctx);
@@ -57,4 +58,5 @@ export async function applyDeleteProduct(ctx: OrderContext): Promise<void> {
     });
   }
   await ctx.assets.revokeProducts([...revoked]);
+  await new LendingRepository(ctx.trx).dropProducts([...revoked]);
 }

@@ -1,3 +1,4 @@
+import { LendingRepository } from '../lending/lending.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import type { NewAsset, NewMerchandise, NewProduct } from './order-assets.repository.js';
 import type { OrderContext } from './order-context.js';
@@ -76,6 +77,11 @@ async function ensureAssets(ctx: OrderContext, placed: Placed[]): Promise<Map<st
     refreshed.push({ ...row, id: held.id });
   }
   await ctx.assets.refresh(refreshed);
+  // An asset that stops being a lent lock gives back what was lent to it; one that becomes a lent
+  // lock cannot stay lent out itself (lent locks are never lent).
+  const lending = new LendingRepository(ctx.trx);
+  await lending.endForLocks(refreshed.filter((a) => a.borrowedUsbKey === false).map((a) => a.id));
+  await lending.returnAssets(refreshed.filter((a) => a.borrowedUsbKey === true).map((a) => a.id));
   return ids;
 }
 
