@@ -61,7 +61,7 @@ function caller(h: Harness, prefix: string, headers: Record<string, string>): Ca
   return (method, path, payload) =>
     h.app.inject({
       method,
-      url: `${prefix}${path}?g_nonce=${nonce()}`,
+      url: `${prefix}${path}${path.includes('?') ? '&' : '?'}g_nonce=${nonce()}`,
       headers,
       ...(payload === undefined ? {} : { payload: payload as object }),
     });
