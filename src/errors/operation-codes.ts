@@ -29,8 +29,9 @@ const M = MemberCode;
  * member-center.md "Codes by operation", keyed by method and path below `/me/api/v1`. Two codes
  * are added where DOMAIN.md §2 and §8 make them reachable although the spec's table omits them:
  * 33003 (a plain member calling an administrator's operation) and 40000 (a body that fails its
- * schema). The route DOMAIN.md adds (`…/return`) answers the codes of lending that apply to giving
- * back: the member (60026), the caller's right (33003), the lent lock (33008, 33018).
+ * schema). Editing a member (op 2) follows op 1's rules for name and mobile, so it also answers
+ * 40022 and 10004. The route DOMAIN.md adds (`…/return`) answers the codes of lending that apply
+ * to giving back: the member (60026), the caller's right (33003), the lent lock (33008, 33018).
  */
 const memberTable: Record<string, readonly MemberCodeValue[]> = {
   'POST /enterprise/{enterpriseGlobalId}/member': [
@@ -55,8 +56,10 @@ const memberTable: Record<string, readonly MemberCodeValue[]> = {
   'PUT /enterprise/{enterpriseGlobalId}/member/{memberGlobalId}': [
     M.userNotFound,
     M.paramEmpty,
+    M.nameEmpty,
     M.nameTooLong,
     M.remarkTooLong,
+    M.mobileInvalid,
     M.userCenter,
     M.permission,
   ],
@@ -117,10 +120,14 @@ const memberByKey = new Map(
   }),
 );
 
-/** The codes of a member-center operation (path below the prefix), or undefined if unlisted. */
+/**
+ * The codes of a member-center operation (path below the prefix), or undefined if unlisted. Every
+ * operation may also answer 40000: a URL that does not decode, or a path or query parameter that
+ * fails its schema, is refused with the surface's validation code before the operation runs.
+ */
 export function memberOperationCodes(method: string, path: string): readonly string[] | undefined {
   const own = memberByKey.get(operationKey(method, path));
-  return own === undefined ? undefined : [...memberSharedCodes, ...own];
+  return own === undefined ? undefined : [...new Set([...memberSharedCodes, M.paramEmpty, ...own])];
 }
 
 /** Codes that exist only in the order service's spec table, with its wording. */

@@ -143,3 +143,38 @@ describe('text PostgreSQL cannot store', () => {
     expectEnvelope(response, '13004');
   });
 });
+
+describe('the codes the OpenAPI document lists', () => {
+  async function documentedCodes(method: string, path: string): Promise<string[]> {
+    const doc = (await h.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    const failure = doc.paths[`${ME_PREFIX}${path}`]?.[method]?.responses['299'] as {
+      content: { 'application/json': { schema: { properties: { code: { enum: string[] } } } } };
+    };
+    return failure.content['application/json'].schema.properties.code.enum;
+  }
+
+  it('include what editing a member answers for an empty name and a bad mobile', async () => {
+    const path = `/enterprise/${admin.enterprise.globalId}/member/${admin.enterprise.adminGlobalId}`;
+    const codes = await documentedCodes('put', '/enterprise/{enterpriseGlobalId}/member/{memberGlobalId}');
+    const empty = (await admin.call('PUT', path, { name: '' })).json() as { code: string };
+    const mobile = (await admin.call('PUT', path, { passwordMobile: '12' })).json() as { code: string };
+    expect([empty.code, mobile.code]).toEqual(['40022', '10004']);
+    expect(codes).toEqual(expect.arrayContaining(['40022', '10004']));
+  });
+
+  it('include 40000 on every member-center operation, which any malformed parameter answers', async () => {
+    const response = await admin.call(
+      'DELETE',
+      `/enterprise/${admin.enterprise.globalId}/member/${'m'.repeat(101)}`,
+    );
+    expect((response.json() as { code: string }).code).toBe('40000');
+    expect(
+      await documentedCodes('delete', '/enterprise/{enterpriseGlobalId}/member/{memberGlobalId}'),
+    ).toContain('40000');
+    expect(await documentedCodes('get', '/enterprise/{enterpriseGlobalId}/asset/assetNums')).toContain(
+      '40000',
+    );
+  });
+});

@@ -1647,10 +1647,12 @@ export interface paths {
          *     | `60005` | invalid user login token |
          *     | `70001` | security check failed |
          *     | `500` | network error, retry |
-         *     | `60002` | user not found |
          *     | `40000` | parameter empty |
+         *     | `60002` | user not found |
+         *     | `40022` | name empty |
          *     | `30002` | name too long |
          *     | `30003` | remark too long |
+         *     | `10004` | mobile number invalid |
          *     | `80001` | user-center exception |
          *     | `33003` | employee permission insufficient |
          */
@@ -1669,10 +1671,12 @@ export interface paths {
                 | '60005'
                 | '70001'
                 | '500'
-                | '60002'
                 | '40000'
+                | '60002'
+                | '40022'
                 | '30002'
                 | '30003'
+                | '10004'
                 | '80001'
                 | '33003';
               message: string;
@@ -1750,6 +1754,7 @@ export interface paths {
          *     | `60005` | invalid user login token |
          *     | `70001` | security check failed |
          *     | `500` | network error, retry |
+         *     | `40000` | parameter empty |
          *     | `60002` | user not found |
          *     | `80001` | user-center exception |
          *     | `33003` | employee permission insufficient |
@@ -1764,7 +1769,7 @@ export interface paths {
                * @description business code
                * @enum {string}
                */
-              code: '60000' | '60005' | '70001' | '500' | '60002' | '80001' | '33003';
+              code: '60000' | '60005' | '70001' | '500' | '40000' | '60002' | '80001' | '33003';
               message: string;
               cause: string;
               data?: unknown;
@@ -1858,8 +1863,8 @@ export interface paths {
          *     | `60005` | invalid user login token |
          *     | `70001` | security check failed |
          *     | `500` | network error, retry |
-         *     | `60002` | user not found |
          *     | `40000` | parameter empty |
+         *     | `60002` | user not found |
          *     | `40001` | password empty |
          *     | `50003` | password length must lie between {0} and {1} |
          *     | `80001` | user-center exception |
@@ -1880,8 +1885,8 @@ export interface paths {
                 | '60005'
                 | '70001'
                 | '500'
-                | '60002'
                 | '40000'
+                | '60002'
                 | '40001'
                 | '50003'
                 | '80001'
@@ -2127,6 +2132,7 @@ export interface paths {
          *     | `60005` | invalid user login token |
          *     | `70001` | security check failed |
          *     | `500` | network error, retry |
+         *     | `40000` | parameter empty |
          *     | `60017` | current account not bound to an authorization customer |
          *     | `33003` | employee permission insufficient |
          */
@@ -2140,7 +2146,7 @@ export interface paths {
                * @description business code
                * @enum {string}
                */
-              code: '60000' | '60005' | '70001' | '500' | '60017' | '33003';
+              code: '60000' | '60005' | '70001' | '500' | '40000' | '60017' | '33003';
               message: string;
               cause: string;
               data?: unknown;
@@ -2275,6 +2281,7 @@ export interface paths {
          *     | `60005` | invalid user login token |
          *     | `70001` | security check failed |
          *     | `500` | network error, retry |
+         *     | `40000` | parameter empty |
          *     | `60017` | current account not bound to an authorization customer |
          *     | `60024` | asset number not found |
          *     | `33003` | employee permission insufficient |
@@ -2289,7 +2296,7 @@ export interface paths {
                * @description business code
                * @enum {string}
                */
-              code: '60000' | '60005' | '70001' | '500' | '60017' | '60024' | '33003';
+              code: '60000' | '60005' | '70001' | '500' | '40000' | '60017' | '60024' | '33003';
               message: string;
               cause: string;
               data?: unknown;
@@ -2385,6 +2392,7 @@ export interface paths {
          *     | `60005` | invalid user login token |
          *     | `70001` | security check failed |
          *     | `500` | network error, retry |
+         *     | `40000` | parameter empty |
          *     | `60017` | current account not bound to an authorization customer |
          *     | `33003` | employee permission insufficient |
          */
@@ -2398,7 +2406,7 @@ export interface paths {
                * @description business code
                * @enum {string}
                */
-              code: '60000' | '60005' | '70001' | '500' | '60017' | '33003';
+              code: '60000' | '60005' | '70001' | '500' | '40000' | '60017' | '33003';
               message: string;
               cause: string;
               data?: unknown;
@@ -2498,12 +2506,12 @@ export interface paths {
          *     | `60005` | invalid user login token |
          *     | `70001` | security check failed |
          *     | `500` | network error, retry |
+         *     | `40000` | parameter empty |
          *     | `60023` | the enterprise sub-account matched several employees |
          *     | `60024` | asset number not found |
          *     | `60025` | asset number belongs to a different customer |
          *     | `60026` | the enterprise sub-account did not match an employee |
          *     | `60028` | asset number configured more than once |
-         *     | `40000` | parameter empty |
          *     | `33003` | employee permission insufficient |
          */
         299: {
@@ -2521,12 +2529,12 @@ export interface paths {
                 | '60005'
                 | '70001'
                 | '500'
+                | '40000'
                 | '60023'
                 | '60024'
                 | '60025'
                 | '60026'
                 | '60028'
-                | '40000'
                 | '33003';
               message: string;
               cause: string;
@@ -2625,8 +2633,8 @@ export interface paths {
          *     | `60005` | invalid user login token |
          *     | `70001` | security check failed |
          *     | `500` | network error, retry |
-         *     | `60026` | the enterprise sub-account did not match an employee |
          *     | `40000` | parameter empty |
+         *     | `60026` | the enterprise sub-account did not match an employee |
          *     | `33006` | insufficient nodes |
          *     | `33003` | employee permission insufficient |
          *     | `33007` | already lent to another lent lock |
@@ -2649,8 +2657,8 @@ export interface paths {
                 | '60005'
                 | '70001'
                 | '500'
-                | '60026'
                 | '40000'
+                | '60026'
                 | '33006'
                 | '33003'
                 | '33007'
@@ -2752,8 +2760,8 @@ export interface paths {
          *     | `60005` | invalid user login token |
          *     | `70001` | security check failed |
          *     | `500` | network error, retry |
-         *     | `60026` | the enterprise sub-account did not match an employee |
          *     | `40000` | parameter empty |
+         *     | `60026` | the enterprise sub-account did not match an employee |
          *     | `33003` | employee permission insufficient |
          *     | `33008` | lent lock status abnormal |
          *     | `33018` | lent lock already lent to another employee |
@@ -2768,7 +2776,7 @@ export interface paths {
                * @description business code
                * @enum {string}
                */
-              code: '60000' | '60005' | '70001' | '500' | '60026' | '40000' | '33003' | '33008' | '33018';
+              code: '60000' | '60005' | '70001' | '500' | '40000' | '60026' | '33003' | '33008' | '33018';
               message: string;
               cause: string;
               data?: unknown;
