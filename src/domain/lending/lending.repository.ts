@@ -140,28 +140,28 @@ export class LendingRepository {
   }
 
   /**
-   * Records the lending: the lock held by the member (kept if it already is), each asset lent to
-   * it, and one node of each of their live products. Three statements, whatever the count.
+   * Makes the member the lock's holder unless someone is; answers whether the member holds it
+   * now. The key on the lock settles a race that got past the row lock.
    */
-  async lend(input: {
-    enterpriseId: number;
-    memberId: number;
-    lockId: string;
-    assetIds: string[];
-  }): Promise<void> {
+  async holdLock(input: { enterpriseId: number; memberId: number; lockId: string }): Promise<boolean> {
     await sql`
       insert into lent_locks (lock_asset_id, member_id, enterprise_id)
       values (${input.lockId}, ${input.memberId}, ${input.enterpriseId})
       on conflict (lock_asset_id) do nothing
     `.execute(this.db);
+    return (await this.holderOf(input.lockId))?.memberId === input.memberId;
+  }
+
+  /** Lends each asset to the lock with one node of each of its live products: two statements. */
+  async lend(lockId: string, assetIds: string[]): Promise<void> {
     await sql`
       insert into asset_lendings (asset_id, lock_asset_id)
-      select unnest(${input.assetIds}::text[]), ${input.lockId}
+      select unnest(${assetIds}::text[]), ${lockId}
     `.execute(this.db);
     await sql`
       insert into lent_products (product_id, asset_id)
       select p.id, p.asset_id from product_instances p
-       where p.asset_id = any(${input.assetIds}::text[]) and not p.revoked
+       where p.asset_id = any(${assetIds}::text[]) and not p.revoked
     `.execute(this.db);
   }
 

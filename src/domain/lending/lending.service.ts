@@ -17,6 +17,10 @@ function memberNotMatched(memberGlobalId: string): KeywardError {
   return refuse(MemberCode.memberNotMatched, `no member ${memberGlobalId} in this enterprise`);
 }
 
+function lockTaken(lock: LendingAsset): KeywardError {
+  return refuse(MemberCode.lentLockTaken, `lent lock ${lock.assetNum} is lent to another member`);
+}
+
 /** Member op 4 gives back the deleted member's lent lock in its own transaction. */
 export const releaseMemberLendings: MemberReleaseHook = (trx, member) =>
   new LendingRepository(trx).endForMember(member.enterpriseId, member.id);
@@ -40,7 +44,7 @@ export class LendingService {
       const lock = usableLock(found, input.borrowedUsbKey, { mustBeEnabled: true });
       const holder = await repo.holderOf(lock.id);
       if (holder && holder.memberId !== memberId) {
-        throw refuse(MemberCode.lentLockTaken, `lent lock ${lock.assetNum} is lent to another member`);
+        throw lockTaken(lock);
       }
       const assigned = await repo.assignedTo(memberId, assetIds);
       const stranger = assetIds.find((id) => !assigned.has(id));
@@ -58,7 +62,8 @@ export class LendingService {
         );
       }
       await this.otherFailures(repo, { memberId, lock, found, assetIds });
-      await repo.lend({ enterpriseId, memberId, lockId: lock.id, assetIds });
+      if (!(await repo.holdLock({ enterpriseId, memberId, lockId: lock.id }))) throw lockTaken(lock);
+      await repo.lend(lock.id, assetIds);
     });
   }
 
@@ -96,7 +101,7 @@ export class LendingService {
       const holder = await repo.holderOf(lock.id);
       if (!holder) return;
       if (holder.memberId !== memberId) {
-        throw refuse(MemberCode.lentLockTaken, `lent lock ${lock.assetNum} is lent to another member`);
+        throw lockTaken(lock);
       }
       await repo.endForLocks([lock.id]);
     });
