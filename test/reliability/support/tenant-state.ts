@@ -1,0 +1,72 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../../../src/db/client.js';
+
+/** A digest per table of one tenant's rows: equal digests, unchanged data. */
+export type TenantState = Record<string, string>;
+
+/** One `md5` over the rows of `from` (an aliased table `t` with its scope), in a stable order. */
+const digest = (from: RawBuilder<unknown>) =>
+  sql`(select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) from ${from})`;
+
+async function digests(db: Db, parts: Record<string, RawBuilder<unknown>>): Promise<TenantState> {
+  const columns = Object.entries(parts).map(([name, from]) => sql`${digest(from)} as ${sql.ref(name)}`);
+  const row = await sql<TenantState>`select ${sql.join(columns)}`.execute(db);
+  return row.rows[0] ?? {};
+}
+
+/**
+ * Everything an order-service app can reach or write: the customers of its channel and their
+ * enterprises, members, assets and products, and its own batches, orders, audit rows and issued
+ * numbers. Nonces and rate counters are left out: the guard spends a nonce before any check.
+ */
+export function orderTenantState(db: Db, tenant: { appId: string; channel: string }): Promise<TenantState> {
+  const customers = sql`(select id from customers where channel_code = ${tenant.channel})`;
+  const enterprises = sql`(select enterprise_id from customers where channel_code = ${tenant.channel} and enterprise_id is not null)`;
+  const assets = sql`(select id from assets where customer_id in ${customers})`;
+  return digests(db, {
+    customers: sql`customers t where channel_code = ${tenant.channel} or enterprise_id in ${enterprises}`,
+    enterprises: sql`enterprises t where id in ${enterprises}`,
+    members: sql`members t where enterprise_id in ${enterprises}`,
+    assets: sql`assets t where customer_id in ${customers}`,
+    asset_extends: sql`asset_extends t where asset_id in ${assets}`,
+    products: sql`product_instances t where asset_id in ${assets}`,
+    merchandise: sql`merchandise_instances t where asset_id in ${assets}`,
+    assignments: sql`asset_assignments t where asset_id in ${assets}`,
+    lent_locks: sql`lent_locks t where lock_asset_id in ${assets}`,
+    lendings: sql`asset_lendings t where asset_id in ${assets}`,
+    batches: sql`order_batches t where app_id = ${tenant.appId}`,
+    orders: sql`license_orders t where app_id = ${tenant.appId}`,
+    audit: sql`audit_log t where app_id = ${tenant.appId}`,
+    issued: sql`issued_asset_numbers t where app_id = ${tenant.appId}`,
+  });
+}
+
+/**
+ * Everything a member-center caller can reach in its enterprise: the enterprise, its members and
+ * their sessions and login counters, its customers' assets, products and assignments.
+ */
+export function memberTenantState(db: Db, enterprise: { id: number; code: string }): Promise<TenantState> {
+  const members = sql`(select id from members where enterprise_id = ${enterprise.id})`;
+  const customers = sql`(select id from customers where enterprise_id = ${enterprise.id})`;
+  const assets = sql`(select id from assets where customer_id in ${customers})`;
+  return digests(db, {
+    enterprise: sql`enterprises t where id = ${enterprise.id}`,
+    members: sql`members t where enterprise_id = ${enterprise.id}`,
+    // A session's life, not its hash: revoking one is the change that matters.
+    tokens: sql`(select member_id, kind, expires_at, revoked_at from tokens where member_id in ${members}) t`,
+    logins: sql`login_attempts t where account like ${`%@${enterprise.code}`}`,
+    customers: sql`customers t where enterprise_id = ${enterprise.id}`,
+    assets: sql`assets t where customer_id in ${customers}`,
+    products: sql`product_instances t where asset_id in ${assets}`,
+    merchandise: sql`merchandise_instances t where asset_id in ${assets}`,
+    assignments: sql`asset_assignments t where asset_id in ${assets} or member_id in ${members}`,
+    lent_locks: sql`lent_locks t where enterprise_id = ${enterprise.id} or member_id in ${members}`,
+    lendings: sql`asset_lendings t where asset_id in ${assets}`,
+    lent_products: sql`lent_products t where asset_id in ${assets}`,
+  });
+}
+
+/** The names of the tables whose digest differs. */
+export function changedTables(before: TenantState, after: TenantState): string[] {
+  return Object.keys(after).filter((name) => before[name] !== after[name]);
+}
