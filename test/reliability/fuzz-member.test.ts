@@ -11,7 +11,7 @@ import {
 } from '../support/fixtures.js';
 import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import { apiDocument, operationName, type ApiDocument } from './support/api-operations.js';
-import { FUZZ_RUNS, fuzzOperation, type FuzzSetup } from './support/fuzz-request.js';
+import { FUZZ_RUNS, FUZZ_TIMEOUT_MS, fuzzOperation, type FuzzSetup } from './support/fuzz-request.js';
 import { changedTables, memberTenantState, type TenantState } from './support/tenant-state.js';
 
 const OPERATIONS = [
@@ -129,6 +129,7 @@ describe('generated bad input on the member center', () => {
       expect(seen.get('60005') ?? 0).toBe(0);
       expect(seen.get('70001') ?? 0).toBeLessThan(FUZZ_RUNS / 2);
     },
+    FUZZ_TIMEOUT_MS,
   );
 
   it("leaves another enterprise's data untouched by all of it", async () => {

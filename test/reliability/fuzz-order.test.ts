@@ -14,7 +14,7 @@ import {
 } from '../http/order-helpers.js';
 import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import { apiDocument, operationName, type ApiDocument } from './support/api-operations.js';
-import { FUZZ_RUNS, fuzzOperation, type FuzzSetup } from './support/fuzz-request.js';
+import { FUZZ_RUNS, FUZZ_TIMEOUT_MS, fuzzOperation, type FuzzSetup } from './support/fuzz-request.js';
 import { changedTables, orderTenantState, type TenantState } from './support/tenant-state.js';
 
 const OPERATIONS = [
@@ -150,6 +150,7 @@ describe('generated bad input on the order service', () => {
       // The generator reaches past the guard into validation, not only the nonce check.
       expect(seen.get('13004') ?? 0).toBeGreaterThan(FUZZ_RUNS / 10);
     },
+    FUZZ_TIMEOUT_MS,
   );
 
   it("leaves another tenant's data untouched by all of it", async () => {

@@ -26,6 +26,11 @@ export interface FuzzSetup {
 
 /** Runs per operation and CI run; `KEYWARD_FUZZ_RUNS=5000` for a long search. */
 export const FUZZ_RUNS = Number(process.env.KEYWARD_FUZZ_RUNS ?? '') || 200;
+/**
+ * A test's time grows with its runs. It must not time out: the runs of a test that timed out go on
+ * in the background and would change the tenant under the next test's feet.
+ */
+export const FUZZ_TIMEOUT_MS = 60_000 + FUZZ_RUNS * 500;
 
 /** Path segments a router or validator may choke on. */
 const hostileSegment = fc.oneof(

@@ -1,0 +1,482 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../../src/domain/shared/secrets.js';
+import { ME_PREFIX, ORDER_PREFIX } from '../../src/http/surface.js';
+import { appToken, createTestApp, userToken } from '../support/fixtures.js';
+import { nonce, startHarness, uniqueCode, type Harness } from '../support/harness.js';
+import {
+  addMember,
+  assetIdOf,
+  assetWorld,
+  assign,
+  buy,
+  buyAsset,
+  buyLentLock,
+  productSpec,
+  type AssetWorld,
+  type MemberSession,
+} from '../support/order-fixtures.js';
+import {
+  changedTables,
+  memberTenantState,
+  orderTenantState,
+  type TenantState,
+} from './support/tenant-state.js';
+
+// Every operation of both services, called on one tenant's data by everyone who must not reach
+// it: each caller gets its code, no answer carries the tenant's data, and nothing of it changes.
+let h: Harness;
+let a: AssetWorld;
+let b: AssetWorld;
+let plain: MemberSession;
+let target: MemberSession;
+let ids: {
+  assetNum: string;
+  assetId: string;
+  lentLock: string;
+  licenseOrderId: string;
+  crmCustomerId: string;
+};
+/** Everything of A's an answer to someone else must not contain. */
+let secrets: string[];
+let before: { order: TenantState; member: TenantState };
+let appId: string;
+
+type Caller =
+  'otherAdmin' | 'plainMember' | 'disabledApp' | 'noScope' | 'otherChannel' | 'revoked' | 'expired';
+const CALLERS: Caller[] = [
+  'otherAdmin',
+  'plainMember',
+  'disabledApp',
+  'noScope',
+  'otherChannel',
+  'revoked',
+  'expired',
+];
+let headersOf: Record<Caller, Record<string, string>>;
+
+async function kill(token: string, column: 'expires_at' | 'revoked_at'): Promise<void> {
+  const past = new Date(Date.now() - 1000);
+  await h.database.db
+    .updateTable('tokens')
+    .set(column === 'expires_at' ? { expires_at: past } : { revoked_at: past })
+    .where('token_hash', '=', sha256(token))
+    .execute();
+}
+
+async function state() {
+  const enterprise = await h.database.db
+    .selectFrom('enterprises')
+    .select(['id', 'code'])
+    .where('global_id', '=', a.enterpriseGlobalId)
+    .executeTakeFirstOrThrow();
+  return {
+    order: await orderTenantState(h.database.db, { appId, channel: a.channel }),
+    member: await memberTenantState(h.database.db, enterprise),
+  };
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  [a, b] = [await assetWorld(h), await assetWorld(h)];
+  appId = (
+    await h.database.db
+      .selectFrom('apps')
+      .select('id')
+      .where('app_key', '=', a.app.appKey)
+      .executeTakeFirstOrThrow()
+  ).id;
+  plain = await addMember(a);
+  target = await addMember(a);
+  const assetNum = await buyAsset(a, [productSpec({ productName: 'Secret Suite A' })]);
+  const lentLock = await buyLentLock(a);
+  await assign(a, target.globalId, [assetNum]);
+  const licenseOrderId = await buy(a, [{ products: [productSpec()] }], 'cloud_customer');
+  const crmCustomerId = uniqueCode('crm');
+  const created = await a.order('POST', '/enterprise/user/create', {
+    crmCustomerId,
+    customerName: 'Crm Customer A',
+  });
+  expect(created.statusCode, created.body).toBe(200);
+  ids = { assetNum, assetId: await assetIdOf(a, assetNum), lentLock, licenseOrderId, crmCustomerId };
+
+  // The callers, each with what it would send: app token, user token, or both.
+  const disabled = await createTestApp(h, { scopes: ['auth_order', 'auth_me'], channels: [a.channel] });
+  const disabledApp = await appToken(h, disabled);
+  const disabledUser = await userToken(h, disabled, a.admin.account, a.admin.password);
+  await h.app.services.apps.disable(disabled.appKey);
+  const orderOnly = await createTestApp(h, { scopes: ['auth_order'] });
+  const meOnly = await createTestApp(h, { scopes: ['auth_me'] });
+  const revokedApp = await appToken(h, a.app);
+  await kill(revokedApp, 'revoked_at');
+  const expiredApp = await appToken(h, a.app);
+  await kill(expiredApp, 'expires_at');
+  // A member whose password is reset loses its sessions; its token is the revoked one.
+  const revokedUser = await userToken(h, a.app, target.account, target.password);
+  const reset = await a.admin.call(
+    'PUT',
+    `/enterprise/${a.enterpriseGlobalId}/member/${target.globalId}/resetPassword`,
+    {
+      password: 'Another-pass2',
+    },
+  );
+  expect(reset.statusCode, reset.body).toBe(200);
+  const expiredUser = await userToken(h, a.app, a.admin.account, a.admin.password);
+  await kill(expiredUser, 'expires_at');
+  const adminUser = await userToken(h, a.app, a.admin.account, a.admin.password);
+  const plainUser = await userToken(h, a.app, plain.account, plain.password);
+  const otherAdmin = await userToken(h, b.app, b.admin.account, b.admin.password);
+
+  headersOf = {
+    otherAdmin: { authorization: `Bearer ${b.token}`, usertoken: otherAdmin },
+    plainMember: { authorization: `Bearer ${a.token}`, usertoken: plainUser },
+    disabledApp: { authorization: `Bearer ${disabledApp}`, usertoken: disabledUser },
+    noScope: { authorization: `Bearer ${await appToken(h, orderOnly)}`, usertoken: adminUser },
+    otherChannel: { authorization: `Bearer ${b.token}`, usertoken: adminUser },
+    revoked: { authorization: `Bearer ${revokedApp}`, usertoken: revokedUser },
+    expired: { authorization: `Bearer ${expiredApp}`, usertoken: expiredUser },
+  };
+  // The order service's "no scope" app is the member-center-only one and vice versa.
+  orderNoScope = { authorization: `Bearer ${await appToken(h, meOnly)}` };
+  // On the member center the revoked and expired cases keep a live app token: the user token is
+  // what died.
+  memberLive = a.token;
+
+  const names = await h.database.db
+    .selectFrom('members')
+    .select(['name', 'account', 'global_id'])
+    .where('global_id', 'in', [a.admin.globalId, plain.globalId, target.globalId])
+    .execute();
+  secrets = [
+    a.enterpriseGlobalId,
+    a.enterpriseCode,
+    a.customerId,
+    a.channelCustomerId,
+    ids.assetId,
+    ids.lentLock,
+    ids.licenseOrderId,
+    'Secret Suite A',
+    'Lending Ltd',
+    'Crm Customer A',
+    ...names.flatMap((n) => [n.name ?? '', n.account, n.global_id]),
+  ].filter((s) => s !== '');
+  before = await state();
+});
+afterAll(async () => h.close());
+
+let orderNoScope: Record<string, string>;
+let memberLive: string;
+
+interface Operation {
+  name: string;
+  surface: 'order' | 'me';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: () => string;
+  payload?: () => unknown;
+  /** Codes by caller where they differ from the surface's default. */
+  codes?: Partial<Record<Caller, string | number>>;
+}
+
+const orderOps: Operation[] = [
+  {
+    name: 'bind a customer in A’s channel',
+    surface: 'order',
+    method: 'POST',
+    path: () => '/enterprise/user/bind',
+    payload: () => ({ channelCode: a.channel, channelCustomerId: a.channelCustomerId, enterpriseName: 'X' }),
+    codes: { otherChannel: '60000' },
+  },
+  {
+    name: 'query A’s enterprise',
+    surface: 'order',
+    method: 'GET',
+    path: () => `/enterprise/user/query?channelCode=${a.channel}&channelCustomerId=${a.channelCustomerId}`,
+    codes: { otherChannel: '60000' },
+  },
+  {
+    name: 'update A’s CRM customer',
+    surface: 'order',
+    method: 'POST',
+    path: () => '/enterprise/user/update',
+    payload: () => ({ crmCustomerId: ids.crmCustomerId, customerName: 'Taken over' }),
+    codes: { otherChannel: '13004' },
+  },
+  {
+    name: 'obtain asset numbers',
+    surface: 'order',
+    method: 'POST',
+    path: () => '/shellnums',
+    payload: () => ({ size: 1 }),
+    // Numbers are no tenant's data: another channel's app simply gets its own.
+    codes: { otherChannel: 0 },
+  },
+  {
+    name: 'order in A’s channel',
+    surface: 'order',
+    method: 'POST',
+    path: () => `/licenseOrder/batchOrder?appKey=${b.app.appKey}`,
+    payload: () => ({
+      channelCode: a.channel,
+      channelOrderId: uniqueCode('CO'),
+      syncMode: 'sync',
+      orderList: [
+        {
+          sequence: 1,
+          customerId: a.customerId,
+          licenseType: 'softkey',
+          orderType: 'delete_asset',
+          assets: [{ assetNos: [ids.assetNum] }],
+        },
+      ],
+    }),
+    codes: { otherChannel: '60000' },
+  },
+  {
+    name: 'revoke A’s asset from another channel',
+    surface: 'order',
+    method: 'POST',
+    path: () => `/licenseOrder/batchOrder?appKey=${b.app.appKey}`,
+    payload: () => ({
+      channelCode: b.channel,
+      channelOrderId: uniqueCode('CO'),
+      syncMode: 'sync',
+      orderList: [
+        {
+          sequence: 1,
+          customerId: a.customerId,
+          licenseType: 'normal_recover_usbkey',
+          orderType: 'delete_asset',
+          assets: [{ assetNos: [ids.assetNum] }],
+        },
+      ],
+    }),
+    codes: { otherChannel: '13004' },
+  },
+  {
+    name: 'look up A’s license order',
+    surface: 'order',
+    method: 'GET',
+    path: () => `/licenseOrder/${ids.licenseOrderId}`,
+    codes: { otherChannel: '13004' },
+  },
+  {
+    name: 'disable A’s locks',
+    surface: 'order',
+    method: 'POST',
+    path: () => '/asset/lock',
+    payload: () => ({ assetNums: [ids.assetNum, ids.lentLock], operatorIdentity: 'intruder' }),
+    codes: { otherChannel: 0 },
+  },
+  {
+    name: 'enable A’s locks',
+    surface: 'order',
+    method: 'POST',
+    path: () => '/asset/unlock',
+    payload: () => ({ assetNums: [ids.assetNum, ids.lentLock], operatorIdentity: 'intruder' }),
+    codes: { otherChannel: 0 },
+  },
+  {
+    name: 'list A’s enterprise assets',
+    surface: 'order',
+    method: 'GET',
+    path: () => `/asset/${a.enterpriseGlobalId}/list`,
+    codes: { otherChannel: '13004' },
+  },
+];
+
+const memberOps: Operation[] = [
+  {
+    name: 'add members to A',
+    surface: 'me',
+    method: 'POST',
+    path: () => `/enterprise/${a.enterpriseGlobalId}/member`,
+    payload: () => ({
+      userList: [{ userName: 'intruder', password: 'Intruder-1', name: 'I', departmentId: 1 }],
+    }),
+  },
+  {
+    name: 'edit A’s member',
+    surface: 'me',
+    method: 'PUT',
+    path: () => `/enterprise/${a.enterpriseGlobalId}/member/${target.globalId}`,
+    payload: () => ({ name: 'Renamed' }),
+  },
+  {
+    name: 'reset the password of A’s member',
+    surface: 'me',
+    method: 'PUT',
+    path: () => `/enterprise/${a.enterpriseGlobalId}/member/${target.globalId}/resetPassword`,
+    payload: () => ({ password: 'Stolen-pass1' }),
+  },
+  {
+    name: 'delete A’s member',
+    surface: 'me',
+    method: 'DELETE',
+    path: () => `/enterprise/${a.enterpriseGlobalId}/member/${target.globalId}`,
+  },
+  {
+    name: 'list A’s members',
+    surface: 'me',
+    method: 'GET',
+    path: () => `/enterprise/${a.enterpriseGlobalId}/members`,
+  },
+  {
+    name: 'list A’s asset numbers',
+    surface: 'me',
+    method: 'GET',
+    path: () => `/enterprise/${a.enterpriseGlobalId}/asset/assetNums`,
+  },
+  {
+    name: 'list the products of A’s asset',
+    surface: 'me',
+    method: 'GET',
+    path: () => `/enterprise/asset/${ids.assetId}/merchandiseProducts`,
+    codes: { otherAdmin: '60024' },
+  },
+  {
+    name: 'list A’s lent locks',
+    surface: 'me',
+    method: 'GET',
+    path: () => `/enterprise/${a.enterpriseGlobalId}/asset/borrowUsbKeys`,
+  },
+  {
+    name: 'configure the assets of A’s member',
+    surface: 'me',
+    method: 'POST',
+    path: () => `/enterprise/member/${target.globalId}/privileges`,
+    payload: () => ({ deleteAssets: [ids.assetNum] }),
+    codes: { otherAdmin: '60026' },
+  },
+  {
+    name: 'lend the assets of A’s member',
+    surface: 'me',
+    method: 'POST',
+    path: () => `/enterprise/member/${target.globalId}/borrow`,
+    payload: () => ({ borrowedUsbKey: ids.lentLock, assetIDs: [ids.assetId] }),
+    codes: { otherAdmin: '60026' },
+  },
+  {
+    name: 'return what A’s member lent',
+    surface: 'me',
+    method: 'POST',
+    path: () => `/enterprise/member/${target.globalId}/return`,
+    payload: () => ({ borrowedUsbKey: ids.lentLock }),
+    codes: { otherAdmin: '60026' },
+  },
+];
+
+/** What each caller gets from a surface unless the operation says otherwise. */
+const DEFAULTS: Record<'order' | 'me', Record<Caller, string | undefined>> = {
+  // The order service knows apps only: the member callers do not apply to it.
+  order: {
+    otherAdmin: undefined,
+    plainMember: undefined,
+    disabledApp: '60000',
+    noScope: '60000',
+    otherChannel: undefined,
+    revoked: '60000',
+    expired: '60000',
+  },
+  me: {
+    // A path naming A's enterprise is refused at the guard; other paths find nothing of A's.
+    otherAdmin: '70001',
+    plainMember: '33003',
+    disabledApp: '60000',
+    noScope: '60000',
+    // A's administrator's session, carried by another app: the user token is not that app's.
+    otherChannel: '70001',
+    revoked: '60005',
+    expired: '60005',
+  },
+};
+
+function headers(op: Operation, caller: Caller): Record<string, string> {
+  const given = headersOf[caller];
+  if (op.surface === 'order') {
+    if (caller === 'noScope') return orderNoScope;
+    return { authorization: given.authorization as string };
+  }
+  // Revoked and expired user tokens travel with a live app token, so the user token is judged.
+  if (caller === 'revoked' || caller === 'expired') {
+    return { authorization: `Bearer ${memberLive}`, usertoken: given.usertoken as string };
+  }
+  return given;
+}
+
+const cases = [...orderOps, ...memberOps].flatMap((op) =>
+  CALLERS.map((caller) => ({
+    op,
+    caller,
+    expected: op.codes?.[caller] ?? DEFAULTS[op.surface][caller],
+  })).filter((c) => c.expected !== undefined),
+);
+
+describe('tenant isolation: every operation against everyone who must not reach A', () => {
+  it.each(cases.map((c) => [c.op.name, c.caller, c] as const))('%s, as %s', async (_name, _caller, c) => {
+    const { op, caller, expected } = c;
+    const path = op.path();
+    const response = await h.app.inject({
+      method: op.method,
+      url: `${op.surface === 'order' ? ORDER_PREFIX : ME_PREFIX}${path}${path.includes('?') ? '&' : '?'}g_nonce=${nonce()}`,
+      headers: headers(op, caller),
+      ...(op.payload ? { payload: op.payload() as object } : {}),
+    });
+    const body = response.json() as { code: unknown; data?: unknown };
+    expect(body.code, response.body).toBe(expected);
+    // Nothing of A's that the caller did not send itself may come back.
+    const sent = `${path} ${JSON.stringify(op.payload?.() ?? '')}`;
+    for (const secret of secrets) {
+      if (!sent.includes(secret)) expect(response.body, `leaks ${secret}`).not.toContain(secret);
+    }
+  });
+
+  it('leaves all of A’s data as it was', async () => {
+    const after = await state();
+    expect(changedTables(before.order, after.order)).toEqual([]);
+    expect(changedTables(before.member, after.member)).toEqual([]);
+  });
+});
+
+describe('guessing a password', () => {
+  it('slows and then locks out an account, even for the right password', async () => {
+    const login = (password: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/oauth2/token',
+        payload: {
+          grant_type: 'password',
+          client_id: a.app.appKey,
+          client_secret: a.app.appSecret,
+          username: plain.account,
+          password,
+        },
+      });
+    const describe = async (password: string) =>
+      ((await login(password)).json() as { error_description?: string }).error_description;
+    // Time passing is simulated: each wait the account was given is over before the next guess.
+    const waitOut = () =>
+      h.database.db
+        .updateTable('login_attempts')
+        .set({ locked_until: new Date(Date.now() - 1000) })
+        .where('account', '=', plain.account.toLowerCase())
+        .execute();
+    for (let i = 0; i < 3; i += 1)
+      expect(await describe(`wrong-${i}-guess`)).toBe('wrong account or password');
+    // Slowed: the fourth guess, straight after the third, is refused without being checked.
+    expect(await describe(plain.password)).toMatch(/too many failed attempts/);
+    for (let i = 3; i < 5; i += 1) {
+      await waitOut();
+      expect(await describe(`wrong-${i}-guess`)).toBe('wrong account or password');
+    }
+    // Locked: the right password is refused for the next quarter of an hour.
+    const row = await h.database.db
+      .selectFrom('login_attempts')
+      .select('locked_until')
+      .where('account', '=', plain.account.toLowerCase())
+      .executeTakeFirstOrThrow();
+    expect((row.locked_until?.getTime() ?? 0) - Date.now()).toBeGreaterThan(14 * 60_000);
+    const right = await login(plain.password);
+    expect(right.statusCode).toBe(400);
+    expect(right.json()).toMatchObject({ error: 'invalid_grant' });
+    expect(right.body).not.toContain('access_token');
+  });
+});
