@@ -3,10 +3,15 @@ import { loadConfig } from '../config.js';
 
 export class CliError extends Error {}
 
+/** Where the CLI finds the running server: KEYWARD_URL, else this machine's PORT. */
+export function serverUrl(): string {
+  return (process.env.KEYWARD_URL ?? `http://127.0.0.1:${loadConfig().port}`).replace(/\/+$/, '');
+}
+
 /** Calls the running server's admin API; the CLI never opens the database itself. */
 export async function adminCall<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   const config = loadConfig();
-  const base = process.env.KEYWARD_URL ?? `http://127.0.0.1:${config.port}`;
+  const base = serverUrl();
   let response: Response;
   try {
     response = await fetch(`${base}/admin${path}`, {

@@ -15,7 +15,8 @@ const USAGE = `keyward <command>
   audit [--subject S] [--limit N] [--json]
   enterprise show ENTERPRISE_GLOBAL_ID [--json]
   enterprise set-member-limit ENTERPRISE_GLOBAL_ID N|none
-  member set-password --account ACCOUNT --password PW`;
+  member set-password --account ACCOUNT --password PW
+  demo [--json]               load a small demo data set into the running server`;
 
 async function migrate(): Promise<void> {
   const database = await openDatabase(loadConfig());
@@ -34,6 +35,8 @@ const commands: Record<string, (args: string[]) => Promise<void>> = {
   audit: auditCommand,
   enterprise: enterpriseCommand,
   member: memberCommand,
+  // Loaded on use: only the demo needs the typed client package.
+  demo: async (args) => (await import('./commands/demo.js')).demoCommand(args),
 };
 
 async function main(argv: string[]): Promise<void> {
