@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { expect } from 'vitest';
+import type { DemoFacts } from '../../../src/cli/demo/load-demo.js';
+import { testDatabaseUrl } from '../../support/database.js';
+import { runCli, startServerProcess, type ServerProcess } from '../../support/server-process.js';
+
+export interface DemoServer {
+  server: ServerProcess;
+  /** What the CLI needs to find the server and pass its admin API. */
+  cliEnv: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+async function onAdminDatabase(url: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A real `keyward serve` with a database of its own: a fresh data directory, or on the PostgreSQL
+ * pass a fresh database next to the run's, so its order worker never meets other files' batches.
+ */
+export async function startDemoServer(): Promise<DemoServer> {
+  const runUrl = testDatabaseUrl();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-demo-'));
+  let databaseUrl = '';
+  let dropDatabase = async () => {};
+  if (runUrl !== undefined) {
+    const name = `keyward_demo_${process.pid}_${randomBytes(4).toString('hex')}`;
+    await onAdminDatabase(runUrl, `create database ${name}`);
+    const url = new URL(runUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    dropDatabase = () => onAdminDatabase(runUrl, `drop database if exists ${name} with (force)`);
+  }
+  const adminKey = randomBytes(16).toString('hex');
+  const server = await startServerProcess({
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    KEYWARD_ADMIN_KEY: adminKey,
+  });
+  return {
+    server,
+    cliEnv: { KEYWARD_URL: server.url, KEYWARD_ADMIN_KEY: adminKey },
+    async stop() {
+      await server.stop();
+      await dropDatabase();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs `keyward demo --json`; it must succeed and print exactly one JSON object. */
+export async function runDemoJson(cliEnv: Record<string, string>): Promise<DemoFacts> {
+  const result = await runCli(['demo', '--json'], cliEnv);
+  expect(result.code, result.stderr).toBe(0);
+  const lines = result.stdout.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return JSON.parse(lines[0] ?? '') as DemoFacts;
+}
+
+/** Runs shell text with bash, as a reader pasting it would; stdout is what curl printed. */
+export function runShell(
+  script: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
