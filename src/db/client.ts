@@ -32,6 +32,9 @@ export async function openPostgres(url: string): Promise<DatabaseHandle> {
   });
   // An idle client whose backend was terminated emits an error; the pool replaces it.
   pool.on('error', () => undefined);
+  // So does a client in use: its query has already failed (the caller answers "500"), and the pool
+  // drops it on release as no longer queryable. Unheard, that error would end the whole process.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, kind: 'postgres', close: () => db.destroy() };
 }
