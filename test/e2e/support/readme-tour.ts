@@ -1,0 +1,129 @@
+/**
+ * Reading the README's tour: its ```sh blocks, each a command followed by the answer it gives as
+ * `#` comment lines. An answer may leave things out with a bare `…` (an array element or object
+ * member); it is then a pattern the real answer must fit.
+ */
+
+/** Where the tour's commands send their requests; a test points them at its own server. */
+export const README_BASE_URL = 'http://127.0.0.1:8080';
+
+export interface TourBlock {
+  /** The heading and bold label before the block: "Order service: Op 1, bind a customer …" */
+  label: string;
+  command: string;
+  documented: string;
+}
+
+/** The ```sh blocks between `## Tour` and the next `## ` heading, in order. */
+export function tourBlocks(readme: string): TourBlock[] {
+  const start = readme.indexOf('\n## Tour\n');
+  if (start < 0) throw new Error('README.md has no "## Tour" section');
+  const rest = readme.slice(start + 1);
+  const end = rest.indexOf('\n## ', 1);
+  const section = end < 0 ? rest : rest.slice(0, end);
+  const blocks: TourBlock[] = [];
+  const fence = /```sh\n([\s\S]*?)```/g;
+  for (let match = fence.exec(section); match !== null; match = fence.exec(section)) {
+    const lines = (match[1] ?? '').trimEnd().split('\n');
+    let split = lines.length;
+    while (split > 0 && lines[split - 1]?.startsWith('#')) split -= 1;
+    const before = section.slice(0, match.index);
+    const heading = [...before.matchAll(/^### (.+)$/gm)].at(-1)?.[1];
+    const label = [...before.matchAll(/\*\*([^*]+)\*\*/g)].at(-1)?.[1] ?? `block ${blocks.length + 1}`;
+    blocks.push({
+      label: heading === undefined ? label : `${heading}: ${label}`,
+      command: lines.slice(0, split).join('\n'),
+      documented: lines
+        .slice(split)
+        .map((line) => line.replace(/^# ?/, ''))
+        .join('\n'),
+    });
+  }
+  return blocks;
+}
+
+/** The method and path a tour command calls, its `$VARIABLES` turned into `{}`. */
+export function operationOf(command: string): string {
+  const method = /-X ([A-Z]+)/.exec(command)?.[1] ?? 'GET';
+  const url = new RegExp(`"${README_BASE_URL.replace(/[.]/g, '\\.')}([^"?]*)`).exec(command)?.[1];
+  if (url === undefined) throw new Error(`no request to ${README_BASE_URL} in:\n${command}`);
+  return `${method} ${url.replace(/\$[A-Z_]+/g, '{}')}`;
+}
+
+/** Parses a documented answer, dropping each bare `…` and the comma that went with it. */
+export function parseDocumented(text: string): unknown {
+  let out = '';
+  let inString = false;
+  let dropNextComma = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i] as string;
+    if (inString) {
+      out += c;
+      if (c === '\\') out += text[(i += 1)] ?? '';
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '…') {
+      out = out.trimEnd();
+      if (out.endsWith(',')) out = out.slice(0, -1);
+      else dropNextComma = true;
+      continue;
+    }
+    if (dropNextComma && c === ',') {
+      dropNextComma = false;
+      continue;
+    }
+    if (c.trim() !== '') dropNextComma = false;
+    if (c === '"') inString = true;
+    out += c;
+  }
+  return JSON.parse(out);
+}
+
+const kind = (value: unknown): string =>
+  Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value;
+
+/**
+ * How `actual` fails to fit the documented answer: the same `code` and `message`, `data` present
+ * exactly when documented, and below that every documented field present with the documented
+ * type. Values are not compared: ids, numbers and times differ from run to run.
+ */
+export function differences(documented: unknown, actual: unknown): string[] {
+  const doc = documented as Record<string, unknown>;
+  const got = actual as Record<string, unknown>;
+  const found: string[] = [];
+  for (const key of ['code', 'message']) {
+    if (got[key] !== doc[key])
+      found.push(`${key}: documented ${JSON.stringify(doc[key])}, got ${JSON.stringify(got[key])}`);
+  }
+  if ('data' in doc !== 'data' in got) found.push(`data: documented ${'data' in doc ? '' : 'no '}data`);
+  else if ('data' in doc) fit(doc.data, got.data, 'data', found);
+  return found;
+}
+
+function fit(doc: unknown, got: unknown, path: string, found: string[]): void {
+  if (doc === null) return;
+  if (got === null) {
+    // A documented text, number or flag may be empty at run time (an unassigned holder, a time);
+    // a documented object or list may not.
+    if (typeof doc === 'object') found.push(`${path}: documented ${kind(doc)}, got null`);
+    return;
+  }
+  if (kind(doc) !== kind(got)) {
+    found.push(`${path}: documented ${kind(doc)}, got ${kind(got)}`);
+    return;
+  }
+  if (Array.isArray(doc)) {
+    const items = got as unknown[];
+    if (items.length < doc.length) found.push(`${path}: documented ${doc.length} items, got ${items.length}`);
+    doc.forEach((item, i) => fit(item, items[i], `${path}[${i}]`, found));
+    return;
+  }
+  if (typeof doc === 'object') {
+    const object = got as Record<string, unknown>;
+    for (const [key, value] of Object.entries(doc as Record<string, unknown>)) {
+      if (!(key in object)) found.push(`${path}.${key}: documented, not in the answer`);
+      else fit(value, object[key], `${path}.${key}`, found);
+    }
+  }
+}
