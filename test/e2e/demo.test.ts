@@ -14,7 +14,7 @@ const NONCE_CMD = 'g_nonce=$(openssl rand -hex 12)';
 
 beforeAll(async () => {
   live = await startDemoServer();
-  facts = await runDemoJson(live.cliEnv);
+  facts = await runDemoJson(live);
   asAdmin = createKeywardClient({
     baseUrl: live.server.url,
     appKey: facts.app.appKey,

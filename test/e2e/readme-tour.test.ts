@@ -47,7 +47,7 @@ let variables: Record<string, string>;
 
 beforeAll(async () => {
   live = await startDemoServer();
-  const facts = await runDemoJson(live.cliEnv);
+  const facts = await runDemoJson(live);
   // The tokens come from the demo's own "Try it" lines, as the README tells a reader.
   const tokens = await runShell(
     [facts.curl.token, facts.curl.userToken, 'printf "%s %s" "$TOKEN" "$USER_TOKEN"'].join('\n'),

@@ -61,9 +61,10 @@ export async function startDemoServer(): Promise<DemoServer> {
 }
 
 /** Runs `keyward demo --json`; it must succeed and print exactly one JSON object. */
-export async function runDemoJson(cliEnv: Record<string, string>): Promise<DemoFacts> {
-  const result = await runCli(['demo', '--json'], cliEnv);
-  expect(result.code, result.stderr).toBe(0);
+export async function runDemoJson(live: DemoServer): Promise<DemoFacts> {
+  const result = await runCli(['demo', '--json'], live.cliEnv);
+  // A fault answers "500" with a request id: the server's log says what happened.
+  expect(result.code, `${result.stderr}\nserver log:\n${live.server.output().slice(-4000)}`).toBe(0);
   const lines = result.stdout.trim().split('\n');
   expect(lines).toHaveLength(1);
   return JSON.parse(lines[0] ?? '') as DemoFacts;
