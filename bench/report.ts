@@ -1,0 +1,104 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { format, resolveConfig } from 'prettier';
+
+/** One line of RESULTS.md: a measurement, what it is compared with, and the target. */
+export interface ResultRow {
+  scenario: string;
+  database: 'postgres' | 'embedded';
+  /** "req/s", "rows/s", "ms" or "MB": what `value` counts. */
+  unit: string;
+  value: number;
+  p50: number | null;
+  p99: number | null;
+  reference: string | null;
+  referenceValue: number | null;
+  /** value / referenceValue (or the measured quantity the target bounds). */
+  ratio: number | null;
+  target: string | null;
+  pass: boolean | null;
+}
+
+export interface Report {
+  startedAt: string;
+  finishedAt: string;
+  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; postgres: string };
+  settings: Record<string, unknown>;
+  rows: ResultRow[];
+}
+
+const ROOT = path.resolve(import.meta.dirname);
+
+const fixed = (n: number | null, digits: number) => (n === null || Number.isNaN(n) ? '' : n.toFixed(digits));
+
+function valueText(row: ResultRow): string {
+  const digits = row.unit === 'req/s' || row.unit === 'rows/s' ? 0 : row.unit === 'MB' ? 0 : 1;
+  return `${fixed(row.value, digits)} ${row.unit}`;
+}
+
+function verdict(pass: boolean | null): string {
+  if (pass === null) return '';
+  return pass ? 'pass' : '**fail**';
+}
+
+export function machine(postgres: string): Report['machine'] {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    postgres,
+  };
+}
+
+function markdown(report: Report): string {
+  const m = report.machine;
+  const lines = [
+    '# Benchmark results',
+    '',
+    `Written by \`npm run bench\` (bench/run.ts) on ${report.finishedAt}. Raw numbers: \`bench/results/latest.json\`.`,
+    '',
+    `Machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, Node.js ${m.node}, ${m.postgres}. The load generator,`,
+    'the server and the database share these cores, so compare ratios measured in the same run, not',
+    'absolute numbers across machines. Latencies are in milliseconds.',
+    '',
+    '| scenario | db | result | p50 | p99 | reference | ratio | target | verdict |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...report.rows
+      .map((r) =>
+        [
+          r.scenario,
+          r.database === 'postgres' ? 'pg' : 'embedded',
+          valueText(r),
+          fixed(r.p50, 1),
+          fixed(r.p99, 1),
+          r.reference ?? '',
+          fixed(r.ratio, 2),
+          r.target ?? '',
+          verdict(r.pass),
+        ].join(' | '),
+      )
+      .map((l) => `| ${l} |`),
+    '',
+    'Settings:',
+    '',
+    ...Object.entries(report.settings).map(
+      ([k, v]) => `- ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`,
+    ),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+/** bench/RESULTS.md (formatted as the repository's prettier check wants it) and the raw JSON. */
+export async function writeReport(report: Report): Promise<string> {
+  const dir = path.join(ROOT, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const file = path.join(ROOT, 'RESULTS.md');
+  const options = (await resolveConfig(file)) ?? {};
+  fs.writeFileSync(file, await format(markdown(report), { ...options, parser: 'markdown' }));
+  return file;
+}

@@ -1,0 +1,304 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createEmbedded, createPostgres } from './databases.js';
+import { measure, type LoadPlan, type Measured } from './load.js';
+import { metricValue, scrapeMetrics, startKeyward, startReference, type Running } from './processes.js';
+import { measureRawInsert } from './raw-insert.js';
+import { machine, writeReport, type ResultRow } from './report.js';
+import * as requests from './requests.js';
+import { finishSeeding, seedTenants } from './seed.js';
+import { openSession } from './session.js';
+import {
+  BATCH_CONNECTIONS,
+  BATCH_SHAPE,
+  LARGE_TENANTS,
+  LOCK_CALLS,
+  MEMBERS_PER_ADD,
+  READ_CONNECTIONS,
+  SEED_CHUNK,
+  SMALL_TENANTS,
+  TENANT,
+  TIMING,
+} from './settings.js';
+
+// `npm run bench [-- --embedded]`: seeds a fresh PostgreSQL database, drives a real `keyward serve`
+// over HTTP with autocannon, measures the references in the same run, and writes bench/RESULTS.md
+// and bench/results/latest.json.
+
+const embedded = process.argv.includes('--embedded');
+const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const adminKey = randomBytes(24).toString('base64url');
+const began = Date.now();
+const rows: ResultRow[] = [];
+
+function log(message: string): void {
+  console.log(`[bench ${((Date.now() - began) / 1000).toFixed(0).padStart(4)} s] ${message}`);
+}
+
+const throughput: LoadPlan = { connections: READ_CONNECTIONS, ...seconds() };
+const sequential: LoadPlan = { connections: 1, ...seconds() };
+
+function seconds() {
+  return { warmupSeconds: TIMING.warmupSeconds, seconds: TIMING.seconds };
+}
+
+function row(
+  scenario: string,
+  m: Measured,
+  compare?: {
+    reference: string | null;
+    referenceValue: number | null;
+    ratio: number | null;
+    target: string;
+    pass: boolean;
+  },
+  database: ResultRow['database'] = 'postgres',
+): ResultRow {
+  const entry: ResultRow = {
+    scenario,
+    database,
+    unit: 'req/s',
+    value: m.requestsPerSecond,
+    p50: m.p50,
+    p99: m.p99,
+    reference: compare?.reference ?? null,
+    referenceValue: compare?.referenceValue ?? null,
+    ratio: compare?.ratio ?? null,
+    target: compare?.target ?? null,
+    pass: compare?.pass ?? null,
+  };
+  rows.push(entry);
+  log(
+    `${scenario}: ${m.requestsPerSecond.toFixed(1)} req/s, p50 ${m.p50.toFixed(1)} ms, p99 ${m.p99.toFixed(1)} ms`,
+  );
+  return entry;
+}
+
+/** value ≥ share × reference (throughput). */
+const atLeast = (value: number, reference: number, share: number, name: string) => ({
+  reference: name,
+  referenceValue: reference,
+  ratio: value / reference,
+  target: `≥ ${share.toFixed(2)} × ${name}`,
+  pass: value >= share * reference,
+});
+
+/** p50 ≤ factor × the reference's p50 (latency). */
+const atMost = (p50: number, reference: number, factor: number, name: string) => ({
+  reference: name,
+  referenceValue: reference,
+  ratio: p50 / reference,
+  target: `p50 ≤ ${factor} × ${name}`,
+  pass: p50 <= factor * reference,
+});
+
+async function postgresRun(): Promise<string> {
+  const database = await createPostgres(serverUrl);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-bench-data-'));
+  let server: Running | undefined;
+  try {
+    log(`seeding ${SMALL_TENANTS * TENANT.assets} assets in ${database.url.replace(/\/\/[^@]*@/, '//')}`);
+    await seedTenants(database.handle.db, 1, SMALL_TENANTS);
+    await finishSeeding(database.handle.db);
+    server = await startKeyward({
+      DATABASE_URL: database.url,
+      KEYWARD_ADMIN_KEY: adminKey,
+      DATA_DIR: dataDir,
+    });
+    const session = await openSession(server.url, adminKey);
+
+    const r3Members = row(
+      'R3: member op 5, page 1 of 10, 10,000 assets',
+      await measure(server.url, requests.listMembers(session), sequential),
+    );
+    const r3Assets = row(
+      'R3: member op 6, 10,000 assets',
+      await measure(server.url, requests.listAssetNums(session), sequential),
+    );
+
+    for (let from = SMALL_TENANTS + 1; from <= LARGE_TENANTS; from += SEED_CHUNK) {
+      const to = Math.min(LARGE_TENANTS, from + SEED_CHUNK - 1);
+      await seedTenants(database.handle.db, from, to);
+      log(`seeded ${to * TENANT.assets} assets, ${to * TENANT.members} members`);
+    }
+    await finishSeeding(database.handle.db);
+
+    const reference = await startReference(database.url);
+    const r1 = row(
+      'R1: bare Fastify route, one primary-key SELECT',
+      await measure(reference.url, requests.referenceRead(), throughput),
+    );
+    await reference.stop();
+
+    const op3 = await measure(server.url, requests.queryEnterprises(session), throughput);
+    row('order op 3, authenticated read', op3, atLeast(op3.requestsPerSecond, r1.value, 0.5, 'R1'));
+    const op5 = await measure(server.url, requests.listMembers(session), throughput);
+    row(
+      'member op 5, page 1 of 10, authenticated read',
+      op5,
+      atLeast(op5.requestsPerSecond, r1.value, 0.5, 'R1'),
+    );
+
+    const bigMembers = await measure(server.url, requests.listMembers(session), sequential);
+    row(
+      'member op 5, page 1 of 10, 1,000,000 assets / 200,000 members',
+      bigMembers,
+      atMost(bigMembers.p50, r3Members.p50 ?? NaN, 1.5, 'R3 op 5'),
+    );
+    const bigAssets = await measure(server.url, requests.listAssetNums(session), sequential);
+    row(
+      'member op 6, 1,000,000 assets / 200,000 members',
+      bigAssets,
+      atMost(bigAssets.p50, r3Assets.p50 ?? NaN, 1.5, 'R3 op 6'),
+    );
+
+    const lockOne = await measure(server.url, requests.lockAssets(session, 1, 0), {
+      connections: 1,
+      warmupAmount: LOCK_CALLS.one.warmup,
+      amount: LOCK_CALLS.one.measured,
+    });
+    row('order op 6, 1 lock number', lockOne);
+    const lockMany = await measure(server.url, requests.lockAssets(session, 1000, 10_000), {
+      connections: 1,
+      warmupAmount: LOCK_CALLS.many.warmup,
+      amount: LOCK_CALLS.many.measured,
+    });
+    row('order op 6, 1,000 lock numbers', lockMany, atMost(lockMany.p50, lockOne.p50, 5, 'op 6 × 1'));
+
+    const numsOne = await measure(server.url, requests.shellnums(session, 1), sequential);
+    row('order op 9, size 1', numsOne);
+    const numsMany = await measure(server.url, requests.shellnums(session, 1000), sequential);
+    row('order op 9, size 1,000', numsMany, atMost(numsMany.p50, numsOne.p50, 3, 'op 9 × 1'));
+
+    const batchRows = BATCH_SHAPE.orders * BATCH_SHAPE.assetsPerOrder * BATCH_SHAPE.productsPerAsset;
+    const r2 = await measureRawInsert(database.handle.db, BATCH_CONNECTIONS, TIMING);
+    const r2Row = row(`R2: raw unnest insert of ${batchRows} product rows`, r2);
+    Object.assign(r2Row, { unit: 'rows/s', value: r2.rowsPerSecond });
+    const batch = await measure(server.url, requests.batchOrder(session), {
+      connections: BATCH_CONNECTIONS,
+      ...seconds(),
+    });
+    const batchRowsPerSecond = batch.requestsPerSecond * batchRows;
+    Object.assign(
+      row(
+        'order op 5 batchOrder, 50 orders × 4 assets × 5 products',
+        batch,
+        atLeast(batchRowsPerSecond, r2.rowsPerSecond, 0.25, 'R2'),
+      ),
+      { unit: 'rows/s', value: batchRowsPerSecond },
+    );
+
+    const add = await measure(server.url, requests.addMembers(session), {
+      connections: 1,
+      warmupAmount: 1,
+      seconds: TIMING.seconds,
+      // The event-loop histogram restarts at every scrape: this one opens the measured window.
+      beforeMeasured: async () => void (await scrapeMetrics(server?.url ?? '')),
+    });
+    const lag =
+      (metricValue(await scrapeMetrics(server.url), 'nodejs_eventloop_lag_p99_seconds') ?? NaN) * 1000;
+    row(`member op 1, ${MEMBERS_PER_ADD} employees`, add, {
+      reference: null,
+      referenceValue: null,
+      ratio: null,
+      target: 'p50 ≤ 2000 ms',
+      pass: add.p50 <= 2000,
+    });
+    rows.push({
+      scenario: `member op 1: server event-loop delay p99 during it`,
+      database: 'postgres',
+      unit: 'ms',
+      value: lag,
+      p50: null,
+      p99: lag,
+      reference: null,
+      referenceValue: null,
+      ratio: null,
+      target: '≤ 100 ms',
+      pass: lag <= 100,
+    });
+    log(`event-loop delay p99 during member op 1: ${lag.toFixed(1)} ms`);
+
+    const rss =
+      (metricValue(await scrapeMetrics(server.url), 'process_resident_memory_bytes') ?? NaN) / 2 ** 20;
+    rows.push({
+      scenario: 'server RSS after the whole run',
+      database: 'postgres',
+      unit: 'MB',
+      value: rss,
+      p50: null,
+      p99: null,
+      reference: null,
+      referenceValue: null,
+      ratio: null,
+      target: '≤ 300 MB',
+      pass: rss <= 300,
+    });
+    log(`server RSS: ${rss.toFixed(0)} MB`);
+    return database.version;
+  } finally {
+    await server?.stop();
+    await database.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The read scenarios on the embedded database, seeded at the small size (see RESULTS.md). */
+async function embeddedRun(): Promise<void> {
+  const store = await createEmbedded();
+  let server: Running | undefined;
+  try {
+    log('seeding the embedded database');
+    await seedTenants(store.handle.db, 1, SMALL_TENANTS);
+    await finishSeeding(store.handle.db);
+    await store.handle.close();
+    server = await startKeyward({ DATA_DIR: store.dataDir, DATABASE_URL: '', KEYWARD_ADMIN_KEY: adminKey });
+    const session = await openSession(server.url, adminKey);
+    const pgOp3 = rows.find((r) => r.scenario === 'order op 3, authenticated read')?.value ?? NaN;
+    const pgOp5 =
+      rows.find((r) => r.scenario === 'member op 5, page 1 of 10, authenticated read')?.value ?? NaN;
+    const op3 = await measure(server.url, requests.queryEnterprises(session), throughput);
+    row('order op 3, authenticated read', op3, atLeast(op3.requestsPerSecond, pgOp3, 0.25, 'pg'), 'embedded');
+    const op5 = await measure(server.url, requests.listMembers(session), throughput);
+    row(
+      'member op 5, page 1 of 10, authenticated read',
+      op5,
+      atLeast(op5.requestsPerSecond, pgOp5, 0.25, 'pg'),
+      'embedded',
+    );
+  } finally {
+    await server?.stop();
+    store.remove();
+  }
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date().toISOString();
+  const postgres = await postgresRun();
+  if (embedded) await embeddedRun();
+  const file = await writeReport({
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    machine: machine(postgres),
+    settings: {
+      timing: `${TIMING.warmupSeconds} s warm-up, then ${TIMING.seconds} s (lock scenarios: a fixed number of calls)`,
+      connections: { reads: READ_CONNECTIONS, sequential: 1, batchOrder: BATCH_CONNECTIONS },
+      dataSet: `${LARGE_TENANTS} enterprises of ${TENANT.members} members and ${TENANT.assets} assets (R3: ${SMALL_TENANTS})`,
+      lockCalls: LOCK_CALLS,
+      batch: BATCH_SHAPE,
+      serverLogLevel: 'warn',
+      embedded: embedded ? `read scenarios on ${SMALL_TENANTS} enterprises` : 'not run (pass --embedded)',
+    },
+    rows,
+  });
+  log(`wrote ${path.relative(process.cwd(), file)}`);
+  const failed = rows.filter((r) => r.pass === false).map((r) => `${r.scenario} (${r.database})`);
+  log(failed.length === 0 ? 'every target met' : `targets missed: ${failed.join('; ')}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,47 @@
+/** Sizes, durations and concurrency of `npm run bench`, in one place. */
+
+/** BENCH_TENANTS and BENCH_SECONDS shrink a run while working on the bench itself. */
+function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  return raw === undefined || raw === '' ? fallback : Number(raw);
+}
+
+/** Every seeded enterprise has this shape; sizes differ only in how many there are. */
+export const TENANT = {
+  /** The administrator and 99 members: member op 5 at pageSize 10 has 10 pages. */
+  members: 100,
+  assets: 500,
+  /** Members 1..99 each hold the asset with the same index. */
+  assigned: 99,
+  /** One product instance per asset, so order writes meet a populated table. */
+  productsPerAsset: 1,
+} as const;
+
+/** 10,000 assets (R3) and 1,000,000 assets with 200,000 members. */
+export const SMALL_TENANTS = 20;
+export const LARGE_TENANTS = envNumber('BENCH_TENANTS', 2000);
+/** Tenants inserted per statement while growing to the large size. */
+export const SEED_CHUNK = 100;
+
+/** Every fifth asset is a refillable lock, the kind order ops 6–7 switch. */
+export const LOCKABLE_EVERY = 5;
+
+export const CHANNEL = 'BENCH';
+/** The enterprise every member-center scenario acts in (its administrator's token). */
+export const TARGET_TENANT = 1;
+export const ADMIN_PASSWORD = 'Bench-pass1';
+
+export interface Timing {
+  warmupSeconds: number;
+  seconds: number;
+}
+
+export const TIMING: Timing = { warmupSeconds: 3, seconds: envNumber('BENCH_SECONDS', 10) };
+
+/** Throughput scenarios keep the pool (10 connections) busy. */
+export const READ_CONNECTIONS = 10;
+export const BATCH_CONNECTIONS = 4;
+
+export const BATCH_SHAPE = { orders: 50, assetsPerOrder: 4, productsPerAsset: 5 } as const;
+export const LOCK_CALLS = { one: { warmup: 100, measured: 600 }, many: { warmup: 4, measured: 30 } } as const;
+export const MEMBERS_PER_ADD = 100;
