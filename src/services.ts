@@ -50,7 +50,7 @@ export function createServices(db: Db, config: Config): Services {
     gate:
       config.redisUrl === undefined
         ? new DbGate(db, gateSettings)
-        : new RedisGate(config.redisUrl, gateSettings),
+        : new RedisGate(config.redisUrl, gateSettings, db),
     audit: new AuditRepository(db),
     assetNumbers,
     enterprises: new EnterprisesService(db),

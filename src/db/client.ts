@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { PgliteDialect } from './pglite-dialect.js';
+import { prepareMarkedStatements } from './prepared-statements.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -34,7 +35,10 @@ export async function openPostgres(url: string): Promise<DatabaseHandle> {
   pool.on('error', () => undefined);
   // So does a client in use: its query has already failed (the caller answers "500"), and the pool
   // drops it on release as no longer queryable. Unheard, that error would end the whole process.
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    prepareMarkedStatements(client);
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, kind: 'postgres', close: () => db.destroy() };
 }

@@ -7,6 +7,7 @@ import * as m0021 from './migrations/0021_order_retries.js';
 import * as m0020 from './migrations/0020_order_queue.js';
 import * as m0030 from './migrations/0030_member_center.js';
 import * as m0040 from './migrations/0040_lending.js';
+import * as m0080 from './migrations/0080_rate_counter_shards.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0021_order_retries': m0021,
   '0030_member_center': m0030,
   '0040_lending': m0040,
+  '0080_rate_counter_shards': m0080,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

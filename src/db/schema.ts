@@ -36,6 +36,8 @@ export interface NoncesTable {
 export interface RateCountersTable {
   app_id: string;
   window_start: number;
+  /** One of RATE_SHARDS rows per app and window (migration 0080). */
+  shard: Generated<number>;
   hits: number;
 }
 

@@ -75,7 +75,7 @@ gateSuite(
 );
 gateSuite(
   'redis gate',
-  (limit) => new RedisGate(REDIS_URL, { nonceTtlSeconds: 60, limitPerMinute: limit }),
+  (limit) => new RedisGate(REDIS_URL, { nonceTtlSeconds: 60, limitPerMinute: limit }, database.db),
   hasRedis,
 );
 

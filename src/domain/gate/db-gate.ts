@@ -1,22 +1,75 @@
 import type { Db } from '../../db/client.js';
-import { DbGateRepository } from './db-gate.repository.js';
-import { currentWindow, type Admission, type GateSettings, type RequestGate } from './gate.js';
+import { sha256 } from '../shared/secrets.js';
+import { CallBatcher } from './call-batcher.js';
+import { DbGateRepository, type GateRecord, type GateVisit } from './db-gate.repository.js';
+import {
+  admissionOf,
+  currentWindow,
+  randomShard,
+  type Admission,
+  type CallCheck,
+  type CallFacts,
+  type GateSettings,
+  type RequestGate,
+} from './gate.js';
+
+/**
+ * Statements the gate runs at once, and calls one statement carries. Two overlap one statement's
+ * commit with the next one's work; the rest of the pool stays free for the operations themselves.
+ */
+const GATE_STATEMENTS = 2;
+const CALLS_PER_STATEMENT = 200;
 
 export class DbGate implements RequestGate {
   private readonly repository: DbGateRepository;
+  private readonly batcher: CallBatcher<GateVisit, GateRecord>;
 
   constructor(
     db: Db,
     private readonly settings: GateSettings,
   ) {
     this.repository = new DbGateRepository(db);
+    this.batcher = new CallBatcher(
+      (visits) =>
+        this.repository.check(visits, { window: currentWindow(), shard: randomShard() }, this.expiry()),
+      GATE_STATEMENTS,
+      CALLS_PER_STATEMENT,
+    );
+  }
+
+  private expiry(): Date {
+    return new Date(Date.now() + this.settings.nonceTtlSeconds * 1000);
   }
 
   async admit(appId: string, nonce: string): Promise<Admission> {
-    const expiresAt = new Date(Date.now() + this.settings.nonceTtlSeconds * 1000);
-    const { hits, fresh } = await this.repository.record(appId, nonce, currentWindow(), expiresAt);
-    if (hits > this.settings.limitPerMinute) return 'limited';
-    return fresh ? 'ok' : 'replayed';
+    const { hits, fresh } = await this.repository.record(
+      appId,
+      nonce,
+      currentWindow(),
+      randomShard(),
+      this.expiry(),
+    );
+    return admissionOf(hits, fresh, this.settings.limitPerMinute);
+  }
+
+  /**
+   * Tokens, nonce and rate limit of a call, in one statement shared with the calls that arrive
+   * while the previous statements run (ADR 0010): one commit for many nonces.
+   */
+  async check(call: CallCheck): Promise<CallFacts> {
+    const record = await this.batcher.submit({
+      appTokenHash: sha256(call.appToken),
+      userTokenHash: call.userToken === undefined ? null : sha256(call.userToken),
+      scope: call.scope,
+      nonce: call.nonce,
+    });
+    return {
+      app: record.app,
+      admission: record.admitted
+        ? admissionOf(record.hits, record.fresh, this.settings.limitPerMinute)
+        : undefined,
+      user: record.user,
+    };
   }
 
   async purge(): Promise<void> {

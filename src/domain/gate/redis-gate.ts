@@ -1,13 +1,28 @@
 import { Redis } from 'ioredis';
-import { currentWindow, type Admission, type GateSettings, type RequestGate } from './gate.js';
+import type { Db } from '../../db/client.js';
+import { sha256 } from '../shared/secrets.js';
+import { TokensRepository } from '../tokens/tokens.repository.js';
+import {
+  admissionOf,
+  currentWindow,
+  type Admission,
+  type CallCheck,
+  type CallFacts,
+  type GateSettings,
+  type RequestGate,
+} from './gate.js';
 
-/** Redis keeps nonces and counters with their own expiry, so there is nothing to purge. */
+/**
+ * Redis keeps nonces and counters with their own expiry, so there is nothing to purge. Tokens stay
+ * in the database (`db`), looked up on every call so that revocation is immediate.
+ */
 export class RedisGate implements RequestGate {
   private readonly redis: Redis;
 
   constructor(
     url: string,
     private readonly settings: GateSettings,
+    private readonly db?: Db,
   ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
     // Connection trouble surfaces as a failed command, which the request answers with "500".
@@ -25,8 +40,20 @@ export class RedisGate implements RequestGate {
     if (result === null) throw new Error('redis transaction aborted');
     const [rate, , set] = result;
     if (rate?.[0] || set?.[0]) throw rate?.[0] ?? set?.[0] ?? new Error('redis error');
-    if (Number(rate?.[1]) > this.settings.limitPerMinute) return 'limited';
-    return set?.[1] === 'OK' ? 'ok' : 'replayed';
+    return admissionOf(Number(rate?.[1]), set?.[1] === 'OK', this.settings.limitPerMinute);
+  }
+
+  /** The tokens from the database (both at once), then the admission from Redis. */
+  async check(call: CallCheck): Promise<CallFacts> {
+    if (this.db === undefined) throw new Error('the Redis gate checks tokens only when given the database');
+    const tokens = new TokensRepository(this.db);
+    const [found, user] = await Promise.all([
+      tokens.findLive(sha256(call.appToken)),
+      call.userToken === undefined ? undefined : tokens.findLiveUser(sha256(call.userToken)),
+    ]);
+    const app = found?.kind === 'app' ? found : undefined;
+    const admission = app?.scopes.includes(call.scope) ? await this.admit(app.appId, call.nonce) : undefined;
+    return { app, admission, user };
   }
 
   async purge(): Promise<void> {}

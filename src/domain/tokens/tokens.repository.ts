@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Expression } from 'kysely';
 import type { Db } from '../../db/client.js';
 
 export interface TokenGrant {
@@ -19,6 +19,44 @@ export interface UserTokenGrant {
   identity: 'admin' | 'member';
   enterpriseId: number;
   enterpriseGlobalId: string;
+}
+
+export function toTokenGrant(row: {
+  app_id: string;
+  app_key: string;
+  scopes: string[];
+  channels: string[];
+  kind: 'app' | 'user';
+  member_id: number | null;
+}): TokenGrant {
+  return {
+    appId: row.app_id,
+    appKey: row.app_key,
+    scopes: row.scopes,
+    channels: row.channels,
+    kind: row.kind,
+    memberId: row.member_id,
+  };
+}
+
+export function toUserGrant(row: {
+  app_id: string;
+  member_id: number;
+  member_global_id: string;
+  account: string;
+  identity: 'admin' | 'member';
+  enterprise_id: number;
+  enterprise_global_id: string;
+}): UserTokenGrant {
+  return {
+    appId: row.app_id,
+    memberId: row.member_id,
+    memberGlobalId: row.member_global_id,
+    account: row.account,
+    identity: row.identity,
+    enterpriseId: row.enterprise_id,
+    enterpriseGlobalId: row.enterprise_global_id,
+  };
 }
 
 export class TokensRepository {
@@ -45,31 +83,24 @@ export class TokensRepository {
       .execute();
   }
 
-  /** A live token of an active app, or nothing: expired, revoked and disabled look the same. */
-  async findLive(tokenHash: string): Promise<TokenGrant | undefined> {
-    const row = await this.db
+  /**
+   * The live token of an active app with this hash, as a query: the gate runs it inside its own
+   * statement (DbGateRepository), so the tokens and nonces of many calls take one round trip.
+   */
+  liveTokenQuery(tokenHash: string | Expression<string>) {
+    return this.db
       .selectFrom('tokens as t')
       .innerJoin('apps as a', 'a.id', 't.app_id')
       .select(['t.app_id', 'a.app_key', 'a.scopes', 'a.channels', 't.kind', 't.member_id'])
       .where('t.token_hash', '=', tokenHash)
       .where('t.revoked_at', 'is', null)
       .where('t.expires_at', '>', sql<Date>`now()`)
-      .where('a.status', '=', 'active')
-      .executeTakeFirst();
-    if (!row) return undefined;
-    return {
-      appId: row.app_id,
-      appKey: row.app_key,
-      scopes: row.scopes,
-      channels: row.channels,
-      kind: row.kind,
-      memberId: row.member_id,
-    };
+      .where('a.status', '=', 'active');
   }
 
-  /** A live user token whose member still exists. */
-  async findLiveUser(tokenHash: string): Promise<UserTokenGrant | undefined> {
-    const row = await this.db
+  /** A live user token whose member still exists, as a query (see liveTokenQuery). */
+  liveUserQuery(tokenHash: string | Expression<string>) {
+    return this.db
       .selectFrom('tokens as t')
       .innerJoin('apps as a', 'a.id', 't.app_id')
       .innerJoin('members as m', 'm.id', 't.member_id')
@@ -88,18 +119,19 @@ export class TokensRepository {
       .where('t.revoked_at', 'is', null)
       .where('t.expires_at', '>', sql<Date>`now()`)
       .where('a.status', '=', 'active')
-      .where('m.deleted', '=', false)
-      .executeTakeFirst();
-    if (!row) return undefined;
-    return {
-      appId: row.app_id,
-      memberId: row.member_id,
-      memberGlobalId: row.member_global_id,
-      account: row.account,
-      identity: row.identity,
-      enterpriseId: row.enterprise_id,
-      enterpriseGlobalId: row.enterprise_global_id,
-    };
+      .where('m.deleted', '=', false);
+  }
+
+  /** A live token of an active app, or nothing: expired, revoked and disabled look the same. */
+  async findLive(tokenHash: string): Promise<TokenGrant | undefined> {
+    const row = await this.liveTokenQuery(tokenHash).executeTakeFirst();
+    return row && toTokenGrant(row);
+  }
+
+  /** A live user token whose member still exists. */
+  async findLiveUser(tokenHash: string): Promise<UserTokenGrant | undefined> {
+    const row = await this.liveUserQuery(tokenHash).executeTakeFirst();
+    return row && toUserGrant(row);
   }
 
   async revokeForApp(appId: string): Promise<void> {

@@ -1,8 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { CommonCode, commonMessages } from '../../errors/common-codes.js';
 import { KeywardError } from '../../errors/keyward-error.js';
-import { NONCE_PATTERN } from '../../domain/gate/gate.js';
-import type { RequestGate } from '../../domain/gate/gate.js';
+import { NONCE_PATTERN, type Admission } from '../../domain/gate/gate.js';
+import type { TokenGrant } from '../../domain/tokens/tokens.repository.js';
+import type { Services } from '../../services.js';
 
 export function deny(
   code:
@@ -26,20 +27,40 @@ export function headerOf(request: FastifyRequest, name: string): string | undefi
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
-/** Rate limit, then the nonce: a replayed or malformed nonce is a failed security check. */
-export async function admitNonce(request: FastifyRequest, gate: RequestGate, appId: string): Promise<void> {
+/** The call's g_nonce when it is well-formed. */
+export function nonceOf(request: FastifyRequest): string | undefined {
   const nonce = (request.query as Record<string, unknown> | undefined)?.g_nonce;
-  if (typeof nonce !== 'string' || !NONCE_PATTERN.test(nonce)) {
-    throw deny(CommonCode.securityCheckFailed, 'g_nonce must be 8–64 of A-Za-z0-9_-');
-  }
-  const admission = await gate.admit(appId, nonce);
+  return typeof nonce === 'string' && NONCE_PATTERN.test(nonce) ? nonce : undefined;
+}
+
+/** 60000 unless the app token is live and its app holds the surface's scope. */
+export function requireGrant(grant: TokenGrant | undefined, scope: 'auth_order' | 'auth_me'): TokenGrant {
+  if (!grant) throw deny(CommonCode.appTokenInvalid, 'app token unknown, expired or revoked');
+  if (!grant.scopes.includes(scope))
+    throw deny(CommonCode.appTokenInvalid, `application lacks scope ${scope}`);
+  return grant;
+}
+
+/** Rate limit, then the nonce: a replayed nonce is a failed security check. */
+export function requireAdmission(admission: Admission | undefined): void {
   if (admission === 'limited') {
     throw new KeywardError(CommonCode.rateLimited, commonMessages[CommonCode.rateLimited], {
       httpStatus: 429,
       cause: 'per-app rate limit reached; retry in the next minute',
     });
   }
-  if (admission === 'replayed') {
-    throw deny(CommonCode.securityCheckFailed, 'g_nonce was already used');
-  }
+  if (admission !== 'ok') throw deny(CommonCode.securityCheckFailed, 'g_nonce was already used');
+}
+
+/**
+ * A missing or malformed nonce records nothing, but the app token is still judged first (60000
+ * before 70001), so this path looks the token up on its own.
+ */
+export async function refuseMalformedNonce(
+  services: Services,
+  appToken: string,
+  scope: 'auth_order' | 'auth_me',
+): Promise<never> {
+  requireGrant(await services.tokens.resolveAppToken(appToken), scope);
+  throw deny(CommonCode.securityCheckFailed, 'g_nonce must be 8–64 of A-Za-z0-9_-');
 }

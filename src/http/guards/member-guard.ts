@@ -3,7 +3,15 @@ import { CommonCode } from '../../errors/common-codes.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import { MemberCode, memberMessages } from '../../errors/member-codes.js';
 import type { Services } from '../../services.js';
-import { admitNonce, bearerOf, deny, headerOf } from './common.js';
+import {
+  bearerOf,
+  deny,
+  headerOf,
+  nonceOf,
+  refuseMalformedNonce,
+  requireAdmission,
+  requireGrant,
+} from './common.js';
 import type { MemberPrincipal } from './principal.js';
 
 /**
@@ -16,16 +24,19 @@ export function memberGuard(services: Services) {
     const clientToken = headerOf(request, 'clienttoken');
     const appToken = bearer ?? clientToken;
     if (appToken === undefined) throw deny(CommonCode.appTokenInvalid, 'app token missing');
-    const grant = await services.tokens.resolveAppToken(appToken);
-    if (!grant) throw deny(CommonCode.appTokenInvalid, 'app token unknown, expired or revoked');
-    if (!grant.scopes.includes('auth_me')) {
-      throw deny(CommonCode.appTokenInvalid, 'application lacks scope auth_me');
-    }
-    await admitNonce(request, services.gate, grant.appId);
-
+    const nonce = nonceOf(request);
+    if (nonce === undefined) return refuseMalformedNonce(services, appToken, 'auth_me');
     const userToken = headerOf(request, 'usertoken');
+    const facts = await services.gate.check({
+      appToken,
+      scope: 'auth_me',
+      nonce,
+      ...(userToken === undefined ? {} : { userToken }),
+    });
+    const grant = requireGrant(facts.app, 'auth_me');
+    requireAdmission(facts.admission);
     if (userToken === undefined) throw deny(CommonCode.userTokenInvalid, 'userToken missing');
-    const user = await services.tokens.resolveUserToken(userToken);
+    const user = facts.user;
     if (!user) throw deny(CommonCode.userTokenInvalid, 'userToken unknown, expired or revoked');
 
     if (bearer !== undefined && clientToken !== undefined && bearer !== clientToken) {

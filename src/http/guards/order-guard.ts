@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CommonCode } from '../../errors/common-codes.js';
 import type { Services } from '../../services.js';
-import { admitNonce, bearerOf, deny } from './common.js';
+import { bearerOf, deny, nonceOf, refuseMalformedNonce, requireAdmission, requireGrant } from './common.js';
 import type { AppPrincipal } from './principal.js';
 
 /** onRequest guard of the order service: app token with `auth_order`, then the nonce. */
@@ -9,12 +9,11 @@ export function orderGuard(services: Services) {
   return async function guardOrder(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const token = bearerOf(request);
     if (token === undefined) throw deny(CommonCode.appTokenInvalid, 'Authorization Bearer token missing');
-    const grant = await services.tokens.resolveAppToken(token);
-    if (!grant) throw deny(CommonCode.appTokenInvalid, 'app token unknown, expired or revoked');
-    if (!grant.scopes.includes('auth_order')) {
-      throw deny(CommonCode.appTokenInvalid, 'application lacks scope auth_order');
-    }
-    await admitNonce(request, services.gate, grant.appId);
+    const nonce = nonceOf(request);
+    if (nonce === undefined) return refuseMalformedNonce(services, token, 'auth_order');
+    const facts = await services.gate.check({ appToken: token, scope: 'auth_order', nonce });
+    const grant = requireGrant(facts.app, 'auth_order');
+    requireAdmission(facts.admission);
     request.appPrincipal = { appId: grant.appId, appKey: grant.appKey, channels: grant.channels };
   };
 }
