@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -23,6 +21,7 @@ import {
   type LiveEnterprise,
   type LiveMember,
 } from '../test/reliability/support/live-api.js';
+import { metricValue, scrapeMetrics, startKeyward } from './processes.js';
 
 /**
  * `npm run soak [-- --minutes N --concurrency C]`: mixed load of both services against a real
@@ -203,48 +202,8 @@ async function prepare(base: string): Promise<World> {
   };
 }
 
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-/** `keyward serve` logging warnings only (request logs would cost the server what is measured). */
-async function startServer(env: Record<string, string>) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.resolve(import.meta.dirname, '../bin/keyward.js'), 'serve'], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  for (let waited = 0; ; waited += 200) {
-    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
-    if (waited > 60_000) throw new Error('the server did not start');
-    if (
-      await fetch(`${url}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return {
-    url,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
 async function rss(base: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const match = /^process_resident_memory_bytes (\d+(?:\.\d+)?(?:e\+\d+)?)$/m.exec(text);
-  return match ? Number(match[1]) : Number.NaN;
+  return metricValue(await scrapeMetrics(base), 'process_resident_memory_bytes') ?? Number.NaN;
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -255,11 +214,9 @@ const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-soak-'));
-  const server = await startServer({
+  const server = await startKeyward({
     DATA_DIR: dataDir,
     KEYWARD_ADMIN_KEY: ADMIN_KEY,
-    // The load comes from one application; its per-minute limit is not what is measured here.
-    RATE_LIMIT_PER_MINUTE: '100000000',
     DATABASE_URL: process.env.DATABASE_URL ?? '',
   });
   const database = process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded';
