@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ME_PREFIX, ORDER_PREFIX } from '../../src/http/surface.js';
 import { adminSession, type AdminSession } from '../http/member-helpers.js';
+import { assetNum, batch, newBuy, orderTenant, product } from '../http/order-helpers.js';
 import { appToken, createTestApp } from '../support/fixtures.js';
 import { nonce, startHarness, type Harness } from '../support/harness.js';
 
@@ -176,5 +177,40 @@ describe('the codes the OpenAPI document lists', () => {
     expect(await documentedCodes('get', '/enterprise/{enterpriseGlobalId}/asset/assetNums')).toContain(
       '40000',
     );
+  });
+});
+
+describe('deeply nested merchandise', () => {
+  /** A chain of `depth` merchandise levels with one product at the bottom, as JSON text. */
+  function chain(depth: number): string {
+    const leaf = JSON.stringify({ merchandiseNum: 'leaf', licenseOrderProductList: [product()] });
+    return `${'{"merchandiseNum":"m","children":['.repeat(depth - 1)}${leaf}${']}'.repeat(depth - 1)}`;
+  }
+  async function orderWith(depth: number) {
+    const tenant = await orderTenant(h);
+    const body = JSON.stringify(
+      batch(tenant, [newBuy({ assets: [{ assetNos: [assetNum()], merchandises: [] }] })]),
+    );
+    return h.app.inject({
+      method: 'POST',
+      url: `${ORDER_PREFIX}/licenseOrder/batchOrder?appKey=${tenant.app.appKey}&g_nonce=${nonce()}`,
+      headers: { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' },
+      payload: body.replace('"merchandises":[]', `"merchandises":[${chain(depth)}]`),
+    });
+  }
+
+  it('accepts a merchandise tree 32 levels deep', async () => {
+    const response = await orderWith(32);
+    expect(response.statusCode, response.body).toBe(200);
+  });
+
+  it('refuses a deeper tree with 13004 naming the asset, however deep, instead of exhausting the stack', async () => {
+    for (const depth of [33, 1_000, 20_000]) {
+      expectEnvelope(
+        await orderWith(depth),
+        '13004',
+        'orderList[0].assets[0].merchandises: nested deeper than 32 levels',
+      );
+    }
   });
 });

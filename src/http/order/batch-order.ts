@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { invalid } from '../../domain/orders/order-errors.js';
 import { CommonCode } from '../../errors/common-codes.js';
 import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
@@ -6,7 +7,12 @@ import { deny } from '../guards/common.js';
 import { requireChannel } from '../guards/order-guard.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
-import { batchOrderSchemas, OrderResultItem } from './license-order-schemas.js';
+import {
+  batchOrderSchemas,
+  ORDER_BOUNDS,
+  OrderResultItem,
+  tooDeepMerchandise,
+} from './license-order-schemas.js';
 
 const Query = Type.Object({
   ...NonceQuery,
@@ -35,6 +41,10 @@ export function batchOrderRoute(app: App): void {
         }
         const { channelCode } = (request.body ?? {}) as { channelCode?: unknown };
         if (typeof channelCode === 'string') requireChannel(principal, channelCode);
+        const deep = tooDeepMerchandise(request.body);
+        if (deep !== undefined) {
+          throw invalid(deep, `nested deeper than ${ORDER_BOUNDS.merchandiseDepth} levels`);
+        }
       },
     },
     async (request) => ok(await app.services.orders.submit(appOf(request), request.body)),

@@ -20,7 +20,35 @@ export const ORDER_BOUNDS = {
   text: 255,
   longText: 4000,
   assetNum: /^[A-Za-z0-9_-]{1,64}$/.source,
+  /** Levels of a merchandise tree: the recursive schema's validator recurses once per level. */
+  merchandiseDepth: 32,
 } as const;
+
+const entries = (value: unknown, key: string): unknown[] => {
+  const list =
+    value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  return Array.isArray(list) ? list : [];
+};
+
+/**
+ * The first asset (`orderList[0].assets[2].merchandises`) whose merchandise tree nests deeper than
+ * ORDER_BOUNDS.merchandiseDepth, or undefined. Runs on the raw body before the schema, which would
+ * exhaust the stack on a tree thousands of levels deep, and walks it with a stack of its own.
+ */
+export function tooDeepMerchandise(body: unknown): string | undefined {
+  const orders = entries(body, 'orderList');
+  for (const [i, order] of orders.entries()) {
+    for (const [j, asset] of entries(order, 'assets').entries()) {
+      const pending: Array<[unknown, number]> = entries(asset, 'merchandises').map((m) => [m, 1]);
+      for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+        const [node, depth] = next;
+        if (depth > ORDER_BOUNDS.merchandiseDepth) return `orderList[${i}].assets[${j}].merchandises`;
+        for (const child of entries(node, 'children')) pending.push([child, depth + 1]);
+      }
+    }
+  }
+  return undefined;
+}
 
 export const MERCHANDISE_SCHEMA_ID = 'LicenseOrderMerchandise';
 

@@ -14,7 +14,7 @@ export interface SchemaContext {
 
 /** Past this depth a recursive schema takes its shortest form (null or an empty list). */
 const MAX_DEPTH = 6;
-/** Generated lists stay short: the limits themselves are probed by `mutate`. */
+/** Generated lists stay short: the limits themselves are probed by `mutated`. */
 const MAX_ITEMS = 3;
 
 const asSchemas = (value: unknown): JsonSchema[] => (Array.isArray(value) ? (value as JsonSchema[]) : []);
