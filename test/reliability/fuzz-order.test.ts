@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MERCHANDISE_SCHEMA_ID } from '../../src/http/order/license-order-schemas.js';
 import { ORDER_PREFIX } from '../../src/http/surface.js';
 import { seedAsset, seedCustomer } from '../http/enterprise-helpers.js';
 import {
@@ -15,6 +16,7 @@ import {
 import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import { apiDocument, operationName, type ApiDocument } from './support/api-operations.js';
 import { FUZZ_RUNS, FUZZ_TIMEOUT_MS, fuzzOperation, type FuzzSetup } from './support/fuzz-request.js';
+import { validValue } from './support/schema-arbitrary.js';
 import { changedTables, orderTenantState, type TenantState } from './support/tenant-state.js';
 
 const OPERATIONS = [
@@ -82,6 +84,13 @@ async function seedTenant(t: OrderTenant) {
   };
 }
 
+/** Merchandise nested `depth` levels with one product at the bottom. */
+function merchandiseChain(depth: number): Record<string, unknown> {
+  let node: Record<string, unknown> = { merchandiseNum: 'leaf', licenseOrderProductList: [product()] };
+  for (let level = 1; level < depth; level += 1) node = { merchandiseNum: `m${level}`, children: [node] };
+  return node;
+}
+
 beforeAll(async () => {
   h = await startHarness({ BODY_LIMIT_BYTES: String(BODY_LIMIT) });
   doc = await apiDocument(h, ORDER_PREFIX);
@@ -127,6 +136,20 @@ beforeAll(async () => {
       assetNos: fc.oneof(nums, fc.constant([])),
       extendCode: fc.constantFrom('color', 'seat', ''),
       operatorIdentity: text,
+      // Trees as the schema draws them, and now and then a chain far deeper than any real one.
+      merchandises: fc.oneof(
+        {
+          arbitrary: fc.array(
+            validValue(
+              { $ref: `#/components/schemas/${MERCHANDISE_SCHEMA_ID}` },
+              { resolve: doc.resolve, hints: {} },
+            ),
+            { maxLength: 2 },
+          ),
+          weight: 6,
+        },
+        { arbitrary: fc.constantFrom(33, 1_000).map((depth) => [merchandiseChain(depth)]), weight: 1 },
+      ),
     },
   };
 });
