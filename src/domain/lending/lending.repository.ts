@@ -217,19 +217,6 @@ export class LendingRepository {
       .execute();
   }
 
-  /** Member op 5's `borrowNum`: the number of the lent lock each member holds. */
-  async lockNumsOf(enterpriseId: number, memberIds: number[]): Promise<Map<number, string>> {
-    if (memberIds.length === 0) return new Map();
-    const rows = await this.db
-      .selectFrom('lent_locks as l')
-      .innerJoin('assets as a', 'a.id', 'l.lock_asset_id')
-      .select(['l.member_id', 'a.asset_num'])
-      .where('l.enterprise_id', '=', enterpriseId)
-      .where('l.member_id', 'in', memberIds)
-      .execute();
-    return new Map(rows.map((r) => [r.member_id, r.asset_num]));
-  }
-
   private async releaseEmpty(lockIds: string[]): Promise<void> {
     if (lockIds.length === 0) return;
     await sql`

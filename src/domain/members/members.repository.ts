@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { PREPARED } from '../../db/prepared-statements.js';
 import type { MembersTable } from '../../db/schema.js';
 
 export interface MemberRecord {
@@ -70,6 +71,19 @@ const MEMBER_COLUMNS = [
 ] as const;
 
 type MemberRow = Omit<Selectable<MembersTable>, 'password_hash'>;
+
+/** A row of op 5's statement: a page member (or nulls on an empty page) with the total. */
+type ListedRow = { [K in keyof MemberRow]: MemberRow[K] | null } & {
+  total: number | null;
+  asset_nums: string[] | null;
+  borrow_num: string | null;
+};
+
+/** A member of op 5's page with what it holds. */
+export interface ListedMember extends MemberRecord {
+  assetNums: string[];
+  borrowNum: string | null;
+}
 
 function toRecord(row: MemberRow): MemberRecord {
   return {
@@ -273,26 +287,42 @@ export class MembersRepository {
     return rows.map(toRecord);
   }
 
-  /** Asset numbers of the enterprise's active (not revoked) assets assigned to these members. */
-  async assetNums(enterpriseId: number, memberIds: number[]): Promise<Map<number, string[]>> {
-    const byMember = new Map<number, string[]>();
-    if (memberIds.length === 0) return byMember;
-    const rows = await this.db
-      .selectFrom('asset_assignments as aa')
-      .innerJoin('assets as a', 'a.id', 'aa.asset_id')
-      .innerJoin('customers as c', 'c.id', 'a.customer_id')
-      .select(['aa.member_id', 'a.asset_num'])
-      .where('aa.member_id', 'in', memberIds)
-      .where('c.enterprise_id', '=', enterpriseId)
-      .where('a.revoked', '=', false)
-      .orderBy('aa.member_id')
-      .orderBy('a.asset_num')
-      .execute();
-    for (const row of rows) {
-      const list = byMember.get(row.member_id) ?? [];
-      list.push(row.asset_num);
-      byMember.set(row.member_id, list);
-    }
-    return byMember;
+  /**
+   * Op 5 in one prepared statement: the total (the live-member counter, or a count when filtered),
+   * one page of members from pageQuery, and each member's active asset numbers and lent lock.
+   * The text depends only on which filters are set, so each variant is planned once per connection.
+   */
+  async listPage(
+    enterpriseId: number,
+    filter: MemberFilter,
+    offset: number,
+    limit: number,
+  ): Promise<{ total: number; members: ListedMember[] }> {
+    const unfiltered = filter.departmentId === undefined && filter.keyword === undefined;
+    const total = unfiltered
+      ? sql`select member_count as total from enterprises where id = ${enterpriseId}`
+      : this.filtered(enterpriseId, filter).select(sql<number>`count(*)::int`.as('total'));
+    const result = await sql<ListedRow>`${sql.raw(PREPARED)}
+      with page as (${this.pageQuery(enterpriseId, filter, offset, limit)})
+      select t.total, p.*,
+             array(select a.asset_num
+                     from asset_assignments aa
+                     join assets a on a.id = aa.asset_id
+                     join customers c on c.id = a.customer_id
+                    where aa.member_id = p.id and c.enterprise_id = ${enterpriseId} and not a.revoked
+                    order by a.asset_num) as asset_nums,
+             (select a.asset_num
+                from lent_locks l join assets a on a.id = l.lock_asset_id
+               where l.member_id = p.id and l.enterprise_id = ${enterpriseId}) as borrow_num
+        from (${total}) as t
+        left join page p on true
+       order by p.id
+    `.execute(this.db);
+    const members = result.rows.flatMap((row) =>
+      row.id === null
+        ? []
+        : [{ ...toRecord(row as MemberRow), assetNums: row.asset_nums ?? [], borrowNum: row.borrow_num }],
+    );
+    return { total: Number(result.rows[0]?.total ?? 0), members };
   }
 }

@@ -1,7 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
 import { MemberCode, memberMessages } from '../../errors/member-codes.js';
-import { LendingRepository } from '../lending/lending.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { hashPassword } from '../shared/passwords.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
@@ -252,23 +251,13 @@ export class MembersService {
         ? {}
         : { keyword: query.keyword.toLowerCase() }),
     };
-    const repo = new MembersRepository(this.db);
-    const unfiltered = filter.departmentId === undefined && filter.keyword === undefined;
-    // The unfiltered total is the enterprise's live-member counter: nothing is counted row by row.
-    const total = unfiltered
-      ? ((await repo.findSeats(enterpriseId))?.memberCount ?? 0)
-      : await repo.count(enterpriseId, filter);
-    const offset = (pageNum - 1) * pageSize;
-    const members = offset < total ? await repo.page(enterpriseId, filter, offset, pageSize) : [];
-    const assetNums = await repo.assetNums(
+    const { total, members } = await new MembersRepository(this.db).listPage(
       enterpriseId,
-      members.map((m) => m.id),
+      filter,
+      (pageNum - 1) * pageSize,
+      pageSize,
     );
-    const borrowNums = await new LendingRepository(this.db).lockNumsOf(
-      enterpriseId,
-      members.map((m) => m.id),
-    );
-    const list = members.map((m) => listedView(m, assetNums.get(m.id) ?? [], borrowNums.get(m.id) ?? null));
+    const list = members.map((m) => listedView(m, m.assetNums, m.borrowNum));
     return pageInfo(pageNum, pageSize, total, list);
   }
 }
