@@ -120,6 +120,18 @@ function bodyPlans(op: Operation, setup: FuzzSetup): fc.Arbitrary<BodyPlan | und
   );
 }
 
+/** Deeper than the test's own stack can serialize: sent as the same depth of bare nesting. */
+const TOO_DEEP = `${'{"a":['.repeat(20_000)}1${']}'.repeat(20_000)}`;
+
+function serialize(value: unknown): string {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    if (error instanceof RangeError) return TOO_DEEP;
+    throw error;
+  }
+}
+
 /** Well-formed, malformed, oversized, wrongly typed and deeply nested calls of one operation. */
 export function requests(op: Operation, setup: FuzzSetup): fc.Arbitrary<FuzzRequest> {
   const pathParams = op.parameters.filter((p) => p.in === 'path');
@@ -153,7 +165,7 @@ export function requests(op: Operation, setup: FuzzSetup): fc.Arbitrary<FuzzRequ
       const headers = { ...setup.headers() };
       let payload: string | undefined;
       if (body?.kind === 'json' && body.value !== undefined) {
-        payload = JSON.stringify(body.value);
+        payload = serialize(body.value);
         headers['content-type'] = 'application/json';
       } else if (body?.kind === 'raw') {
         payload = body.text;
