@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { sql, type Compilable, type InferResult, type Kysely } from 'kysely';
 import type pg from 'pg';
+import type { Database } from './schema.js';
 
 /**
  * A statement whose text starts with this comment is run as a named prepared statement on
@@ -23,4 +25,16 @@ export function prepareMarkedStatements(client: pg.PoolClient): void {
       ? query({ name: statementName(text), text, values })
       : query(text, values);
   Object.assign(client, { query: prepared });
+}
+
+/**
+ * Runs a Kysely query as a prepared statement (see PREPARED): for hot queries whose text is the
+ * same on every call, i.e. lists go in as array parameters (`= any($1::text[])`), not as `in (…)`.
+ */
+export async function executePrepared<Q extends Compilable & { execute(): Promise<unknown[]> }>(
+  db: Kysely<Database>,
+  query: Q,
+): Promise<InferResult<Q>> {
+  const result = await sql<InferResult<Q>[number]>`${sql.raw(PREPARED)} ${query}`.execute(db);
+  return result.rows as InferResult<Q>;
 }

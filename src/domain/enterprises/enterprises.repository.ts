@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { executePrepared } from '../../db/prepared-statements.js';
 
 export interface EnterpriseRecord {
   id: number;
@@ -117,11 +118,10 @@ export class EnterprisesRepository {
       .where('q.channel_code', '=', sql<string>`any(${query.channels}::text[])`)
       .where('c.channel_code', '=', sql<string>`any(${query.channels}::text[])`);
     if (query.defaultOnly) select = select.where('c.is_default', '=', true);
-    const rows = await select
-      .orderBy('c.is_default', 'desc')
-      .orderBy('c.created_at')
-      .orderBy('c.id')
-      .execute();
+    const rows = await executePrepared(
+      this.db,
+      select.orderBy('c.is_default', 'desc').orderBy('c.created_at').orderBy('c.id'),
+    );
     return rows.flatMap((row) =>
       row.channel_code === null
         ? []
