@@ -21,12 +21,14 @@ import {
   type LiveEnterprise,
   type LiveMember,
 } from '../test/reliability/support/live-api.js';
+import { createPostgres } from './databases.js';
 import { metricValue, scrapeMetrics, startKeyward } from './processes.js';
 
 /**
  * `npm run soak [-- --minutes N --concurrency C]`: mixed load of both services against a real
- * `keyward serve` (embedded database, or DATABASE_URL's PostgreSQL) for a set time. Passes with
- * zero failed requests and bounded memory; prints a summary. Not part of `npm test`.
+ * `keyward serve` (embedded database, or a fresh database on DATABASE_URL's PostgreSQL server) for
+ * a set time. Passes with zero failed requests and bounded memory; prints a summary. Not part of
+ * `npm test`.
  */
 const { values } = parseArgs({
   options: {
@@ -214,12 +216,14 @@ const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-soak-'));
+  // On PostgreSQL, a database of its own on DATABASE_URL's server, dropped at the end.
+  const postgres = process.env.DATABASE_URL ? await createPostgres(process.env.DATABASE_URL) : undefined;
   const server = await startKeyward({
     DATA_DIR: dataDir,
     KEYWARD_ADMIN_KEY: ADMIN_KEY,
-    DATABASE_URL: process.env.DATABASE_URL ?? '',
+    DATABASE_URL: postgres?.url ?? '',
   });
-  const database = process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded';
+  const database = postgres ? 'PostgreSQL' : 'embedded';
   const failures: string[] = [];
   const latencies = new Map<string, number[]>(MIX.map(([name]) => [name, []]));
   const samples: Array<[seconds: number, bytes: number]> = [];
@@ -283,6 +287,7 @@ async function main(): Promise<void> {
     status = failures.length === 0 && bounded ? 0 : 1;
   } finally {
     await server.stop();
+    await postgres?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
   process.exit(status);
