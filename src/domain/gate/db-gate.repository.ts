@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { PREPARED } from '../../db/prepared-statements.js';
+import { compileOnce } from '../../db/prepared-statements.js';
 import {
   toTokenGrant,
   toUserGrant,
@@ -34,6 +34,18 @@ export interface GateRecord {
   /** The nonce was new and is now recorded for this call (not for another call in the batch). */
   fresh: boolean;
 }
+
+const CHECK_SLOTS = [
+  'ords',
+  'appHashes',
+  'userHashes',
+  'scopes',
+  'nonces',
+  'expiresAt',
+  'window',
+  'shard',
+] as const;
+type CheckSlot = (typeof CHECK_SLOTS)[number];
 
 interface GateRow {
   nonce: string;
@@ -109,8 +121,68 @@ function toRecords(rows: GateRow[]): GateRecord[] {
   });
 }
 
+/**
+ * The guards' statement for a batch of calls (see DbGateRepository.check), built once per
+ * repository: its slots are the batch's columns and the counter's window and shard.
+ */
+function checkStatement(db: Db) {
+  return (v: Record<CheckSlot, RawBuilder<unknown>>) => {
+    const tokens = new TokensRepository(db);
+    const app = tokens.liveTokenQuery(sql.ref<string>('r.app_hash')).where('t.kind', '=', 'app');
+    const user = tokens.liveUserQuery(sql.ref<string>('r.user_hash'));
+    return sql<GateRow>`
+      with req as (
+        select * from unnest(${v.ords}::int[], ${v.appHashes}::text[], ${v.userHashes}::text[],
+                             ${v.scopes}::text[], ${v.nonces}::text[])
+                   as r(ord, app_hash, user_hash, scope, nonce)
+      ),
+      looked as (
+        select r.ord, r.nonce, app.app_id, app.app_key, app.scopes, app.channels, app.kind, app.member_id,
+               coalesce(r.scope = any(app.scopes), false) as admitted,
+               u.app_id as user_app_id, u.member_id as user_member_id, u.member_global_id, u.account,
+               u.identity, u.enterprise_id, u.enterprise_global_id
+          from req r
+          left join lateral (${app}) as app on true
+          left join lateral (${user}) as u on true
+      ),
+      admitted as (select ord, app_id, nonce from looked where admitted),
+      fresh as (
+        insert into nonces (app_id, nonce, expires_at)
+        select distinct app_id, nonce, ${v.expiresAt}::timestamptz from admitted
+        on conflict do nothing
+        returning app_id, nonce
+      ),
+      counts as (select app_id, count(*)::int as n from admitted group by app_id),
+      rate as (
+        insert into rate_counters (app_id, window_start, shard, hits)
+        select app_id, ${v.window}::bigint, ${v.shard}::smallint, n from counts
+        on conflict (app_id, window_start, shard) do update set hits = rate_counters.hits + excluded.hits
+        returning app_id, hits
+      ),
+      others as (
+        select r.app_id, sum(r.hits)::int as hits
+          from rate_counters r join counts c on c.app_id = r.app_id
+         where r.window_start = ${v.window}::bigint and r.shard <> ${v.shard}::smallint
+         group by r.app_id
+      )
+      select l.*, f.app_id is not null as fresh, rate.hits + coalesce(o.hits, 0) as total_hits, c.n as batch_hits
+        from looked l
+        cross join (${ASYNC_COMMIT}) as durability
+        left join fresh f on f.app_id = l.app_id and f.nonce = l.nonce
+        left join counts c on c.app_id = l.app_id
+        left join rate on rate.app_id = l.app_id
+        left join others o on o.app_id = l.app_id
+       order by l.ord
+    `;
+  };
+}
+
 export class DbGateRepository {
-  constructor(private readonly db: Db) {}
+  private readonly checkStatement: (values: Record<CheckSlot, unknown>) => Promise<GateRow[]>;
+
+  constructor(private readonly db: Db) {
+    this.checkStatement = compileOnce<GateRow, CheckSlot>(db, CHECK_SLOTS, checkStatement(db));
+  }
 
   /** One round trip: counts the hit and records the nonce; `fresh` is 0 when it was seen before. */
   async record(
@@ -153,56 +225,18 @@ export class DbGateRepository {
     expiresAt: Date,
   ): Promise<GateRecord[]> {
     if (visits.length === 0) return [];
-    const tokens = new TokensRepository(this.db);
-    const app = tokens.liveTokenQuery(sql.ref<string>('r.app_hash')).where('t.kind', '=', 'app');
-    const user = tokens.liveUserQuery(sql.ref<string>('r.user_hash'));
     const column = <K extends keyof GateVisit>(key: K) => visits.map((v) => v[key]);
-    const result = await sql<GateRow>`${sql.raw(PREPARED)}
-      with req as (
-        select * from unnest(${visits.map((_, i) => i)}::int[], ${column('appTokenHash')}::text[],
-                             ${column('userTokenHash')}::text[], ${column('scope')}::text[],
-                             ${column('nonce')}::text[])
-                   as r(ord, app_hash, user_hash, scope, nonce)
-      ),
-      looked as (
-        select r.ord, r.nonce, app.app_id, app.app_key, app.scopes, app.channels, app.kind, app.member_id,
-               coalesce(r.scope = any(app.scopes), false) as admitted,
-               u.app_id as user_app_id, u.member_id as user_member_id, u.member_global_id, u.account,
-               u.identity, u.enterprise_id, u.enterprise_global_id
-          from req r
-          left join lateral (${app}) as app on true
-          left join lateral (${user}) as u on true
-      ),
-      admitted as (select ord, app_id, nonce from looked where admitted),
-      fresh as (
-        insert into nonces (app_id, nonce, expires_at)
-        select distinct app_id, nonce, ${expiresAt}::timestamptz from admitted
-        on conflict do nothing
-        returning app_id, nonce
-      ),
-      counts as (select app_id, count(*)::int as n from admitted group by app_id),
-      rate as (
-        insert into rate_counters (app_id, window_start, shard, hits)
-        select app_id, ${counter.window}, ${counter.shard}, n from counts
-        on conflict (app_id, window_start, shard) do update set hits = rate_counters.hits + excluded.hits
-        returning app_id, hits
-      ),
-      others as (
-        select r.app_id, sum(r.hits)::int as hits
-          from rate_counters r join counts c on c.app_id = r.app_id
-         where r.window_start = ${counter.window} and r.shard <> ${counter.shard}
-         group by r.app_id
-      )
-      select l.*, f.app_id is not null as fresh, rate.hits + coalesce(o.hits, 0) as total_hits, c.n as batch_hits
-        from looked l
-        cross join (${ASYNC_COMMIT}) as durability
-        left join fresh f on f.app_id = l.app_id and f.nonce = l.nonce
-        left join counts c on c.app_id = l.app_id
-        left join rate on rate.app_id = l.app_id
-        left join others o on o.app_id = l.app_id
-       order by l.ord
-    `.execute(this.db);
-    return toRecords(result.rows);
+    const rows = await this.checkStatement({
+      ords: visits.map((_, i) => i),
+      appHashes: column('appTokenHash'),
+      userHashes: column('userTokenHash'),
+      scopes: column('scope'),
+      nonces: column('nonce'),
+      expiresAt,
+      window: counter.window,
+      shard: counter.shard,
+    });
+    return toRecords(rows);
   }
 
   async purge(oldestWindow: number): Promise<void> {
