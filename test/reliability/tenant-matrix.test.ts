@@ -53,6 +53,8 @@ const CALLERS: Caller[] = [
   'expired',
 ];
 let headersOf: Record<Caller, Record<string, string>>;
+/** The order service's caller without its scope: an app with `auth_me` only. */
+let orderNoScope: Record<string, string>;
 
 async function kill(token: string, column: 'expires_at' | 'revoked_at'): Promise<void> {
   const past = new Date(Date.now() - 1000);
@@ -135,11 +137,7 @@ beforeAll(async () => {
     revoked: { authorization: `Bearer ${revokedApp}`, usertoken: revokedUser },
     expired: { authorization: `Bearer ${expiredApp}`, usertoken: expiredUser },
   };
-  // The order service's "no scope" app is the member-center-only one and vice versa.
   orderNoScope = { authorization: `Bearer ${await appToken(h, meOnly)}` };
-  // On the member center the revoked and expired cases keep a live app token: the user token is
-  // what died.
-  memberLive = a.token;
 
   const names = await h.database.db
     .selectFrom('members')
@@ -162,9 +160,6 @@ beforeAll(async () => {
   before = await state();
 });
 afterAll(async () => h.close());
-
-let orderNoScope: Record<string, string>;
-let memberLive: string;
 
 interface Operation {
   name: string;
@@ -397,7 +392,7 @@ function headers(op: Operation, caller: Caller): Record<string, string> {
   }
   // Revoked and expired user tokens travel with a live app token, so the user token is judged.
   if (caller === 'revoked' || caller === 'expired') {
-    return { authorization: `Bearer ${memberLive}`, usertoken: given.usertoken as string };
+    return { authorization: `Bearer ${a.token}`, usertoken: given.usertoken as string };
   }
   return given;
 }
