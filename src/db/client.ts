@@ -26,6 +26,11 @@ export async function openPostgres(url: string): Promise<DatabaseHandle> {
     // A dead database must turn into a quick "500", not a hung request.
     connectionTimeoutMillis: 5000,
     statement_timeout: 15000,
+    // The server enforces statement_timeout only for queries it receives; against a silent peer
+    // (a partition) the client gives up on its own a little later, and TCP keepalive notices the
+    // dead connection.
+    query_timeout: 20000,
+    keepAlive: true,
     types: {
       getTypeParser: (oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format),
