@@ -8,6 +8,7 @@ import * as m0020 from './migrations/0020_order_queue.js';
 import * as m0030 from './migrations/0030_member_center.js';
 import * as m0040 from './migrations/0040_lending.js';
 import * as m0080 from './migrations/0080_rate_counter_shards.js';
+import * as m0081 from './migrations/0081_assets_fillfactor.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '0030_member_center': m0030,
   '0040_lending': m0040,
   '0080_rate_counter_shards': m0080,
+  '0081_assets_fillfactor': m0081,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 
 export interface AuditEntry {
@@ -19,19 +20,13 @@ export class AuditRepository {
 
   async insertMany(entries: AuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.db
-      .insertInto('audit_log')
-      .values(
-        entries.map((e) => ({
-          action: e.action,
-          app_id: e.appId,
-          operator: e.operator,
-          subject: e.subject,
-          detail: JSON.stringify(e.detail),
-          request_id: e.requestId,
-        })),
-      )
-      .execute();
+    const col = <K extends keyof AuditEntry>(k: K) => entries.map((e) => e[k]);
+    await sql`
+      insert into audit_log (action, app_id, operator, subject, detail, request_id)
+      select * from unnest(${col('action')}::text[], ${col('appId')}::text[], ${col('operator')}::text[],
+                           ${col('subject')}::text[], ${entries.map((e) => JSON.stringify(e.detail))}::jsonb[],
+                           ${col('requestId')}::text[])
+    `.execute(this.db);
   }
 
   async list(filter: { subject?: string; limit: number }): Promise<AuditRecord[]> {
