@@ -9,6 +9,7 @@ import * as m0030 from './migrations/0030_member_center.js';
 import * as m0040 from './migrations/0040_lending.js';
 import * as m0080 from './migrations/0080_rate_counter_shards.js';
 import * as m0081 from './migrations/0081_assets_fillfactor.js';
+import * as m0082 from './migrations/0082_issued_numbers_brin.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '0040_lending': m0040,
   '0080_rate_counter_shards': m0080,
   '0081_assets_fillfactor': m0081,
+  '0082_issued_numbers_brin': m0082,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
