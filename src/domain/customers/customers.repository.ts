@@ -54,6 +54,17 @@ export class CustomersRepository {
     return row && toRecord(row);
   }
 
+  /** Several at once (a batch of orders naming its customers by id); unknown ids are left out. */
+  async findByIds(ids: string[]): Promise<CustomerRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('customers')
+      .selectAll()
+      .where('id', '=', sql<string>`any(${ids}::text[])`)
+      .execute();
+    return rows.map(toRecord);
+  }
+
   async findByChannel(channelCode: string, channelCustomerId: string): Promise<CustomerRecord | undefined> {
     const row = await this.db
       .selectFrom('customers')

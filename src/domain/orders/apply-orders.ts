@@ -3,7 +3,7 @@ import { KeywardError } from '../../errors/keyward-error.js';
 import type { AssetNumbersService } from '../asset-numbers/asset-numbers.service.js';
 import { applyDeleteAsset } from './delete-asset.js';
 import { applyDeleteProduct } from './delete-product.js';
-import { applyNewBuy } from './new-buy.js';
+import { applyNewBuy, applyNewBuys } from './new-buy.js';
 import { repositoriesOn, type OrderContext } from './order-context.js';
 import { OrderFailure } from './order-errors.js';
 import type { AcceptedOrder } from './order-model.js';
@@ -28,9 +28,36 @@ export interface BatchToApply {
 }
 
 /**
- * Applies the orders one after another in the caller's transaction, so a later order sees what an
- * earlier one did. The first refusal stops the batch as an OrderFailure naming that order; the
- * caller rolls everything back.
+ * Consecutive new_buy orders that share no asset number: none can see what another writes, so
+ * they are applied together (applyNewBuys). Every other order is a run of its own.
+ */
+export function runsOf(orders: OrderContext[]): OrderContext[][] {
+  const runs: OrderContext[][] = [];
+  let run: OrderContext[] = [];
+  let numbers = new Set<string>();
+  for (const ctx of orders) {
+    const own = ctx.order.assets.flatMap((a) => a.assetNos);
+    const joins =
+      ctx.order.orderType === 'new_buy' &&
+      run.length > 0 &&
+      (run[0] as OrderContext).order.orderType === 'new_buy' &&
+      own.every((n) => !numbers.has(n));
+    if (!joins && run.length > 0) {
+      runs.push(run);
+      run = [];
+      numbers = new Set();
+    }
+    run.push(ctx);
+    for (const n of own) numbers.add(n);
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
+
+/**
+ * Applies the orders in the caller's transaction as if one after another, so a later order sees
+ * what an earlier one did. The first refusal stops the batch as an OrderFailure naming that order;
+ * the caller rolls everything back.
  */
 export async function applyOrders(
   trx: Db,
@@ -38,19 +65,21 @@ export async function applyOrders(
   batch: BatchToApply,
 ): Promise<void> {
   const repositories = repositoriesOn(trx);
-  for (const accepted of batch.orders) {
+  const contexts = batch.orders.map((accepted) => ({
+    ...repositories,
+    assetNumbers,
+    appId: batch.appId,
+    channelCode: batch.channelCode,
+    channelOrderId: batch.channelOrderId,
+    acceptedAt: batch.acceptedAt,
+    ...accepted,
+  }));
+  for (const run of runsOf(contexts)) {
+    const first = run[0] as OrderContext;
     try {
-      await applyOrder({
-        ...repositories,
-        assetNumbers,
-        appId: batch.appId,
-        channelCode: batch.channelCode,
-        channelOrderId: batch.channelOrderId,
-        acceptedAt: batch.acceptedAt,
-        ...accepted,
-      });
+      await (run.length > 1 ? applyNewBuys(run) : applyOrder(first));
     } catch (error) {
-      if (error instanceof KeywardError) throw new OrderFailure(accepted.licenseOrderId, error);
+      if (error instanceof KeywardError) throw new OrderFailure(first.licenseOrderId, error);
       throw error;
     }
   }

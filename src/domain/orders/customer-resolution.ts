@@ -87,3 +87,24 @@ export async function resolveCustomer(trx: Db, scope: OrderScope, order: Order):
     );
   return created.id;
 }
+
+/**
+ * The customers of a batch's orders, in order. Those named by `customerId` (the usual case) are
+ * read in one statement; the others are resolved one by one, as an earlier order may create the
+ * customer a later one names by its channel or CRM key.
+ */
+export async function resolveCustomers(trx: Db, scope: OrderScope, orders: Order[]): Promise<string[]> {
+  const named = [...new Set(orders.flatMap((o) => (o.customerId === null ? [] : [o.customerId])))];
+  const byId = new Map((await new CustomersRepository(trx).findByIds(named)).map((c) => [c.id, c] as const));
+  const ids: string[] = [];
+  for (const order of orders) {
+    if (order.customerId === null) {
+      ids.push(await resolveCustomer(trx, scope, order));
+      continue;
+    }
+    const customer = visible(byId.get(order.customerId), scope);
+    if (!customer) throw invalid(`${orderPath(order.sequence)}.customerId`, 'no such customer');
+    ids.push(customer.id);
+  }
+  return ids;
+}

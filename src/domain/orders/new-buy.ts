@@ -1,9 +1,10 @@
+import { KeywardError } from '../../errors/keyward-error.js';
 import { LendingRepository } from '../lending/lending.repository.js';
 import { newGlobalId } from '../shared/ids.js';
-import type { NewAsset, NewMerchandise, NewProduct } from './order-assets.repository.js';
+import type { NewAsset, NewMerchandise, NewProduct, OwnedNewAsset } from './order-assets.repository.js';
 import type { OrderContext } from './order-context.js';
-import { invalid, orderPath } from './order-errors.js';
-import type { Asset, Product } from './order-model.js';
+import { invalid, OrderFailure, orderPath } from './order-errors.js';
+import type { Asset, Order, Product } from './order-model.js';
 import { isCloud } from './order-model.js';
 import { effectiveExpression, merchandiseVisits, productVisits } from './order-tree.js';
 import { addTimeExpression } from './time-expression.js';
@@ -16,70 +17,100 @@ interface Placed {
   numPaths: Array<string | null>;
 }
 
-/** Cloud types without numbers get one fresh number per asset, as order op 9 issues them. */
-async function placeAssets(ctx: OrderContext): Promise<Placed[]> {
-  const path = orderPath(ctx.order.sequence);
-  const wanted = ctx.order.assets.filter((a) => a.assetNos.length === 0).length;
-  const fresh =
-    wanted > 0 && isCloud(ctx.order.licenseType)
-      ? await ctx.assetNumbers.issue(wanted, ctx.appId, ctx.trx)
-      : [];
-  return ctx.order.assets.map((asset, i) => {
-    const own = asset.assetNos.length > 0;
-    const assetNums = own ? asset.assetNos : [fresh.shift() as string];
-    return {
-      asset,
-      path: `${path}.assets[${i}]`,
-      assetNums,
-      numPaths: own ? assetNums.map((_, j) => `${path}.assets[${i}].assetNos[${j}]`) : [null],
-    };
+/** One order of a run with the numbers its assets land on. */
+interface Planned {
+  ctx: OrderContext;
+  placed: Placed[];
+}
+
+/** A refusal belongs to the order it concerns: the batch answers with that order's sequence. */
+function failing(ctx: OrderContext, error: unknown): unknown {
+  return error instanceof KeywardError ? new OrderFailure(ctx.licenseOrderId, error) : error;
+}
+
+function freshNeeded(order: Order): number {
+  return isCloud(order.licenseType) ? order.assets.filter((a) => a.assetNos.length === 0).length : 0;
+}
+
+/**
+ * Cloud types without numbers get one fresh number per asset, as order op 9 issues them: drawn for
+ * the whole run at once and handed out in order, as order after order would have drawn them.
+ */
+async function placeAssets(run: OrderContext[]): Promise<Planned[]> {
+  const wanted = run.map((ctx) => freshNeeded(ctx.order));
+  const total = wanted.reduce((sum, n) => sum + n, 0);
+  const first = run[wanted.findIndex((n) => n > 0)] ?? (run[0] as OrderContext);
+  let fresh: string[] = [];
+  if (total > 0) {
+    try {
+      fresh = await first.assetNumbers.issue(total, first.appId, first.trx);
+    } catch (error) {
+      throw failing(first, error);
+    }
+  }
+  return run.map((ctx) => {
+    const path = orderPath(ctx.order.sequence);
+    const placed = ctx.order.assets.map((asset, i) => {
+      const own = asset.assetNos.length > 0;
+      const assetNums = own ? asset.assetNos : [fresh.shift() as string];
+      return {
+        asset,
+        path: `${path}.assets[${i}]`,
+        assetNums,
+        numPaths: own ? assetNums.map((_, j) => `${path}.assets[${i}].assetNos[${j}]`) : [null],
+      };
+    });
+    return { ctx, placed };
   });
 }
 
 /**
- * Creates the numbers nobody holds; the others must already be this customer's, of this license
- * type. Returns the asset id of every number.
+ * Creates the numbers nobody holds; the others must already be their order's customer's, of its
+ * license type (the first order, in sequence, that breaks this refuses the batch). Returns the
+ * asset id of every number.
  */
-async function ensureAssets(ctx: OrderContext, placed: Placed[]): Promise<Map<string, string>> {
-  const { order, customerId } = ctx;
-  const rows: NewAsset[] = placed.flatMap(({ asset, assetNums }) =>
-    assetNums.map((assetNum) => ({
-      id: newGlobalId(),
-      assetNum,
-      limitStartTime: asset.limitStartDate,
-      limitEndTime: asset.limitEndDate,
-      borrowedUsbKey: asset.borrowedUsbKey,
-      transferedAssetNum: asset.transferedAssetNum,
-    })),
+async function ensureAssets(planned: Planned[]): Promise<Map<string, string>> {
+  const { assets, trx } = (planned[0] as Planned).ctx;
+  const rows = planned.flatMap(({ ctx, placed }) =>
+    placed.flatMap(({ asset, assetNums, numPaths, path }) =>
+      assetNums.map((assetNum, j) => ({
+        ctx,
+        at: numPaths[j] ?? path,
+        row: {
+          id: newGlobalId(),
+          assetNum,
+          customerId: ctx.customerId,
+          licenseType: ctx.order.licenseType,
+          limitStartTime: asset.limitStartDate,
+          limitEndTime: asset.limitEndDate,
+          borrowedUsbKey: asset.borrowedUsbKey,
+          transferedAssetNum: asset.transferedAssetNum,
+        } satisfies OwnedNewAsset,
+      })),
+    ),
   );
-  const inserted = new Set(
-    await ctx.assets.insertIfAbsent(rows, { customerId, licenseType: order.licenseType }),
-  );
-  const existing = await ctx.assets.lockByNums(rows.map((r) => r.assetNum).filter((n) => !inserted.has(n)));
+  const inserted = new Set(await assets.insertIfAbsent(rows.map((r) => r.row)));
+  const existing = await assets.lockByNums(rows.map((r) => r.row.assetNum).filter((n) => !inserted.has(n)));
   const byNum = new Map(existing.map((a) => [a.assetNum, a]));
-  const pathOf = new Map(
-    placed.flatMap((p) => p.assetNums.map((n, j) => [n, p.numPaths[j] ?? p.path] as const)),
-  );
   const ids = new Map<string, string>();
   const refreshed: NewAsset[] = [];
-  for (const row of rows) {
+  for (const { ctx, at, row } of rows) {
     const held = byNum.get(row.assetNum);
     if (!held) {
       ids.set(row.assetNum, row.id);
       continue;
     }
-    const at = pathOf.get(row.assetNum) ?? orderPath(order.sequence);
-    if (held.customerId !== customerId) throw invalid(at, 'belongs to another customer');
-    if (held.licenseType !== order.licenseType) {
-      throw invalid(at, `is a ${held.licenseType} asset, not ${order.licenseType}`);
+    if (held.customerId !== row.customerId) throw failing(ctx, invalid(at, 'belongs to another customer'));
+    if (held.licenseType !== row.licenseType) {
+      throw failing(ctx, invalid(at, `is a ${held.licenseType} asset, not ${row.licenseType}`));
     }
     ids.set(row.assetNum, held.id);
     refreshed.push({ ...row, id: held.id });
   }
-  await ctx.assets.refresh(refreshed);
+  await assets.refresh(refreshed);
   // An asset that stops being a lent lock gives back what was lent to it; one that becomes a lent
   // lock cannot stay lent out itself (lent locks are never lent).
-  const lending = new LendingRepository(ctx.trx);
+  const lending = new LendingRepository(trx);
   await lending.endForLocks(refreshed.filter((a) => a.borrowedUsbKey === false).map((a) => a.id));
   await lending.returnAssets(refreshed.filter((a) => a.borrowedUsbKey === true).map((a) => a.id));
   return ids;
@@ -100,6 +131,9 @@ function productRow(
     product.limitEndDate ??
     (expression !== null && start !== null ? addTimeExpression(start, expression) : null);
   return {
+    licenseOrderId: ctx.licenseOrderId,
+    customerId: ctx.customerId,
+    licenseType: ctx.order.licenseType,
     assetId,
     merchandiseInsId,
     crmProductId: product.crmProductId,
@@ -125,35 +159,47 @@ function productRow(
 }
 
 /**
- * new_buy: assets created or refreshed, then extensions, merchandise forests and product instances,
- * each kind in one statement for the whole order.
+ * new_buy for a run of orders that share no asset number (see applyOrders): assets created or
+ * refreshed, then extensions, merchandise forests and product instances, each kind in one
+ * statement for the whole run. Orders that share no asset cannot see each other's writes, so this
+ * does what applying them one after another would, in a handful of statements.
  */
-export async function applyNewBuy(ctx: OrderContext): Promise<void> {
-  const placed = await placeAssets(ctx);
-  const assetIds = await ensureAssets(ctx, placed);
+export async function applyNewBuys(run: OrderContext[]): Promise<void> {
+  if (run.length === 0) return;
+  const { assets, channelOrderId, channelCode } = run[0] as OrderContext;
+  const planned = await placeAssets(run);
+  const assetIds = await ensureAssets(planned);
 
-  const extendRows = placed.flatMap(({ asset, assetNums }) =>
-    assetNums.flatMap((n) => asset.extends.map((e) => ({ assetId: assetIds.get(n) as string, ...e }))),
+  const extendRows = planned.flatMap(({ placed }) =>
+    placed.flatMap(({ asset, assetNums }) =>
+      assetNums.flatMap((n) => asset.extends.map((e) => ({ assetId: assetIds.get(n) as string, ...e }))),
+    ),
   );
-  await ctx.assets.upsertExtends(extendRows);
+  await assets.upsertExtends(extendRows);
 
-  const trees = placed.map((p) => {
-    const merchandise = merchandiseVisits(p.asset, p.path);
-    return { ...p, merchandise, products: productVisits(p.asset, p.path, merchandise) };
-  });
-  const ids = await ctx.assets.allocateMerchandiseIds(
+  const trees = planned.flatMap(({ ctx, placed }) =>
+    placed.map((p) => {
+      const merchandise = merchandiseVisits(p.asset, p.path);
+      return { ctx, ...p, merchandise, products: productVisits(p.asset, p.path, merchandise) };
+    }),
+  );
+  const ids = await assets.allocateMerchandiseIds(
     trees.reduce((sum, t) => sum + t.merchandise.length * t.assetNums.length, 0),
   );
   let nextId = 0;
   const merchandiseRows: NewMerchandise[] = [];
   const productRows: NewProduct[] = [];
   for (const tree of trees) {
+    const { ctx } = tree;
     for (const assetNum of tree.assetNums) {
       const assetId = assetIds.get(assetNum) as string;
       // Visits list parents first, so a child's parent id is always drawn already.
       const drawn = tree.merchandise.map(() => ids[nextId++] as number);
       tree.merchandise.forEach(({ node, parent }, k) =>
         merchandiseRows.push({
+          licenseOrderId: ctx.licenseOrderId,
+          customerId: ctx.customerId,
+          licenseType: ctx.order.licenseType,
           id: drawn[k] as number,
           assetId,
           parentId: parent === null ? null : (drawn[parent] as number),
@@ -180,13 +226,12 @@ export async function applyNewBuy(ctx: OrderContext): Promise<void> {
       }
     }
   }
-  const owner = {
-    licenseOrderId: ctx.licenseOrderId,
-    channelOrderId: ctx.channelOrderId,
-    channelCode: ctx.channelCode,
-    customerId: ctx.customerId,
-    licenseType: ctx.order.licenseType,
-  };
-  await ctx.assets.insertMerchandise(merchandiseRows, owner);
-  await ctx.assets.insertProducts(productRows, owner);
+  const owner = { channelOrderId, channelCode };
+  await assets.insertMerchandise(merchandiseRows, owner);
+  await assets.insertProducts(productRows, owner);
+}
+
+/** new_buy of one order. */
+export function applyNewBuy(ctx: OrderContext): Promise<void> {
+  return applyNewBuys([ctx]);
 }

@@ -10,6 +10,12 @@ export interface NewAsset {
   transferedAssetNum: boolean | null;
 }
 
+/** A new asset row with the customer and license type of the order it belongs to. */
+export interface OwnedNewAsset extends NewAsset {
+  customerId: string;
+  licenseType: string;
+}
+
 export interface LockedAsset {
   id: string;
   assetNum: string;
@@ -18,7 +24,14 @@ export interface LockedAsset {
   revoked: boolean;
 }
 
-export interface NewMerchandise {
+/** Which license order an instance row belongs to: the orders of one run differ in these. */
+export interface InstanceOrder {
+  licenseOrderId: string;
+  customerId: string;
+  licenseType: string;
+}
+
+export interface NewMerchandise extends InstanceOrder {
   id: number;
   assetId: string;
   parentId: number | null;
@@ -31,7 +44,7 @@ export interface NewMerchandise {
   srcLicenseOrderId: string | null;
 }
 
-export interface NewProduct {
+export interface NewProduct extends InstanceOrder {
   assetId: string;
   merchandiseInsId: number | null;
   crmProductId: string | null;
@@ -55,13 +68,10 @@ export interface NewProduct {
   features: unknown[];
 }
 
-/** What every instance row of one order shares. */
+/** What every instance row of one batch shares. */
 export interface InstanceOwner {
-  licenseOrderId: string;
   channelOrderId: string;
   channelCode: string;
-  customerId: string;
-  licenseType: string;
 }
 
 export interface ActiveProduct {
@@ -84,23 +94,24 @@ const column = <T, K>(rows: T[], pick: (row: T) => K): K[] => rows.map(pick);
 export class OrderAssetsRepository {
   constructor(private readonly db: Db) {}
 
-  /** Inserts the numbers nobody holds yet; returns those it inserted. Concurrent inserts wait. */
-  async insertIfAbsent(
-    assets: NewAsset[],
-    owner: { customerId: string; licenseType: string },
-  ): Promise<string[]> {
+  /**
+   * Inserts the numbers nobody holds yet, each for its own order's customer and license type;
+   * returns those it inserted. Concurrent inserts of a number wait for each other.
+   */
+  async insertIfAbsent(assets: OwnedNewAsset[]): Promise<string[]> {
     if (assets.length === 0) return [];
     const result = await sql<{ asset_num: string }>`
       insert into assets (id, asset_num, license_type, customer_id, limit_start_time, limit_end_time,
                           borrowed_usb_key, transfered_asset_num)
-      select v.id, v.asset_num, ${owner.licenseType}, ${owner.customerId}, v.ls, v.le,
+      select v.id, v.asset_num, v.license_type, v.customer_id, v.ls, v.le,
              coalesce(v.borrowed, false), coalesce(v.transfered, false)
         from unnest(${column(assets, (a) => a.id)}::text[], ${column(assets, (a) => a.assetNum)}::text[],
+                    ${column(assets, (a) => a.licenseType)}::text[], ${column(assets, (a) => a.customerId)}::text[],
                     ${column(assets, (a) => a.limitStartTime)}::bigint[],
                     ${column(assets, (a) => a.limitEndTime)}::bigint[],
                     ${column(assets, (a) => a.borrowedUsbKey)}::boolean[],
                     ${column(assets, (a) => a.transferedAssetNum)}::boolean[])
-             as v(id, asset_num, ls, le, borrowed, transfered)
+             as v(id, asset_num, license_type, customer_id, ls, le, borrowed, transfered)
       on conflict (asset_num) do nothing
       returning asset_num
     `.execute(this.db);
@@ -178,9 +189,11 @@ export class OrderAssetsRepository {
       insert into merchandise_instances (id, asset_id, parent_id, license_order_id, channel_order_id, channel_code,
         customer_id, license_type, crm_product_id, parent_crm_product_id, merchandise_num, merchandise_name,
         parent_merchandise_num, time_duration_expression, src_license_order_id)
-      select v.id, v.asset_id, v.parent_id, ${owner.licenseOrderId}, ${owner.channelOrderId}, ${owner.channelCode},
-             ${owner.customerId}, ${owner.licenseType}, v.crm, v.parent_crm, v.num, v.name, v.parent_num, v.expr, v.src
+      select v.id, v.asset_id, v.parent_id, v.license_order_id, ${owner.channelOrderId}, ${owner.channelCode},
+             v.customer_id, v.license_type, v.crm, v.parent_crm, v.num, v.name, v.parent_num, v.expr, v.src
         from unnest(${column(rows, (r) => r.id)}::bigint[], ${column(rows, (r) => r.assetId)}::text[],
+                    ${column(rows, (r) => r.licenseOrderId)}::text[], ${column(rows, (r) => r.customerId)}::text[],
+                    ${column(rows, (r) => r.licenseType)}::text[],
                     ${column(rows, (r) => r.parentId)}::bigint[], ${column(rows, (r) => r.crmProductId)}::text[],
                     ${column(rows, (r) => r.parentCrmProductId)}::text[],
                     ${column(rows, (r) => r.merchandiseNum)}::text[],
@@ -188,7 +201,8 @@ export class OrderAssetsRepository {
                     ${column(rows, (r) => r.parentMerchandiseNum)}::text[],
                     ${column(rows, (r) => r.timeDurationExpression)}::text[],
                     ${column(rows, (r) => r.srcLicenseOrderId)}::text[])
-             as v(id, asset_id, parent_id, crm, parent_crm, num, name, parent_num, expr, src)
+             as v(id, asset_id, license_order_id, customer_id, license_type, parent_id, crm, parent_crm, num, name,
+                  parent_num, expr, src)
     `.execute(this.db);
   }
 
@@ -200,12 +214,13 @@ export class OrderAssetsRepository {
         product_name, product_type, limit_start_time, limit_end_time, limit_concurrent, limit_time_duration,
         trial, trial_end_date, time_unit, time_unit_quantity, time_duration_expression, src_license_order_id,
         passwords, features)
-      select v.asset_id, v.merchandise_ins_id, ${owner.licenseOrderId}, ${owner.channelOrderId}, ${owner.channelCode},
-             ${owner.customerId}, ${owner.licenseType}, v.crm, v.parent_crm, v.uri, v.gms_pid, v.app_key,
+      select v.asset_id, v.merchandise_ins_id, v.license_order_id, ${owner.channelOrderId}, ${owner.channelCode},
+             v.customer_id, v.license_type, v.crm, v.parent_crm, v.uri, v.gms_pid, v.app_key,
              v.name, v.type, v.ls, v.le, v.concurrent, v.duration,
              v.trial, v.trial_end, v.time_unit, v.time_unit_quantity, v.expr, v.src, v.passwords, v.features
         from unnest(${column(rows, (r) => r.assetId)}::text[], ${column(rows, (r) => r.merchandiseInsId)}::bigint[],
-                    ${column(rows, (r) => r.crmProductId)}::text[], ${column(rows, (r) => r.parentCrmProductId)}::text[],
+                    ${column(rows, (r) => r.licenseOrderId)}::text[], ${column(rows, (r) => r.customerId)}::text[],
+                    ${column(rows, (r) => r.licenseType)}::text[], ${column(rows, (r) => r.crmProductId)}::text[], ${column(rows, (r) => r.parentCrmProductId)}::text[],
                     ${column(rows, (r) => r.productUri)}::text[], ${column(rows, (r) => r.gmsPid)}::text[],
                     ${column(rows, (r) => r.appKey)}::text[], ${column(rows, (r) => r.productName)}::text[],
                     ${column(rows, (r) => r.productType)}::text[], ${column(rows, (r) => r.limitStartTime)}::bigint[],
@@ -217,7 +232,8 @@ export class OrderAssetsRepository {
                     ${column(rows, (r) => r.srcLicenseOrderId)}::text[],
                     ${column(rows, (r) => JSON.stringify(r.passwords))}::jsonb[],
                     ${column(rows, (r) => JSON.stringify(r.features))}::jsonb[])
-             as v(asset_id, merchandise_ins_id, crm, parent_crm, uri, gms_pid, app_key, name, type, ls, le,
+             as v(asset_id, merchandise_ins_id, license_order_id, customer_id, license_type, crm, parent_crm, uri,
+                  gms_pid, app_key, name, type, ls, le,
                   concurrent, duration, trial, trial_end, time_unit, time_unit_quantity, expr, src, passwords, features)
     `.execute(this.db);
   }

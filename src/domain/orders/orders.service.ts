@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.js';
 import type { AssetNumbersService } from '../asset-numbers/asset-numbers.service.js';
 import { newGlobalId } from '../shared/ids.js';
 import { applyOrders } from './apply-orders.js';
-import { resolveCustomer, type OrderScope } from './customer-resolution.js';
+import { resolveCustomers, type OrderScope } from './customer-resolution.js';
 import { batchHash } from './idempotency.js';
 import {
   OrderBatchesRepository,
@@ -147,14 +147,12 @@ export class OrdersService {
 
     // Customers are settled at acceptance in both modes, so an async answer names them too.
     const scope: OrderScope = { channels: app.channels, channelCode: batch.channelCode };
-    const accepted: AcceptedOrder[] = [];
-    for (const order of batch.orders) {
-      accepted.push({
-        order,
-        licenseOrderId: newGlobalId(),
-        customerId: await resolveCustomer(trx, scope, order),
-      });
-    }
+    const customerIds = await resolveCustomers(trx, scope, batch.orders);
+    const accepted: AcceptedOrder[] = batch.orders.map((order, i) => ({
+      order,
+      licenseOrderId: newGlobalId(),
+      customerId: customerIds[i] as string,
+    }));
     await batches.insertOrders(
       accepted.map(({ order, licenseOrderId, customerId }) => ({
         id: licenseOrderId,
