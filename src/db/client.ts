@@ -8,6 +8,14 @@ import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
 
+/** Handles opened on the embedded database: a single session inside this process. */
+const embedded = new WeakSet<Db>();
+
+/** Whether `db` is the embedded database, where every statement is planned anew and runs in turn. */
+export function isEmbedded(db: Db): boolean {
+  return embedded.has(db);
+}
+
 export interface DatabaseHandle {
   db: Db;
   kind: 'embedded' | 'postgres';
@@ -66,6 +74,7 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<DatabaseHa
       parsers: { [INT8_OID]: parseInt8 },
     });
     const db = new Kysely<Database>({ dialect: new PgliteDialect(pglite) });
+    embedded.add(db);
     return {
       db,
       kind: 'embedded',

@@ -1,12 +1,14 @@
 /**
- * Runs many small requests as few statements: a request that arrives while `maxInFlight` runs are
- * busy waits for the next run and goes in it with every other request that arrived meanwhile. An
- * idle batcher runs a request at once, so nothing waits on a timer; under load a run carries as
- * many requests as arrived during the previous one (group commit, done before the database).
+ * Runs many small requests as few statements: a run starts on the turn of the event loop after
+ * its requests arrived, with every request that arrived in that turn (HTTP requests that came in
+ * together), and a request that arrives while `maxInFlight` runs are busy waits for the next run
+ * with every other request that arrived meanwhile. Nothing waits on a timer; under load a run
+ * carries as many requests as arrived during the previous one (group commit, before the database).
  */
 export class CallBatcher<I, O> {
   private queue: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
   private inFlight = 0;
+  private scheduled = false;
 
   constructor(
     /** Answers every item, in the order given; a throw fails the whole run. */
@@ -18,7 +20,14 @@ export class CallBatcher<I, O> {
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.pump();
+      // Waiting one turn lets requests that came in together share a run. On the embedded
+      // database, which works on this thread and blocks it, it is the only chance they get.
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.pump();
+      });
     });
   }
 

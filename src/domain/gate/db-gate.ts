@@ -1,4 +1,4 @@
-import type { Db } from '../../db/client.js';
+import { isEmbedded, type Db } from '../../db/client.js';
 import { sha256 } from '../shared/secrets.js';
 import { CallBatcher } from './call-batcher.js';
 import { DbGateRepository, type GateRecord, type GateVisit } from './db-gate.repository.js';
@@ -14,11 +14,12 @@ import {
 } from './gate.js';
 
 /**
- * Statements the gate runs at once, and calls one statement carries. Two overlap one statement's
- * commit with the next one's work; the rest of the pool stays free for the operations themselves.
+ * Calls one statement carries, and statements the gate runs at once: on PostgreSQL two overlap one
+ * statement's commit with the next one's work and leave the rest of the pool to the operations;
+ * the embedded database runs one statement at a time anyway, so calls wait for the next batch.
  */
-const GATE_STATEMENTS = 2;
 const CALLS_PER_STATEMENT = 200;
+const IN_FLIGHT = { postgres: 2, embedded: 1 } as const;
 
 export class DbGate implements RequestGate {
   private readonly repository: DbGateRepository;
@@ -29,10 +30,15 @@ export class DbGate implements RequestGate {
     private readonly settings: GateSettings,
   ) {
     this.repository = new DbGateRepository(db);
+    const inSteps = isEmbedded(db);
     this.batcher = new CallBatcher(
-      (visits) =>
-        this.repository.check(visits, { window: currentWindow(), shard: randomShard() }, this.expiry()),
-      GATE_STATEMENTS,
+      (visits) => {
+        const counter = { window: currentWindow(), shard: randomShard() };
+        return inSteps
+          ? this.repository.checkInSteps(visits, counter, this.expiry())
+          : this.repository.check(visits, counter, this.expiry());
+      },
+      inSteps ? IN_FLIGHT.embedded : IN_FLIGHT.postgres,
       CALLS_PER_STATEMENT,
     );
   }
