@@ -1,4 +1,3 @@
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
@@ -68,6 +67,8 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<DatabaseHa
   if (options.dataDir !== undefined) lock = acquireDataDirLock(options.dataDir);
   try {
     const pgDataDir = options.dataDir === undefined ? undefined : `${options.dataDir}/pgdata`;
+    // Loaded only here: the embedded database's code costs a server on PostgreSQL some 40 MB.
+    const { PGlite } = await import('@electric-sql/pglite');
     const pglite = await PGlite.create({
       ...(pgDataDir === undefined ? {} : { dataDir: pgDataDir }),
       ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
