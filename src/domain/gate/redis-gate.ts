@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Db } from '../../db/client.js';
 import { sha256 } from '../shared/secrets.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
@@ -17,21 +17,25 @@ import {
  * in the database (`db`), looked up on every call so that revocation is immediate.
  */
 export class RedisGate implements RequestGate {
-  private readonly redis: Redis;
+  /** The client library is loaded only when Redis is configured: it costs a server some 12 MB. */
+  private readonly redis: Promise<Redis>;
 
   constructor(
     url: string,
     private readonly settings: GateSettings,
     private readonly db?: Db,
   ) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
-    // Connection trouble surfaces as a failed command, which the request answers with "500".
-    this.redis.on('error', () => undefined);
+    this.redis = import('ioredis').then(({ Redis }) => {
+      const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true });
+      // Connection trouble surfaces as a failed command, which the request answers with "500".
+      redis.on('error', () => undefined);
+      return redis;
+    });
   }
 
   async admit(appId: string, nonce: string): Promise<Admission> {
     const rateKey = `keyward:rate:${appId}:${currentWindow()}`;
-    const result = await this.redis
+    const result = await (await this.redis)
       .multi()
       .incr(rateKey)
       .expire(rateKey, 120)
@@ -59,6 +63,6 @@ export class RedisGate implements RequestGate {
   async purge(): Promise<void> {}
 
   async close(): Promise<void> {
-    await this.redis.quit().catch(() => undefined);
+    await (await this.redis).quit().catch(() => undefined);
   }
 }
