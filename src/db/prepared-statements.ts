@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CompiledQuery, sql, type Compilable, type InferResult, type Kysely, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -35,44 +35,51 @@ export function prepareMarkedStatements(client: pg.PoolClient): void {
   Object.assign(client, { query: prepared });
 }
 
-/**
- * Runs a Kysely query as a prepared statement (see PREPARED): for hot queries whose text is the
- * same on every call, i.e. lists go in as array parameters (`= any($1::text[])`), not as `in (…)`.
- */
-export async function executePrepared<Q extends Compilable & { execute(): Promise<unknown[]> }>(
-  db: Kysely<Database>,
-  query: Q,
-): Promise<InferResult<Q>> {
-  const result = await sql<InferResult<Q>[number]>`${sql.raw(PREPARED)} ${query}`.execute(db);
-  return result.rows as InferResult<Q>;
-}
-
 const SLOT = '\u0000slot:';
 
+/** Placeholders for a prepared query's values; typed `never` so they fit any operand. */
+export type Slots<K extends string> = Record<K, RawBuilder<never>>;
+
+interface Compiled<K extends string> {
+  text: string;
+  parameters: readonly unknown[];
+  /** The slot each parameter stands for, or undefined for a constant of the query. */
+  bindings: Array<K | undefined>;
+}
+
 /**
- * A prepared statement built and compiled by Kysely once: `build` gets a placeholder for each slot,
- * and each run binds the slots' values in their places. For the hottest statement, whose Kysely
- * compilation would otherwise cost more than its execution.
+ * A prepared statement (see PREPARED) that Kysely builds and compiles once per database handle:
+ * `build` gets a placeholder for each slot, and each run binds the values in their places. For
+ * hot statements of fixed text, whose Kysely build and compilation would otherwise cost the server
+ * more than PostgreSQL spends running them.
  */
-export function compileOnce<Row, K extends string>(
-  db: Kysely<Database>,
+export function preparedQuery<Row, K extends string>(
   slots: readonly K[],
-  build: (slot: Record<K, RawBuilder<unknown>>) => RawBuilder<unknown>,
-): (values: Record<K, unknown>) => Promise<Row[]> {
-  const placeholders = Object.fromEntries(slots.map((k) => [k, sql.val(`${SLOT}${k}`)])) as Record<
-    K,
-    RawBuilder<unknown>
-  >;
-  const compiled = build(placeholders).compile(db);
-  const bindings = compiled.parameters.map((p) =>
-    typeof p === 'string' && p.startsWith(SLOT) ? (p.slice(SLOT.length) as K) : undefined,
-  );
-  const text = `${PREPARED}\n${compiled.sql}`;
-  return async (values) => {
+  build: (db: Kysely<Database>, slot: Slots<K>) => RawBuilder<unknown>,
+): (db: Kysely<Database>, values: Record<K, unknown>) => Promise<Row[]> {
+  const compiledFor = new WeakMap<Kysely<Database>, Compiled<K>>();
+  const placeholders = Object.fromEntries(slots.map((k) => [k, sql.val(`${SLOT}${k}`)])) as Slots<K>;
+  const compile = (db: Kysely<Database>): Compiled<K> => {
+    const compiled = build(db, placeholders).compile(db);
+    return {
+      text: `${PREPARED}\n${compiled.sql}`,
+      parameters: compiled.parameters,
+      bindings: compiled.parameters.map((p) =>
+        typeof p === 'string' && p.startsWith(SLOT) ? (p.slice(SLOT.length) as K) : undefined,
+      ),
+    };
+  };
+  return async (db, values) => {
+    let compiled = compiledFor.get(db);
+    if (compiled === undefined) {
+      compiled = compile(db);
+      compiledFor.set(db, compiled);
+    }
+    const { bindings } = compiled;
     const parameters = compiled.parameters.map((p, i) => {
       const slot = bindings[i];
       return slot === undefined ? p : values[slot];
     });
-    return (await db.executeQuery<Row>(CompiledQuery.raw(text, parameters))).rows;
+    return (await db.executeQuery<Row>(CompiledQuery.raw(compiled.text, parameters))).rows;
   };
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { executePrepared } from '../../db/prepared-statements.js';
+import { preparedQuery, type Slots } from '../../db/prepared-statements.js';
 
 export interface EnterpriseRecord {
   id: number;
@@ -29,6 +29,49 @@ export interface EnterpriseCustomer {
 }
 
 const columns = ['id', 'global_id', 'name', 'code'] as const;
+
+type ChannelCustomerSlot = 'channelCode' | 'channelCustomerId' | 'channels';
+
+interface ChannelCustomerRow {
+  id: string;
+  channel_code: string | null;
+  channel_customer_id: string | null;
+  is_default: boolean;
+  global_id: string;
+  enterprise_name: string;
+}
+
+/**
+ * Order op 3's statement, prepared: the customers of the enterprise a channel customer belongs to,
+ * only those in the caller's channels (the others are invisible to it), the default first.
+ */
+function customersOf(defaultOnly: boolean) {
+  return preparedQuery<ChannelCustomerRow, ChannelCustomerSlot>(
+    ['channelCode', 'channelCustomerId', 'channels'],
+    (db, v: Slots<ChannelCustomerSlot>) => {
+      let select = db
+        .selectFrom('customers as q')
+        .innerJoin('enterprises as e', 'e.id', 'q.enterprise_id')
+        .innerJoin('customers as c', 'c.enterprise_id', 'e.id')
+        .select([
+          'c.id',
+          'c.channel_code',
+          'c.channel_customer_id',
+          'c.is_default',
+          'e.global_id',
+          'e.name as enterprise_name',
+        ])
+        .where('q.channel_code', '=', v.channelCode)
+        .where('q.channel_customer_id', '=', v.channelCustomerId)
+        .where('q.channel_code', '=', sql<string>`any(${v.channels}::text[])`)
+        .where('c.channel_code', '=', sql<string>`any(${v.channels}::text[])`);
+      if (defaultOnly) select = select.where('c.is_default', '=', true);
+      return sql`${select.orderBy('c.is_default', 'desc').orderBy('c.created_at').orderBy('c.id')}`;
+    },
+  );
+}
+
+const customersOfChannelCustomer = { all: customersOf(false), defaultOnly: customersOf(true) };
 
 function toRecord(row: { id: number; global_id: string; name: string; code: string }): EnterpriseRecord {
   return { id: row.id, globalId: row.global_id, name: row.name, code: row.code };
@@ -101,27 +144,10 @@ export class EnterprisesRepository {
     defaultOnly: boolean;
   }): Promise<EnterpriseCustomer[]> {
     if (query.channels.length === 0) return [];
-    let select = this.db
-      .selectFrom('customers as q')
-      .innerJoin('enterprises as e', 'e.id', 'q.enterprise_id')
-      .innerJoin('customers as c', 'c.enterprise_id', 'e.id')
-      .select([
-        'c.id',
-        'c.channel_code',
-        'c.channel_customer_id',
-        'c.is_default',
-        'e.global_id',
-        'e.name as enterprise_name',
-      ])
-      .where('q.channel_code', '=', query.channelCode)
-      .where('q.channel_customer_id', '=', query.channelCustomerId)
-      .where('q.channel_code', '=', sql<string>`any(${query.channels}::text[])`)
-      .where('c.channel_code', '=', sql<string>`any(${query.channels}::text[])`);
-    if (query.defaultOnly) select = select.where('c.is_default', '=', true);
-    const rows = await executePrepared(
-      this.db,
-      select.orderBy('c.is_default', 'desc').orderBy('c.created_at').orderBy('c.id'),
-    );
+    const statement = query.defaultOnly
+      ? customersOfChannelCustomer.defaultOnly
+      : customersOfChannelCustomer.all;
+    const rows = await statement(this.db, query);
     return rows.flatMap((row) =>
       row.channel_code === null
         ? []

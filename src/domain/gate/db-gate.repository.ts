@@ -1,6 +1,6 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { compileOnce } from '../../db/prepared-statements.js';
+import { preparedQuery, type Slots } from '../../db/prepared-statements.js';
 import {
   toTokenGrant,
   toUserGrant,
@@ -122,15 +122,14 @@ function toRecords(rows: GateRow[]): GateRecord[] {
 }
 
 /**
- * The guards' statement for a batch of calls (see DbGateRepository.check), built once per
- * repository: its slots are the batch's columns and the counter's window and shard.
+ * The guards' statement for a batch of calls (see DbGateRepository.check): its slots are the
+ * batch's columns and the counter's window and shard.
  */
-function checkStatement(db: Db) {
-  return (v: Record<CheckSlot, RawBuilder<unknown>>) => {
-    const tokens = new TokensRepository(db);
-    const app = tokens.liveTokenQuery(sql.ref<string>('r.app_hash')).where('t.kind', '=', 'app');
-    const user = tokens.liveUserQuery(sql.ref<string>('r.user_hash'));
-    return sql<GateRow>`
+const checkStatement = preparedQuery<GateRow, CheckSlot>(CHECK_SLOTS, (db, v: Slots<CheckSlot>) => {
+  const tokens = new TokensRepository(db);
+  const app = tokens.liveTokenQuery(sql.ref<string>('r.app_hash')).where('t.kind', '=', 'app');
+  const user = tokens.liveUserQuery(sql.ref<string>('r.user_hash'));
+  return sql<GateRow>`
       with req as (
         select * from unnest(${v.ords}::int[], ${v.appHashes}::text[], ${v.userHashes}::text[],
                              ${v.scopes}::text[], ${v.nonces}::text[])
@@ -174,15 +173,10 @@ function checkStatement(db: Db) {
         left join others o on o.app_id = l.app_id
        order by l.ord
     `;
-  };
-}
+});
 
 export class DbGateRepository {
-  private readonly checkStatement: (values: Record<CheckSlot, unknown>) => Promise<GateRow[]>;
-
-  constructor(private readonly db: Db) {
-    this.checkStatement = compileOnce<GateRow, CheckSlot>(db, CHECK_SLOTS, checkStatement(db));
-  }
+  constructor(private readonly db: Db) {}
 
   /** One round trip: counts the hit and records the nonce; `fresh` is 0 when it was seen before. */
   async record(
@@ -226,7 +220,7 @@ export class DbGateRepository {
   ): Promise<GateRecord[]> {
     if (visits.length === 0) return [];
     const column = <K extends keyof GateVisit>(key: K) => visits.map((v) => v[key]);
-    const rows = await this.checkStatement({
+    const rows = await checkStatement(this.db, {
       ords: visits.map((_, i) => i),
       appHashes: column('appTokenHash'),
       userHashes: column('userTokenHash'),

@@ -1,6 +1,6 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Expression, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { PREPARED } from '../../db/prepared-statements.js';
+import { preparedQuery, type Slots } from '../../db/prepared-statements.js';
 import type { MembersTable } from '../../db/schema.js';
 
 export interface MemberRecord {
@@ -101,6 +101,22 @@ function toRecord(row: MemberRow): MemberRecord {
     deleted: row.deleted,
     createdAt: row.created_at.getTime(),
     updatedAt: row.updated_at.getTime(),
+  };
+}
+
+/** A value, or a placeholder for it in a prepared statement. */
+type Operand<T> = T | Expression<T>;
+
+/** MemberFilter as a query takes it: the keyword already turned into its ilike pattern. */
+interface FilterOperands {
+  departmentId?: Operand<number>;
+  pattern?: Operand<string>;
+}
+
+function operands(filter: MemberFilter): FilterOperands {
+  return {
+    ...(filter.departmentId === undefined ? {} : { departmentId: filter.departmentId }),
+    ...(filter.keyword === undefined ? {} : { pattern: likeSubstring(filter.keyword) }),
   };
 }
 
@@ -238,21 +254,21 @@ export class MembersRepository {
       .execute();
   }
 
-  private filtered(enterpriseId: number, filter: MemberFilter) {
+  private filtered(enterpriseId: Operand<number>, filter: FilterOperands) {
     let query = this.db
       .selectFrom('members as f')
       .where('f.enterprise_id', '=', enterpriseId)
       .where('f.deleted', '=', false);
-    if (filter.departmentId !== undefined) query = query.where('f.department_id', '=', filter.departmentId);
-    if (filter.keyword !== undefined) {
-      const pattern = likeSubstring(filter.keyword);
+    const { departmentId, pattern } = filter;
+    if (departmentId !== undefined) query = query.where('f.department_id', '=', departmentId);
+    if (pattern !== undefined) {
       query = query.where((eb) => eb.or([eb('f.name', 'ilike', pattern), eb('f.account', 'ilike', pattern)]));
     }
     return query;
   }
 
   async count(enterpriseId: number, filter: MemberFilter): Promise<number> {
-    const row = await this.filtered(enterpriseId, filter)
+    const row = await this.filtered(enterpriseId, operands(filter))
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirstOrThrow();
     return Number(row.n);
@@ -264,6 +280,15 @@ export class MembersRepository {
    * skipped rows; only the page's own rows are then fetched.
    */
   pageQuery(enterpriseId: number, filter: MemberFilter, offset: number, limit: number) {
+    return this.pageOf(enterpriseId, operands(filter), offset, limit);
+  }
+
+  private pageOf(
+    enterpriseId: Operand<number>,
+    filter: FilterOperands,
+    offset: Operand<number>,
+    limit: Operand<number>,
+  ) {
     const ids = this.filtered(enterpriseId, filter)
       .select('f.id')
       .orderBy('f.id')
@@ -289,8 +314,8 @@ export class MembersRepository {
 
   /**
    * Op 5 in one prepared statement: the total (the live-member counter, or a count when filtered),
-   * one page of members from pageQuery, and each member's active asset numbers and lent lock.
-   * The text depends only on which filters are set, so each variant is planned once per connection.
+   * one page of members, and each member's active asset numbers and lent lock. The text depends
+   * only on which filters are set, so each variant is built, compiled and planned once.
    */
   async listPage(
     enterpriseId: number,
@@ -298,31 +323,65 @@ export class MembersRepository {
     offset: number,
     limit: number,
   ): Promise<{ total: number; members: ListedMember[] }> {
-    const unfiltered = filter.departmentId === undefined && filter.keyword === undefined;
-    const total = unfiltered
-      ? sql`select member_count as total from enterprises where id = ${enterpriseId}`
-      : this.filtered(enterpriseId, filter).select(sql<number>`count(*)::int`.as('total'));
-    const result = await sql<ListedRow>`${sql.raw(PREPARED)}
-      with page as (${this.pageQuery(enterpriseId, filter, offset, limit)})
+    const statement =
+      listPageStatements[`${filter.departmentId !== undefined}:${filter.keyword !== undefined}`];
+    const rows = await statement(this.db, {
+      enterpriseId,
+      offset,
+      limit,
+      departmentId: filter.departmentId,
+      pattern: filter.keyword === undefined ? undefined : likeSubstring(filter.keyword),
+    });
+    const members = rows.flatMap((row) =>
+      row.id === null
+        ? []
+        : [{ ...toRecord(row as MemberRow), assetNums: row.asset_nums ?? [], borrowNum: row.borrow_num }],
+    );
+    return { total: Number(rows[0]?.total ?? 0), members };
+  }
+
+  /** listPage's statement for one combination of filters, in terms of its slots. */
+  static listPageStatement(db: Db, v: Slots<ListSlot>, byDepartment: boolean, byKeyword: boolean) {
+    const repo = new MembersRepository(db);
+    const filter: FilterOperands = {
+      ...(byDepartment ? { departmentId: v.departmentId } : {}),
+      ...(byKeyword ? { pattern: v.pattern } : {}),
+    };
+    const total =
+      byDepartment || byKeyword
+        ? repo.filtered(v.enterpriseId, filter).select(sql<number>`count(*)::int`.as('total'))
+        : sql`select member_count as total from enterprises where id = ${v.enterpriseId}`;
+    return sql<ListedRow>`
+      with page as (${repo.pageOf(v.enterpriseId, filter, v.offset, v.limit)})
       select t.total, p.*,
              array(select a.asset_num
                      from asset_assignments aa
                      join assets a on a.id = aa.asset_id
                      join customers c on c.id = a.customer_id
-                    where aa.member_id = p.id and c.enterprise_id = ${enterpriseId} and not a.revoked
+                    where aa.member_id = p.id and c.enterprise_id = ${v.enterpriseId} and not a.revoked
                     order by a.asset_num) as asset_nums,
              (select a.asset_num
                 from lent_locks l join assets a on a.id = l.lock_asset_id
-               where l.member_id = p.id and l.enterprise_id = ${enterpriseId}) as borrow_num
+               where l.member_id = p.id and l.enterprise_id = ${v.enterpriseId}) as borrow_num
         from (${total}) as t
         left join page p on true
        order by p.id
-    `.execute(this.db);
-    const members = result.rows.flatMap((row) =>
-      row.id === null
-        ? []
-        : [{ ...toRecord(row as MemberRow), assetNums: row.asset_nums ?? [], borrowNum: row.borrow_num }],
-    );
-    return { total: Number(result.rows[0]?.total ?? 0), members };
+    `;
   }
 }
+
+type ListSlot = 'enterpriseId' | 'offset' | 'limit' | 'departmentId' | 'pattern';
+
+const listPageStatement = (byDepartment: boolean, byKeyword: boolean) =>
+  preparedQuery<ListedRow, ListSlot>(
+    ['enterpriseId', 'offset', 'limit', 'departmentId', 'pattern'],
+    (db, v) => MembersRepository.listPageStatement(db, v, byDepartment, byKeyword),
+  );
+
+/** By `${byDepartment}:${byKeyword}`. */
+const listPageStatements = {
+  'false:false': listPageStatement(false, false),
+  'true:false': listPageStatement(true, false),
+  'false:true': listPageStatement(false, true),
+  'true:true': listPageStatement(true, true),
+};
