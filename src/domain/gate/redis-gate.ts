@@ -35,7 +35,9 @@ export class RedisGate implements RequestGate {
 
   async admit(appId: string, nonce: string): Promise<Admission> {
     const rateKey = `keyward:rate:${appId}:${currentWindow()}`;
-    const result = await (await this.redis)
+    const result = await (
+      await this.redis
+    )
       .multi()
       .incr(rateKey)
       .expire(rateKey, 120)
