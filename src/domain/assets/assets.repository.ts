@@ -18,6 +18,11 @@ export interface VisibleAsset {
   revoked: boolean;
 }
 
+/** A visible asset as ops 6–7 left it: `locked` as found, and whether this call switched it. */
+export interface SwitchedAsset extends VisibleAsset {
+  changed: boolean;
+}
+
 export interface EnterpriseAssetRow {
   id: string;
   assetNum: string;
@@ -54,8 +59,13 @@ export class AssetsRepository {
     return result.rows[0]?.id;
   }
 
-  /** Ops 6–7: the assets with these numbers that the app may see, row-locked. */
-  async lockVisibleByNums(assetNums: string[], channels: string[]): Promise<VisibleAsset[]> {
+  /**
+   * Ops 6–7 in one statement: the assets with these numbers that the app may see, row-locked in
+   * number order (so concurrent calls cannot deadlock), and `locked` set on those of a lockable
+   * type, not revoked, and not already in that state. Every visible asset comes back, with
+   * whether this call changed it.
+   */
+  async switchLocked(assetNums: string[], channels: string[], locked: boolean): Promise<SwitchedAsset[]> {
     const result = await sql<{
       id: string;
       asset_num: string;
@@ -63,12 +73,25 @@ export class AssetsRepository {
       customer_id: string;
       locked: boolean;
       revoked: boolean;
+      changed: boolean;
     }>`
-      select a.id, a.asset_num, a.license_type, a.customer_id, a.locked, a.revoked
-        from assets a join customers c on c.id = a.customer_id
-       where a.asset_num = any(${assetNums}::text[]) and ${visibleCustomer(channels)}
-       order by a.asset_num
-         for update of a
+      with found as (
+        select a.id, a.asset_num, a.license_type, a.customer_id, a.locked, a.revoked
+          from assets a join customers c on c.id = a.customer_id
+         where a.asset_num = any(${assetNums}::text[]) and ${visibleCustomer(channels)}
+         order by a.asset_num
+           for update of a
+      ),
+      changed as (
+        update assets a set locked = ${locked}, updated_at = now()
+          from found f
+         where a.id = f.id and f.license_type = any(${LOCKABLE_TYPES}::text[]) and not f.revoked
+           and f.locked <> ${locked}
+        returning a.id
+      )
+      select f.id, f.asset_num, f.license_type, f.customer_id, f.locked, f.revoked, ch.id is not null as changed
+        from found f left join changed ch on ch.id = f.id
+       order by f.asset_num
     `.execute(this.db);
     return result.rows.map((r) => ({
       id: r.id,
@@ -77,20 +100,8 @@ export class AssetsRepository {
       customerId: r.customer_id,
       locked: r.locked,
       revoked: r.revoked,
+      changed: r.changed,
     }));
-  }
-
-  /** Sets `locked` where it differs; returns the numbers actually changed (the audit's subjects). */
-  async setLocked(assetIds: string[], locked: boolean): Promise<Array<{ id: string; assetNum: string }>> {
-    if (assetIds.length === 0) return [];
-    const rows = await this.db
-      .updateTable('assets')
-      .set({ locked, updated_at: new Date() })
-      .where('id', '=', sql<string>`any(${assetIds}::text[])`)
-      .where('locked', '=', !locked)
-      .returning(['id', 'asset_num'])
-      .execute();
-    return rows.map((r) => ({ id: r.id, assetNum: r.asset_num }));
   }
 
   /**

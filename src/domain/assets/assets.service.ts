@@ -107,22 +107,26 @@ export class AssetsService {
     const operator = input.operatorIdentity.trim();
     if (operator === '') throw invalid('operatorIdentity: must not be empty');
     return this.db.transaction().execute(async (trx) => {
-      const assets = new AssetsRepository(trx);
-      const found = await assets.lockVisibleByNums([...new Set(input.assetNums)], input.scope.channels);
+      const found = await new AssetsRepository(trx).switchLocked(
+        [...new Set(input.assetNums)],
+        input.scope.channels,
+        input.locked,
+      );
       const statusOf = new Map(found.map((a) => [a.assetNum, lockStatus(a)]));
       const switchable = found.filter((a) => statusOf.get(a.assetNum) === 1).map((a) => a.id);
-      const changed = await assets.setLocked(switchable, input.locked);
       // A disabled lent lock carries nothing: what was lent to it goes back at once.
       if (input.locked) await new LendingRepository(trx).endForLocks(switchable);
       await new AuditRepository(trx).insertMany(
-        changed.map((c) => ({
-          action: input.locked ? 'asset.lock' : 'asset.unlock',
-          appId: input.scope.appId,
-          operator,
-          subject: c.assetNum,
-          detail: { assetId: c.id, locked: input.locked },
-          requestId: input.requestId,
-        })),
+        found
+          .filter((a) => a.changed)
+          .map((c) => ({
+            action: input.locked ? 'asset.lock' : 'asset.unlock',
+            appId: input.scope.appId,
+            operator,
+            subject: c.assetNum,
+            detail: { assetId: c.id, locked: input.locked },
+            requestId: input.requestId,
+          })),
       );
       return input.assetNums.map((assetNum) => ({ assetNum, status: statusOf.get(assetNum) ?? 2 }));
     });

@@ -18,14 +18,24 @@ export interface AuditRecord extends AuditEntry {
 export class AuditRepository {
   constructor(private readonly db: Db) {}
 
+  /** One statement however many entries: they travel as one JSON document, unpacked by the database. */
   async insertMany(entries: AuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const col = <K extends keyof AuditEntry>(k: K) => entries.map((e) => e[k]);
+    const document = JSON.stringify(
+      entries.map((e) => ({
+        action: e.action,
+        app_id: e.appId,
+        operator: e.operator,
+        subject: e.subject,
+        detail: e.detail,
+        request_id: e.requestId,
+      })),
+    );
     await sql`
       insert into audit_log (action, app_id, operator, subject, detail, request_id)
-      select * from unnest(${col('action')}::text[], ${col('appId')}::text[], ${col('operator')}::text[],
-                           ${col('subject')}::text[], ${entries.map((e) => JSON.stringify(e.detail))}::jsonb[],
-                           ${col('requestId')}::text[])
+      select e.action, e.app_id, e.operator, e.subject, e.detail, e.request_id
+        from jsonb_to_recordset(${document}::jsonb)
+             as e(action text, app_id text, operator text, subject text, detail jsonb, request_id text)
     `.execute(this.db);
   }
 
