@@ -13,6 +13,7 @@ import { openSession } from './session.js';
 import {
   BATCH_CONNECTIONS,
   BATCH_SHAPE,
+  FEW_READ_CONNECTIONS,
   LARGE_TENANTS,
   LOCK_CALLS,
   MEMBERS_PER_ADD,
@@ -38,6 +39,9 @@ function log(message: string): void {
 }
 
 const throughput: LoadPlan = { connections: READ_CONNECTIONS, ...seconds() };
+const few: LoadPlan = { connections: FEW_READ_CONNECTIONS, ...seconds() };
+const OP3_READ = `order op 3, authenticated read, ${READ_CONNECTIONS} connections`;
+const OP5_READ = `member op 5, page 1 of 10, authenticated read, ${READ_CONNECTIONS} connections`;
 const sequential: LoadPlan = { connections: 1, ...seconds() };
 
 function seconds() {
@@ -51,8 +55,8 @@ function row(
     reference: string | null;
     referenceValue: number | null;
     ratio: number | null;
-    target: string;
-    pass: boolean;
+    target: string | null;
+    pass: boolean | null;
   },
   database: ResultRow['database'] = 'postgres',
 ): ResultRow {
@@ -83,6 +87,15 @@ const atLeast = (value: number, reference: number, share: number, name: string) 
   ratio: value / reference,
   target: `≥ ${share.toFixed(2)} × ${name}`,
   pass: value >= share * reference,
+});
+
+/** Only the ratio, for comparison: no target. */
+const ratioTo = (value: number, reference: number, name: string) => ({
+  reference: name,
+  referenceValue: reference,
+  ratio: value / reference,
+  target: null,
+  pass: null,
 });
 
 /** p50 ≤ factor × the reference's p50 (latency). */
@@ -127,19 +140,27 @@ async function postgresRun(): Promise<string> {
 
     const reference = await startReference(database.url);
     const r1 = row(
-      'R1: bare Fastify route, one primary-key SELECT',
+      `R1: bare Fastify route, one primary-key SELECT, ${READ_CONNECTIONS} connections`,
       await measure(reference.url, requests.referenceRead(), throughput),
+    );
+    const r1Few = row(
+      `R1: bare Fastify route, one primary-key SELECT, ${FEW_READ_CONNECTIONS} connections`,
+      await measure(reference.url, requests.referenceRead(), few),
     );
     await reference.stop();
 
     const op3 = await measure(server.url, requests.queryEnterprises(session), throughput);
-    row('order op 3, authenticated read', op3, atLeast(op3.requestsPerSecond, r1.value, 0.5, 'R1'));
+    row(OP3_READ, op3, atLeast(op3.requestsPerSecond, r1.value, 0.5, 'R1'));
     const op5 = await measure(server.url, requests.listMembers(session), throughput);
-    row(
-      'member op 5, page 1 of 10, authenticated read',
-      op5,
-      atLeast(op5.requestsPerSecond, r1.value, 0.5, 'R1'),
-    );
+    row(OP5_READ, op5, atLeast(op5.requestsPerSecond, r1.value, 0.5, 'R1'));
+    const op3Few = await measure(server.url, requests.queryEnterprises(session), few);
+    row(`order op 3, authenticated read, ${FEW_READ_CONNECTIONS} connections`, op3Few, {
+      ...ratioTo(op3Few.requestsPerSecond, r1Few.value, 'R1 at 10'),
+    });
+    const op5Few = await measure(server.url, requests.listMembers(session), few);
+    row(`member op 5, page 1 of 10, authenticated read, ${FEW_READ_CONNECTIONS} connections`, op5Few, {
+      ...ratioTo(op5Few.requestsPerSecond, r1Few.value, 'R1 at 10'),
+    });
 
     const bigMembers = await measure(server.url, requests.listMembers(session), sequential);
     row(
@@ -256,18 +277,12 @@ async function embeddedRun(): Promise<void> {
     await store.handle.close();
     server = await startKeyward({ DATA_DIR: store.dataDir, DATABASE_URL: '', KEYWARD_ADMIN_KEY: adminKey });
     const session = await openSession(server.url, adminKey);
-    const pgOp3 = rows.find((r) => r.scenario === 'order op 3, authenticated read')?.value ?? NaN;
-    const pgOp5 =
-      rows.find((r) => r.scenario === 'member op 5, page 1 of 10, authenticated read')?.value ?? NaN;
+    const pgOp3 = rows.find((r) => r.scenario === OP3_READ && r.database === 'postgres')?.value ?? NaN;
+    const pgOp5 = rows.find((r) => r.scenario === OP5_READ && r.database === 'postgres')?.value ?? NaN;
     const op3 = await measure(server.url, requests.queryEnterprises(session), throughput);
-    row('order op 3, authenticated read', op3, atLeast(op3.requestsPerSecond, pgOp3, 0.25, 'pg'), 'embedded');
+    row(OP3_READ, op3, atLeast(op3.requestsPerSecond, pgOp3, 0.25, 'pg'), 'embedded');
     const op5 = await measure(server.url, requests.listMembers(session), throughput);
-    row(
-      'member op 5, page 1 of 10, authenticated read',
-      op5,
-      atLeast(op5.requestsPerSecond, pgOp5, 0.25, 'pg'),
-      'embedded',
-    );
+    row(OP5_READ, op5, atLeast(op5.requestsPerSecond, pgOp5, 0.25, 'pg'), 'embedded');
   } finally {
     await server?.stop();
     store.remove();
@@ -284,7 +299,12 @@ async function main(): Promise<void> {
     machine: machine(postgres),
     settings: {
       timing: `${TIMING.warmupSeconds} s warm-up, then ${TIMING.seconds} s (lock scenarios: a fixed number of calls)`,
-      connections: { reads: READ_CONNECTIONS, sequential: 1, batchOrder: BATCH_CONNECTIONS },
+      connections: {
+        reads: READ_CONNECTIONS,
+        readsForComparison: FEW_READ_CONNECTIONS,
+        sequential: 1,
+        batchOrder: BATCH_CONNECTIONS,
+      },
       dataSet: `${LARGE_TENANTS} enterprises of ${TENANT.members} members and ${TENANT.assets} assets (R3: ${SMALL_TENANTS})`,
       lockCalls: LOCK_CALLS,
       batch: BATCH_SHAPE,
