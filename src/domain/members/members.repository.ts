@@ -258,7 +258,9 @@ export class MembersRepository {
     let query = this.db
       .selectFrom('members as f')
       .where('f.enterprise_id', '=', enterpriseId)
-      .where('f.deleted', '=', false);
+      // Literal, not a parameter: a prepared statement's generic plan can use the partial indexes
+      // (WHERE NOT deleted) only when the predicate is visible at planning time.
+      .where(sql<boolean>`not f.deleted`);
     const { departmentId, pattern } = filter;
     if (departmentId !== undefined) query = query.where('f.department_id', '=', departmentId);
     if (pattern !== undefined) {
