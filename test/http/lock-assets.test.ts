@@ -119,6 +119,20 @@ describe('order ops 6–7: disable and enable physical locks', () => {
     expect(await audit(lockable.num)).toHaveLength(1);
   });
 
+  it('changes and audits each lock once when calls race over the same locks in any order', async () => {
+    const nums: string[] = [];
+    for (let i = 0; i < 6; i += 1) nums.push((await own('normal_recover_usbkey')).num);
+    const orders = [nums, [...nums].reverse(), [...nums.slice(3), ...nums.slice(0, 3)]];
+    const answers = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => outcomes('lock', orders[i % orders.length] ?? nums)),
+    );
+    for (const answer of answers) expect(answer.every((o) => o.status === 1)).toBe(true);
+    for (const num of nums) {
+      expect((await assetRow(h, num))?.locked).toBe(true);
+      expect((await audit(num)).map((e) => e.action)).toEqual(['asset.lock']);
+    }
+  });
+
   it("treats another app's lock as no lock at all", async () => {
     const other = await orderTenant(h);
     const theirs = await own('normal_recover_usbkey', other);

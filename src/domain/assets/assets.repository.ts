@@ -60,12 +60,23 @@ export class AssetsRepository {
   }
 
   /**
-   * Ops 6–7 in one statement: the assets with these numbers that the app may see, row-locked in
-   * number order (so concurrent calls cannot deadlock), and `locked` set on those of a lockable
-   * type, not revoked, and not already in that state. Every visible asset comes back, with
-   * whether this call changed it.
+   * Ops 6–7 in one statement, atomic on its own: the assets with these numbers that the app may
+   * see; `locked` set on those of a lockable type, not revoked and not already in that state; when
+   * disabling, the lendings of the lockable ones ended (a disabled lent lock carries nothing); and
+   * one audit row per asset this call changed. Every visible asset comes back, with whether this
+   * call changed it.
+   *
+   * No row is locked ahead: the update takes its rows in number order (the order of `found`, which
+   * the order service's row locks follow too), and re-checks each row's state after waiting for a
+   * concurrent change, so of two calls racing on one lock only one changes and audits it.
    */
-  async switchLocked(assetNums: string[], channels: string[], locked: boolean): Promise<SwitchedAsset[]> {
+  async switchLocked(input: {
+    assetNums: string[];
+    channels: string[];
+    locked: boolean;
+    audit: { action: string; appId: string; operator: string; requestId: string };
+  }): Promise<SwitchedAsset[]> {
+    const { locked, audit } = input;
     const result = await sql<{
       id: string;
       asset_num: string;
@@ -78,16 +89,26 @@ export class AssetsRepository {
       with found as (
         select a.id, a.asset_num, a.license_type, a.customer_id, a.locked, a.revoked
           from assets a join customers c on c.id = a.customer_id
-         where a.asset_num = any(${assetNums}::text[]) and ${visibleCustomer(channels)}
+         where a.asset_num = any(${input.assetNums}::text[]) and ${visibleCustomer(input.channels)}
          order by a.asset_num
-           for update of a
       ),
       changed as (
         update assets a set locked = ${locked}, updated_at = now()
           from found f
-         where a.id = f.id and f.license_type = any(${LOCKABLE_TYPES}::text[]) and not f.revoked
-           and f.locked <> ${locked}
-        returning a.id
+         where a.id = f.id and a.license_type = any(${LOCKABLE_TYPES}::text[]) and not a.revoked
+           and a.locked <> ${locked}
+        returning a.id, a.asset_num
+      ),
+      ended as (
+        delete from lent_locks l using found f
+         where ${locked} and l.lock_asset_id = f.id
+           and f.license_type = any(${LOCKABLE_TYPES}::text[]) and not f.revoked
+      ),
+      audited as (
+        insert into audit_log (action, app_id, operator, subject, detail, request_id)
+        select ${audit.action}, ${audit.appId}, ${audit.operator}, ch.asset_num,
+               jsonb_build_object('assetId', ch.id, 'locked', ${locked}::boolean), ${audit.requestId}
+          from changed ch
       )
       select f.id, f.asset_num, f.license_type, f.customer_id, f.locked, f.revoked, ch.id is not null as changed
         from found f left join changed ch on ch.id = f.id

@@ -1,8 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import { OrderCode } from '../../errors/order-codes.js';
-import { AuditRepository } from '../audit/audit.repository.js';
-import { LendingRepository } from '../lending/lending.repository.js';
 import {
   AssetsRepository,
   LOCKABLE_TYPES,
@@ -106,30 +104,19 @@ export class AssetsService {
   }): Promise<LockOutcome[]> {
     const operator = input.operatorIdentity.trim();
     if (operator === '') throw invalid('operatorIdentity: must not be empty');
-    return this.db.transaction().execute(async (trx) => {
-      const found = await new AssetsRepository(trx).switchLocked(
-        [...new Set(input.assetNums)],
-        input.scope.channels,
-        input.locked,
-      );
-      const statusOf = new Map(found.map((a) => [a.assetNum, lockStatus(a)]));
-      const switchable = found.filter((a) => statusOf.get(a.assetNum) === 1).map((a) => a.id);
-      // A disabled lent lock carries nothing: what was lent to it goes back at once.
-      if (input.locked) await new LendingRepository(trx).endForLocks(switchable);
-      await new AuditRepository(trx).insertMany(
-        found
-          .filter((a) => a.changed)
-          .map((c) => ({
-            action: input.locked ? 'asset.lock' : 'asset.unlock',
-            appId: input.scope.appId,
-            operator,
-            subject: c.assetNum,
-            detail: { assetId: c.id, locked: input.locked },
-            requestId: input.requestId,
-          })),
-      );
-      return input.assetNums.map((assetNum) => ({ assetNum, status: statusOf.get(assetNum) ?? 2 }));
+    const found = await new AssetsRepository(this.db).switchLocked({
+      assetNums: [...new Set(input.assetNums)],
+      channels: input.scope.channels,
+      locked: input.locked,
+      audit: {
+        action: input.locked ? 'asset.lock' : 'asset.unlock',
+        appId: input.scope.appId,
+        operator,
+        requestId: input.requestId,
+      },
     });
+    const statusOf = new Map(found.map((a) => [a.assetNum, lockStatus(a)]));
+    return input.assetNums.map((assetNum) => ({ assetNum, status: statusOf.get(assetNum) ?? 2 }));
   }
 
   /**

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 
 export interface AuditEntry {
@@ -17,27 +16,6 @@ export interface AuditRecord extends AuditEntry {
 
 export class AuditRepository {
   constructor(private readonly db: Db) {}
-
-  /** One statement however many entries: they travel as one JSON document, unpacked by the database. */
-  async insertMany(entries: AuditEntry[]): Promise<void> {
-    if (entries.length === 0) return;
-    const document = JSON.stringify(
-      entries.map((e) => ({
-        action: e.action,
-        app_id: e.appId,
-        operator: e.operator,
-        subject: e.subject,
-        detail: e.detail,
-        request_id: e.requestId,
-      })),
-    );
-    await sql`
-      insert into audit_log (action, app_id, operator, subject, detail, request_id)
-      select e.action, e.app_id, e.operator, e.subject, e.detail, e.request_id
-        from jsonb_to_recordset(${document}::jsonb)
-             as e(action text, app_id text, operator text, subject text, detail jsonb, request_id text)
-    `.execute(this.db);
-  }
 
   async list(filter: { subject?: string; limit: number }): Promise<AuditRecord[]> {
     let query = this.db.selectFrom('audit_log').selectAll().orderBy('id', 'desc').limit(filter.limit);
