@@ -10,6 +10,7 @@ import * as m0040 from './migrations/0040_lending.js';
 import * as m0080 from './migrations/0080_rate_counter_shards.js';
 import * as m0081 from './migrations/0081_assets_fillfactor.js';
 import * as m0082 from './migrations/0082_issued_numbers_brin.js';
+import * as m0083 from './migrations/0083_issued_number_runs.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '0080_rate_counter_shards': m0080,
   '0081_assets_fillfactor': m0081,
   '0082_issued_numbers_brin': m0082,
+  '0083_issued_number_runs': m0083,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
@@ -34,4 +36,11 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Applies (or reverts) migrations up to and including `name`: for tests of a migration's data. */
+export async function migrateTo(db: Db, name: string): Promise<void> {
+  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
+  const { error } = await migrator.migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
 }

@@ -107,9 +107,11 @@ export interface MembersTable {
   updated_at: Stamp;
 }
 
-export interface IssuedAssetNumbersTable {
-  asset_num: string;
+/** One issue of asset numbers (order op 9, or a cloud order drawing its own). */
+export interface IssuedAssetNumberRunsTable {
+  id: Generated<number>;
   app_id: string;
+  asset_nums: string[];
   created_at: Stamp;
 }
 
@@ -264,7 +266,7 @@ export interface Database {
   enterprises: EnterprisesTable;
   customers: CustomersTable;
   members: MembersTable;
-  issued_asset_numbers: IssuedAssetNumbersTable;
+  issued_asset_number_runs: IssuedAssetNumberRunsTable;
   order_batches: OrderBatchesTable;
   license_orders: LicenseOrdersTable;
   assets: AssetsTable;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORDER_PREFIX } from '../../src/http/surface.js';
 import { appToken, createTestApp, type TestApp } from '../support/fixtures.js';
@@ -40,14 +41,16 @@ describe('order op 9: obtain asset numbers', () => {
     expect(body.data).toHaveLength(3);
   });
 
-  it('records every number as issued to the app', async () => {
-    const body = (await shellnums({ size: 2 })).json() as { data: string[] };
-    const rows = await h.database.db
-      .selectFrom('issued_asset_numbers')
-      .select('asset_num')
-      .where('asset_num', 'in', body.data)
+  it('records the numbers, in order, as one issue to the app', async () => {
+    const body = (await shellnums({ size: 3 })).json() as { data: string[] };
+    expect(body.data).toEqual([...body.data].sort());
+    const runs = await h.database.db
+      .selectFrom('issued_asset_number_runs')
+      .innerJoin('apps', 'apps.id', 'issued_asset_number_runs.app_id')
+      .select(['apps.app_key', 'issued_asset_number_runs.asset_nums'])
+      .where(sql<boolean>`${body.data[0]} = any(asset_nums)`)
       .execute();
-    expect(rows).toHaveLength(2);
+    expect(runs).toEqual([{ app_key: app.appKey, asset_nums: body.data }]);
   });
 
   it.each([

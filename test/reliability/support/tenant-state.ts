@@ -38,7 +38,7 @@ export function orderTenantState(db: Db, tenant: { appId: string; channel: strin
     orders: sql`license_orders t where app_id = ${tenant.appId}`,
     // Append-only and fast-growing under the fuzz: their size and last row tell any change.
     audit: sql`(select count(*), max(id) from audit_log where app_id = ${tenant.appId}) t`,
-    issued: sql`(select count(*), max(asset_num) from issued_asset_numbers where app_id = ${tenant.appId}) t`,
+    issued: sql`(select count(*), max(id) from issued_asset_number_runs where app_id = ${tenant.appId}) t`,
   });
 }
 
