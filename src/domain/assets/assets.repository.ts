@@ -61,8 +61,7 @@ export class AssetsRepository {
 
   /**
    * Ops 6–7 in one statement, atomic on its own: the assets with these numbers that the app may
-   * see; `locked` set on those of a lockable type, not revoked and not already in that state; when
-   * disabling, the lendings of the lockable ones ended (a disabled lent lock carries nothing); and
+   * see; `locked` set on those of a lockable type, not revoked and not already in that state; and
    * one audit row per asset this call changed. Every visible asset comes back, with whether this
    * call changed it.
    *
@@ -98,11 +97,6 @@ export class AssetsRepository {
          where a.id = f.id and a.license_type = any(${LOCKABLE_TYPES}::text[]) and not a.revoked
            and a.locked <> ${locked}
         returning a.id, a.asset_num
-      ),
-      ended as (
-        delete from lent_locks l using found f
-         where ${locked} and l.lock_asset_id = f.id
-           and f.license_type = any(${LOCKABLE_TYPES}::text[]) and not f.revoked
       ),
       audited as (
         insert into audit_log (action, app_id, operator, subject, detail, request_id)

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.js';
+import { LendingRepository } from '../lending/lending.repository.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import { OrderCode } from '../../errors/order-codes.js';
 import {
@@ -104,17 +105,31 @@ export class AssetsService {
   }): Promise<LockOutcome[]> {
     const operator = input.operatorIdentity.trim();
     if (operator === '') throw invalid('operatorIdentity: must not be empty');
-    const found = await new AssetsRepository(this.db).switchLocked({
-      assetNums: [...new Set(input.assetNums)],
-      channels: input.scope.channels,
-      locked: input.locked,
-      audit: {
-        action: input.locked ? 'asset.lock' : 'asset.unlock',
-        appId: input.scope.appId,
-        operator,
-        requestId: input.requestId,
-      },
-    });
+    const switchLocks = (db: Db) =>
+      new AssetsRepository(db).switchLocked({
+        assetNums: [...new Set(input.assetNums)],
+        channels: input.scope.channels,
+        locked: input.locked,
+        audit: {
+          action: input.locked ? 'asset.lock' : 'asset.unlock',
+          appId: input.scope.appId,
+          operator,
+          requestId: input.requestId,
+        },
+      });
+    // Enabling is one statement. Disabling also ends what was lent to the locks, in a second
+    // statement of the same transaction: its fresh snapshot sees every lending that committed
+    // before the first one took the rows, and a lending that comes later waits for the commit and
+    // then finds the lock disabled (ADR 0009).
+    const found = !input.locked
+      ? await switchLocks(this.db)
+      : await this.db.transaction().execute(async (trx) => {
+          const switched = await switchLocks(trx);
+          await new LendingRepository(trx).endForLocks(
+            switched.filter((a) => lockStatus(a) === 1).map((a) => a.id),
+          );
+          return switched;
+        });
     const statusOf = new Map(found.map((a) => [a.assetNum, lockStatus(a)]));
     return input.assetNums.map((assetNum) => ({ assetNum, status: statusOf.get(assetNum) ?? 2 }));
   }
