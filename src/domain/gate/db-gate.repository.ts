@@ -122,6 +122,36 @@ function toRecords(rows: GateRow[]): GateRecord[] {
 }
 
 /**
+ * The recording half of the gate, after a CTE `admitted` (app_id, nonce) of the admitted calls:
+ * their new nonces (`fresh`), their number per app (`counts`) added to one shard of the app's
+ * counter (`rate`), and the app's other shards in this window (`others`). The values are a
+ * prepared statement's slots or a call's own values.
+ */
+function recording(values: { expiresAt: unknown; window: unknown; shard: unknown }) {
+  const { expiresAt, window, shard } = values;
+  return sql`
+      fresh as (
+        insert into nonces (app_id, nonce, expires_at)
+        select distinct app_id, nonce, ${expiresAt}::timestamptz from admitted
+        on conflict do nothing
+        returning app_id, nonce
+      ),
+      counts as (select app_id, count(*)::int as n from admitted group by app_id),
+      rate as (
+        insert into rate_counters (app_id, window_start, shard, hits)
+        select app_id, ${window}::bigint, ${shard}::smallint, n from counts
+        on conflict (app_id, window_start, shard) do update set hits = rate_counters.hits + excluded.hits
+        returning app_id, hits
+      ),
+      others as (
+        select r.app_id, sum(r.hits)::int as hits
+          from rate_counters r join counts c on c.app_id = r.app_id
+         where r.window_start = ${window}::bigint and r.shard <> ${shard}::smallint
+         group by r.app_id
+      )`;
+}
+
+/**
  * The guards' statement for a batch of calls (see DbGateRepository.check): its slots are the
  * batch's columns and the counter's window and shard.
  */
@@ -145,25 +175,7 @@ const checkStatement = preparedQuery<GateRow, CheckSlot>(CHECK_SLOTS, (db, v: Sl
           left join lateral (${user}) as u on true
       ),
       admitted as (select ord, app_id, nonce from looked where admitted),
-      fresh as (
-        insert into nonces (app_id, nonce, expires_at)
-        select distinct app_id, nonce, ${v.expiresAt}::timestamptz from admitted
-        on conflict do nothing
-        returning app_id, nonce
-      ),
-      counts as (select app_id, count(*)::int as n from admitted group by app_id),
-      rate as (
-        insert into rate_counters (app_id, window_start, shard, hits)
-        select app_id, ${v.window}::bigint, ${v.shard}::smallint, n from counts
-        on conflict (app_id, window_start, shard) do update set hits = rate_counters.hits + excluded.hits
-        returning app_id, hits
-      ),
-      others as (
-        select r.app_id, sum(r.hits)::int as hits
-          from rate_counters r join counts c on c.app_id = r.app_id
-         where r.window_start = ${v.window}::bigint and r.shard <> ${v.shard}::smallint
-         group by r.app_id
-      )
+      ${recording({ expiresAt: v.expiresAt, window: v.window, shard: v.shard })}
       select l.*, f.app_id is not null as fresh, rate.hits + coalesce(o.hits, 0) as total_hits, c.n as batch_hits
         from looked l
         cross join (${ASYNC_COMMIT}) as durability
@@ -177,35 +189,6 @@ const checkStatement = preparedQuery<GateRow, CheckSlot>(CHECK_SLOTS, (db, v: Sl
 
 export class DbGateRepository {
   constructor(private readonly db: Db) {}
-
-  /** One round trip: counts the hit and records the nonce; `fresh` is 0 when it was seen before. */
-  async record(
-    appId: string,
-    nonce: string,
-    window: number,
-    shard: number,
-    expiresAt: Date,
-  ): Promise<{ hits: number; fresh: boolean }> {
-    const result = await sql<{ hits: number; fresh: number }>`
-      with rate as (
-        insert into rate_counters (app_id, window_start, shard, hits) values (${appId}, ${window}, ${shard}, 1)
-        on conflict (app_id, window_start, shard) do update set hits = rate_counters.hits + 1
-        returning hits
-      ), others as (
-        select coalesce(sum(hits), 0)::int as hits from rate_counters
-         where app_id = ${appId} and window_start = ${window} and shard <> ${shard}
-      ), fresh as (
-        insert into nonces (app_id, nonce, expires_at) values (${appId}, ${nonce}, ${expiresAt})
-        on conflict do nothing
-        returning 1
-      )
-      select (select hits from rate) + (select hits from others) as hits,
-             (select count(*)::int from fresh) as fresh
-        from (${ASYNC_COMMIT}) as durability
-    `.execute(this.db);
-    const row = result.rows[0];
-    return { hits: Number(row?.hits ?? 0), fresh: Number(row?.fresh ?? 0) === 1 };
-  }
 
   /**
    * One statement for the guards of many calls: each call's app token (and user token, when given)
@@ -300,8 +283,11 @@ export class DbGateRepository {
     );
   }
 
-  /** checkInSteps' last statement: the nonces recorded and the calls counted, as check does. */
-  private async recordAdmitted(
+  /**
+   * checkInSteps' last statement, and DbGate.admit's only one: the nonces recorded and the calls
+   * counted, as check does.
+   */
+  async recordAdmitted(
     admitted: Array<{ appId: string; nonce: string }>,
     counter: { window: number; shard: number },
     expiresAt: Date,
@@ -317,25 +303,7 @@ export class DbGateRepository {
         select * from unnest(${admitted.map((a) => a.appId)}::text[], ${admitted.map((a) => a.nonce)}::text[])
                    as a(app_id, nonce)
       ),
-      fresh as (
-        insert into nonces (app_id, nonce, expires_at)
-        select distinct app_id, nonce, ${expiresAt}::timestamptz from admitted
-        on conflict do nothing
-        returning app_id, nonce
-      ),
-      counts as (select app_id, count(*)::int as n from admitted group by app_id),
-      rate as (
-        insert into rate_counters (app_id, window_start, shard, hits)
-        select app_id, ${counter.window}::bigint, ${counter.shard}::smallint, n from counts
-        on conflict (app_id, window_start, shard) do update set hits = rate_counters.hits + excluded.hits
-        returning app_id, hits
-      ),
-      others as (
-        select r.app_id, sum(r.hits)::int as hits
-          from rate_counters r join counts c on c.app_id = r.app_id
-         where r.window_start = ${counter.window}::bigint and r.shard <> ${counter.shard}::smallint
-         group by r.app_id
-      )
+      ${recording({ expiresAt, ...counter })}
       select distinct a.app_id, a.nonce, f.app_id is not null as fresh,
              rate.hits + coalesce(o.hits, 0) as total_hits, c.n as batch_hits
         from admitted a

@@ -48,14 +48,12 @@ export class DbGate implements RequestGate {
   }
 
   async admit(appId: string, nonce: string): Promise<Admission> {
-    const { hits, fresh } = await this.repository.record(
-      appId,
-      nonce,
-      currentWindow(),
-      randomShard(),
+    const [row] = await this.repository.recordAdmitted(
+      [{ appId, nonce }],
+      { window: currentWindow(), shard: randomShard() },
       this.expiry(),
     );
-    return admissionOf(hits, fresh, this.settings.limitPerMinute);
+    return admissionOf(Number(row?.total_hits ?? 0), row?.fresh === true, this.settings.limitPerMinute);
   }
 
   /**
