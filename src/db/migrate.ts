@@ -29,18 +29,18 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
+// Unordered: a migration merged after a later-numbered one still applies on existing data dirs.
+const migratorOf = (db: Db) => new Migrator({ db, provider, allowUnorderedMigrations: true });
+
 /** Applies pending migrations; Kysely's lock makes concurrent starts of several instances safe. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  // Unordered: a migration merged after a later-numbered one still applies on existing data dirs.
-  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await migratorOf(db).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /** Applies (or reverts) migrations up to and including `name`: for tests of a migration's data. */
 export async function migrateTo(db: Db, name: string): Promise<void> {
-  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
-  const { error } = await migrator.migrateTo(name);
+  const { error } = await migratorOf(db).migrateTo(name);
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }
