@@ -48,13 +48,20 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   };
 }
 
-/** Runs a `keyward` CLI command to completion. */
-export function runCli(
+export interface ProcessResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion, collecting what it printed. */
+export function runProcess(
+  command: string,
   args: string[],
   env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+): Promise<ProcessResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(command, args, {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -64,4 +71,9 @@ export function runCli(
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Runs a `keyward` CLI command to completion. */
+export function runCli(args: string[], env: Record<string, string>): Promise<ProcessResult> {
+  return runProcess(process.execPath, [BIN, ...args], env);
 }

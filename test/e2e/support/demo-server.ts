@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,7 +6,13 @@ import pg from 'pg';
 import { expect } from 'vitest';
 import type { DemoFacts } from '../../../src/cli/demo/load-demo.js';
 import { testDatabaseUrl } from '../../support/database.js';
-import { runCli, startServerProcess, type ServerProcess } from '../../support/server-process.js';
+import {
+  runCli,
+  runProcess,
+  startServerProcess,
+  type ProcessResult,
+  type ServerProcess,
+} from '../../support/server-process.js';
 
 export interface DemoServer {
   server: ServerProcess;
@@ -71,19 +76,6 @@ export async function runDemoJson(live: DemoServer): Promise<DemoFacts> {
 }
 
 /** Runs shell text with bash, as a reader pasting it would; stdout is what curl printed. */
-export function runShell(
-  script: string,
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+export function runShell(script: string, env: Record<string, string> = {}): Promise<ProcessResult> {
+  return runProcess('bash', ['-c', script], env);
 }
