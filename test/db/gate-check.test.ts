@@ -104,6 +104,34 @@ function checkSuite(name: string, make: (limit: number) => RequestGate, enabled 
       await gate.close();
     });
 
+    it('admits a token only for the scopes it was issued with and its app still holds', async () => {
+      const gate = make(1000);
+      const w = await world();
+      const orderOnly = (await tokens.issue({ appId: w.appId, scopes: ['auth_order'], memberId: null }))
+        .access_token;
+      const meOnly = (await tokens.issue({ appId: w.appId, scopes: ['auth_me'], memberId: null }))
+        .access_token;
+      const check = (appToken: string, scope: CallCheck['scope']) =>
+        gate.check({ appToken, scope, nonce: nonce() });
+      const refused = await check(orderOnly, 'auth_me');
+      expect(refused.app?.scopes).toEqual(['auth_order']);
+      expect(refused.admission).toBeUndefined();
+      expect((await check(meOnly, 'auth_order')).admission).toBeUndefined();
+      expect((await check(orderOnly, 'auth_order')).admission).toBe('ok');
+      expect((await check(meOnly, 'auth_me')).admission).toBe('ok');
+      // A scope taken from the app is gone from the tokens it issued before.
+      await database.db
+        .updateTable('apps')
+        .set({ scopes: ['auth_me'] })
+        .where('id', '=', w.appId)
+        .execute();
+      const narrowed = await check(w.appToken, 'auth_order');
+      expect(narrowed.app?.scopes).toEqual(['auth_me']);
+      expect(narrowed.admission).toBeUndefined();
+      expect((await check(w.appToken, 'auth_me')).admission).toBe('ok');
+      await gate.close();
+    });
+
     it('stops answering a token the moment it is revoked', async () => {
       const gate = make(1000);
       const w = await world();

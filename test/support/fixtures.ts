@@ -23,12 +23,13 @@ export async function createTestApp(
   return { appKey: created.appKey, appSecret: created.appSecret, channels };
 }
 
-export async function appToken(h: Harness, app: TestApp): Promise<string> {
+/** An app token with all the app's scopes, or only `scope` (space-separated) when given. */
+export async function appToken(h: Harness, app: TestApp, scope?: string): Promise<string> {
   const response = await h.app.inject({
     method: 'POST',
     url: '/oauth2/token',
     headers: { authorization: `Basic ${Buffer.from(`${app.appKey}:${app.appSecret}`).toString('base64')}` },
-    payload: { grant_type: 'client_credentials' },
+    payload: { grant_type: 'client_credentials', ...(scope === undefined ? {} : { scope }) },
   });
   if (response.statusCode !== 200) throw new Error(`token failed: ${response.body}`);
   return (response.json() as { access_token: string }).access_token;

@@ -71,6 +71,10 @@ export function orderGuardSuite(harness: () => Harness, target: GuardTarget): vo
       const other = await createTestApp(h, { scopes: ['auth_me'] });
       expectCode(await call({ authorization: `Bearer ${await appToken(h, other)}` }), '60000');
     });
+    it('refuses a token issued for auth_me only, of an app that holds auth_order too, with 60000', async () => {
+      const both = await createTestApp(h, { scopes: ['auth_order', 'auth_me'], channels: app.channels });
+      expectCode(await call({ authorization: `Bearer ${await appToken(h, both, 'auth_me')}` }), '60000');
+    });
     it('refuses a missing or malformed nonce with 70001', async () => {
       const auth = { authorization: `Bearer ${await appToken(h, app)}` };
       expectCode(await call(auth, ''), '70001');
@@ -124,6 +128,14 @@ export function memberGuardSuite(harness: () => Harness, target: GuardTarget): v
       const other = await createTestApp(h, { scopes: ['auth_order'] });
       expectCode(
         await call({ authorization: `Bearer ${await appToken(h, other)}`, usertoken: userTok }),
+        '60000',
+      );
+    });
+    it('refuses a token issued for auth_order only, of an app that holds auth_me too, with 60000', async () => {
+      const both = await createTestApp(h, { scopes: ['auth_order', 'auth_me'] });
+      const user = await userToken(h, both, enterprise.adminAccount, enterprise.adminPassword);
+      expectCode(
+        await call({ authorization: `Bearer ${await appToken(h, both, 'auth_order')}`, usertoken: user }),
         '60000',
       );
     });

@@ -4,7 +4,10 @@ import type { Db } from '../../db/client.js';
 export interface TokenGrant {
   appId: string;
   appKey: string;
-  /** The app's scopes now, not when the token was issued: a scope taken away is gone at once. */
+  /**
+   * The scopes the token was issued with that its app still holds: a token asked for one scope
+   * opens only that surface, and a scope taken from the app is gone from its tokens at once.
+   */
   scopes: string[];
   channels: string[];
   kind: 'app' | 'user';
@@ -86,12 +89,17 @@ export class TokensRepository {
   /**
    * The live token of an active app with this hash, as a query: the gate runs it inside its own
    * statement (DbGateRepository), so the tokens and nonces of many calls take one round trip.
+   * Its `scopes` are the token's own, less any its app has lost since (see TokenGrant).
    */
   liveTokenQuery(tokenHash: string | Expression<string>) {
     return this.db
       .selectFrom('tokens as t')
       .innerJoin('apps as a', 'a.id', 't.app_id')
-      .select(['t.app_id', 'a.app_key', 'a.scopes', 'a.channels', 't.kind', 't.member_id'])
+      .select(['t.app_id', 'a.app_key', 'a.channels', 't.kind', 't.member_id'])
+      .select(
+        sql<string[]>`array(select s.scope from unnest(t.scopes) with ordinality as s(scope, n)
+                             where s.scope = any(a.scopes) order by s.n)`.as('scopes'),
+      )
       .where('t.token_hash', '=', tokenHash)
       .where('t.revoked_at', 'is', null)
       .where('t.expires_at', '>', sql<Date>`now()`)

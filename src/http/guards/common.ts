@@ -33,11 +33,13 @@ export function nonceOf(request: FastifyRequest): string | undefined {
   return typeof nonce === 'string' && NONCE_PATTERN.test(nonce) ? nonce : undefined;
 }
 
-/** 60000 unless the app token is live and its app holds the surface's scope. */
+/**
+ * 60000 unless the app token is live and holds the surface's scope: issued with it, and its app
+ * still holding it (TokenGrant.scopes).
+ */
 export function requireGrant(grant: TokenGrant | undefined, scope: 'auth_order' | 'auth_me'): TokenGrant {
   if (!grant) throw deny(CommonCode.appTokenInvalid, 'app token unknown, expired or revoked');
-  if (!grant.scopes.includes(scope))
-    throw deny(CommonCode.appTokenInvalid, `application lacks scope ${scope}`);
+  if (!grant.scopes.includes(scope)) throw deny(CommonCode.appTokenInvalid, `app token lacks scope ${scope}`);
   return grant;
 }
 
