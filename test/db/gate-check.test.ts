@@ -35,7 +35,7 @@ async function world(scopes: Array<'auth_order' | 'auth_me'> = ['auth_order', 'a
   });
   const app = await database.db
     .selectFrom('apps')
-    .select('id')
+    .select(['id', 'secret_hash as secretHash'])
     .where('app_key', '=', created.appKey)
     .executeTakeFirstOrThrow();
   const enterprise = await database.db
@@ -55,9 +55,14 @@ async function world(scopes: Array<'auth_order' | 'auth_me'> = ['auth_order', 'a
     })
     .returning(['id', 'global_id'])
     .executeTakeFirstOrThrow();
-  const appToken = (await tokens.issue({ appId: app.id, scopes, memberId: null })).access_token;
-  const userToken = (await tokens.issue({ appId: app.id, scopes, memberId: member.id })).access_token;
-  return { appId: app.id, appKey: created.appKey, appToken, userToken, member, enterprise };
+  const issue = async (scopes: string[], memberId: number | null) => {
+    const token = await tokens.issue({ app, scopes, memberId });
+    if (!token) throw new Error('no token issued');
+    return token.access_token;
+  };
+  const appToken = await issue(scopes, null);
+  const userToken = await issue(scopes, member.id);
+  return { issue, appId: app.id, appKey: created.appKey, appToken, userToken, member, enterprise };
 }
 
 function checkSuite(name: string, make: (limit: number) => RequestGate, enabled = true): void {
@@ -107,10 +112,8 @@ function checkSuite(name: string, make: (limit: number) => RequestGate, enabled 
     it('admits a token only for the scopes it was issued with and its app still holds', async () => {
       const gate = make(1000);
       const w = await world();
-      const orderOnly = (await tokens.issue({ appId: w.appId, scopes: ['auth_order'], memberId: null }))
-        .access_token;
-      const meOnly = (await tokens.issue({ appId: w.appId, scopes: ['auth_me'], memberId: null }))
-        .access_token;
+      const orderOnly = await w.issue(['auth_order'], null);
+      const meOnly = await w.issue(['auth_me'], null);
       const check = (appToken: string, scope: CallCheck['scope']) =>
         gate.check({ appToken, scope, nonce: nonce() });
       const refused = await check(orderOnly, 'auth_me');

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -91,6 +92,44 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
     ) as { appSecret: string };
     expect(rotated.appSecret).not.toBe(created.appSecret);
     expect((await runCli(['app', 'disable', created.appKey], env)).stdout).toContain('disabled');
+  });
+
+  it('rotates a secret keeping or revoking the old tokens, and says which', async () => {
+    const app = JSON.parse(
+      (await runCli(['app', 'create', '--name', 'crm', '--scopes', 'auth_order', '--json'], env)).stdout,
+    ) as { appKey: string; appSecret: string };
+    const token = await fetch(`${server.url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: app.appKey,
+        client_secret: app.appSecret,
+      }),
+    });
+    const old = ((await token.json()) as { access_token: string }).access_token;
+    const call = async () => {
+      const response = await fetch(`${server.url}/order/api/order/v1/shellnums?g_nonce=${randomUUID()}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${old}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ size: 1 }),
+      });
+      return ((await response.json()) as { code: unknown }).code;
+    };
+
+    // Text output says the tokens were kept, and they still work.
+    const kept = await runCli(['app', 'rotate-secret', app.appKey], env);
+    expect(kept.code).toBe(0);
+    expect(kept.stdout).toMatch(/tokens: +kept/);
+    expect(await call()).toBe(0);
+
+    // --json says they were revoked, and the old token is refused at its next call.
+    const revoked = await runCli(['app', 'rotate-secret', app.appKey, '--revoke-tokens', '--json'], env);
+    expect(revoked.code).toBe(0);
+    const lines = revoked.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({ appKey: app.appKey, tokensRevoked: true });
+    expect(await call()).toBe('60000');
   });
 
   it('fails with a clear message and exit 1 on a mistake or a wrong admin key', async () => {

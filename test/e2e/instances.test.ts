@@ -79,6 +79,23 @@ describe.runIf(url !== undefined)('two instances on one PostgreSQL', () => {
     expect(new Set(all).size).toBe(200);
   });
 
+  it('refuses the tokens of a secret rotated with --revoke-tokens on both instances at once', async () => {
+    const created = await runCli(['app', 'create', '--name', 'rotated', '--scopes', 'auth_order', '--json'], {
+      KEYWARD_URL: a.url,
+      KEYWARD_ADMIN_KEY: ADMIN_KEY,
+    });
+    const app = JSON.parse(created.stdout) as { appKey: string; appSecret: string };
+    const old = await token(a.url, app.appKey, app.appSecret);
+    expect((await shellnums(b.url, old, nonce())).code).toBe(0);
+    const rotated = await runCli(['app', 'rotate-secret', app.appKey, '--revoke-tokens'], {
+      KEYWARD_URL: b.url,
+      KEYWARD_ADMIN_KEY: ADMIN_KEY,
+    });
+    expect(rotated.code).toBe(0);
+    expect((await shellnums(a.url, old, nonce())).code).toBe('60000');
+    expect((await shellnums(b.url, old, nonce())).code).toBe('60000');
+  });
+
   it('refuses a disabled app on both instances at once', async () => {
     const disabled = await runCli(['app', 'disable', appKey], {
       KEYWARD_URL: b.url,

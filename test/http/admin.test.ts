@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
+import { ORDER_PREFIX } from '../../src/http/surface.js';
+import { appToken } from '../support/fixtures.js';
+import { ADMIN_KEY, nonce, startHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -46,6 +48,69 @@ describe('admin API', () => {
 
     expect((await admin('POST', `/apps/${app.appKey}/disable`)).json()).toMatchObject({ status: 'disabled' });
     expect(await h.app.services.apps.authenticate(app.appKey, rotated.appSecret)).toBeUndefined();
+  });
+
+  it('rotates a secret keeping the tokens issued before, or revoking them at once when asked', async () => {
+    const app = (
+      await admin('POST', '/apps', { name: 'crm', scopes: ['auth_order'], channels: ['CRM'] })
+    ).json() as {
+      appKey: string;
+      appSecret: string;
+    };
+    const old = await appToken(h, { ...app, channels: ['CRM'] });
+    const call = async () =>
+      (
+        await h.app.inject({
+          method: 'POST',
+          url: `${ORDER_PREFIX}/shellnums?g_nonce=${nonce()}`,
+          headers: { authorization: `Bearer ${old}` },
+          payload: { size: 1 },
+        })
+      ).json() as { code: unknown };
+
+    const kept = await admin('POST', `/apps/${app.appKey}/rotate-secret`);
+    expect(kept.json()).toMatchObject({ appKey: app.appKey, tokensRevoked: false });
+    expect((await call()).code).toBe(0);
+
+    const revoked = await admin('POST', `/apps/${app.appKey}/rotate-secret`, { revokeTokens: true });
+    expect(revoked.statusCode).toBe(200);
+    const body = revoked.json() as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual([
+      'appKey',
+      'appSecret',
+      'scopes',
+      'channels',
+      'status',
+      'tokensRevoked',
+    ]);
+    expect(body.tokensRevoked).toBe(true);
+    expect((await call()).code).toBe('60000');
+    // The new secret gets tokens that work.
+    const fresh = await appToken(h, {
+      appKey: app.appKey,
+      appSecret: String(body.appSecret),
+      channels: ['CRM'],
+    });
+    expect(fresh).not.toBe(old);
+  });
+
+  it('issues no token for a secret rotated away while the request was being answered', async () => {
+    const app = (
+      await admin('POST', '/apps', { name: 'crm', scopes: ['auth_order'], channels: ['CRM'] })
+    ).json() as {
+      appKey: string;
+      appSecret: string;
+    };
+    // The token endpoint authenticated the client with the old secret just before the rotation.
+    const client = await h.app.services.apps.authenticate(app.appKey, app.appSecret);
+    expect(client).toBeDefined();
+    await admin('POST', `/apps/${app.appKey}/rotate-secret`, { revokeTokens: true });
+    const issued = await h.app.services.tokens.issue({
+      app: client ?? { id: '', secretHash: '' },
+      scopes: ['auth_order'],
+      memberId: null,
+    });
+    expect(issued).toBeUndefined();
   });
 
   it('creates a pending app that works only once approved', async () => {

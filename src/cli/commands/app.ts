@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
-import type { AppView, AppWithSecret } from '../../domain/apps/apps.service.js';
+import type { AppView, AppWithSecret, RotatedSecret } from '../../domain/apps/apps.service.js';
 import { adminCall, CliError } from '../admin-client.js';
 
 const USAGE = `usage:
   keyward app create --name N --scopes auth_order,auth_me [--channels A,B] [--pending] [--json]
-  keyward app approve KEY | app list [--json] | app disable KEY | app rotate-secret KEY [--json]`;
+  keyward app approve KEY | app list [--json] | app disable KEY
+  keyward app rotate-secret KEY [--revoke-tokens] [--json]`;
 
 function list(value: string | undefined): string[] {
   return (value ?? '')
@@ -13,7 +14,7 @@ function list(value: string | undefined): string[] {
     .filter((s) => s !== '');
 }
 
-function printSecret(app: AppWithSecret, json: boolean): void {
+function printSecret(app: AppWithSecret | RotatedSecret, json: boolean): void {
   if (json) {
     console.log(JSON.stringify(app));
     return;
@@ -23,6 +24,13 @@ function printSecret(app: AppWithSecret, json: boolean): void {
   console.log(`scopes:    ${app.scopes.join(',')}`);
   console.log(`channels:  ${app.channels.join(',') || '-'}`);
   console.log(`status:    ${app.status}`);
+  if ('tokensRevoked' in app) {
+    console.log(
+      app.tokensRevoked
+        ? 'tokens:    revoked (every token issued before is refused from its next call)'
+        : 'tokens:    kept (tokens issued before stay valid until they expire; --revoke-tokens ends them)',
+    );
+  }
 }
 
 export async function appCommand(args: string[]): Promise<void> {
@@ -35,6 +43,7 @@ export async function appCommand(args: string[]): Promise<void> {
       scopes: { type: 'string' },
       channels: { type: 'string' },
       pending: { type: 'boolean', default: false },
+      'revoke-tokens': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
     },
   });
@@ -73,7 +82,9 @@ export async function appCommand(args: string[]): Promise<void> {
       const key = positionals[0];
       if (key === undefined) throw new CliError(USAGE);
       printSecret(
-        await adminCall<AppWithSecret>('POST', `/apps/${encodeURIComponent(key)}/rotate-secret`),
+        await adminCall<RotatedSecret>('POST', `/apps/${encodeURIComponent(key)}/rotate-secret`, {
+          revokeTokens: values['revoke-tokens'],
+        }),
         values.json,
       );
       return;

@@ -30,6 +30,11 @@ export interface AppWithSecret {
   status: AppStatus;
 }
 
+/** A rotated secret, and whether the tokens issued before were revoked with it. */
+export interface RotatedSecret extends AppWithSecret {
+  tokensRevoked: boolean;
+}
+
 function view(app: AppRecord): AppView {
   return {
     appKey: app.appKey,
@@ -108,17 +113,26 @@ export class AppsService {
     });
   }
 
-  async rotateSecret(appKey: string): Promise<AppWithSecret> {
+  /**
+   * A new secret; with `revokeTokens`, every token of the app (app and user tokens) is revoked in
+   * the same transaction, so the old ones are refused on every instance from their next call.
+   * Without it they live until they expire, which lets clients switch secrets without a gap.
+   */
+  async rotateSecret(appKey: string, options: { revokeTokens: boolean }): Promise<RotatedSecret> {
     const appSecret = randomSecret();
-    const app = await this.apps.update(appKey, { secretHash: sha256(appSecret) });
-    if (!app) throw new AppNotFoundError(`no application ${appKey}`);
-    return {
-      appKey: app.appKey,
-      appSecret,
-      scopes: app.scopes,
-      channels: app.channels,
-      status: app.status,
-    };
+    return this.db.transaction().execute(async (trx) => {
+      const app = await new AppsRepository(trx).update(appKey, { secretHash: sha256(appSecret) });
+      if (!app) throw new AppNotFoundError(`no application ${appKey}`);
+      if (options.revokeTokens) await new TokensRepository(trx).revokeForApp(app.id);
+      return {
+        appKey: app.appKey,
+        appSecret,
+        scopes: app.scopes,
+        channels: app.channels,
+        status: app.status,
+        tokensRevoked: options.revokeTokens,
+      };
+    });
   }
 
   /** The client authentication of the token endpoint: an active app whose secret matches. */

@@ -65,25 +65,43 @@ export function toUserGrant(row: {
 export class TokensRepository {
   constructor(private readonly db: Db) {}
 
+  /**
+   * Stores a token only while its app is active and still has the secret the client authenticated
+   * with. The app row is share-locked, so a rotation that revokes tokens either waits for this
+   * token and revokes it too, or has committed and nothing is stored: no token of an old secret
+   * outlives `rotate-secret --revoke-tokens` however the two interleave. False when nothing was stored.
+   */
   async insert(token: {
     tokenHash: string;
     appId: string;
+    secretHash: string;
     memberId: number | null;
     kind: 'app' | 'user';
     scopes: string[];
     expiresAt: Date;
-  }): Promise<void> {
-    await this.db
+  }): Promise<boolean> {
+    const row = await this.db
       .insertInto('tokens')
-      .values({
-        token_hash: token.tokenHash,
-        app_id: token.appId,
-        member_id: token.memberId,
-        kind: token.kind,
-        scopes: token.scopes,
-        expires_at: token.expiresAt,
-      })
-      .execute();
+      .columns(['token_hash', 'app_id', 'member_id', 'kind', 'scopes', 'expires_at'])
+      .expression(
+        this.db
+          .selectFrom('apps')
+          .select([
+            sql<string>`${token.tokenHash}::text`.as('token_hash'),
+            'id',
+            sql<number | null>`${token.memberId}::bigint`.as('member_id'),
+            sql<string>`${token.kind}::text`.as('kind'),
+            sql<string[]>`${token.scopes}::text[]`.as('scopes'),
+            sql<Date>`${token.expiresAt}::timestamptz`.as('expires_at'),
+          ])
+          .where('id', '=', token.appId)
+          .where('secret_hash', '=', token.secretHash)
+          .where('status', '=', 'active')
+          .forShare(),
+      )
+      .returning('token_hash')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /**

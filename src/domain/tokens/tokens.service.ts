@@ -19,16 +19,26 @@ export class TokensService {
     this.tokens = new TokensRepository(db);
   }
 
-  async issue(input: { appId: string; scopes: string[]; memberId: number | null }): Promise<IssuedToken> {
+  /**
+   * A new token for the authenticated client `app`, or nothing when the app was disabled or its
+   * secret rotated since it authenticated (the caller answers as for a wrong secret).
+   */
+  async issue(input: {
+    app: { id: string; secretHash: string };
+    scopes: string[];
+    memberId: number | null;
+  }): Promise<IssuedToken | undefined> {
     const token = randomSecret();
-    await this.tokens.insert({
+    const stored = await this.tokens.insert({
       tokenHash: sha256(token),
-      appId: input.appId,
+      appId: input.app.id,
+      secretHash: input.app.secretHash,
       memberId: input.memberId,
       kind: input.memberId === null ? 'app' : 'user',
       scopes: input.scopes,
       expiresAt: new Date(Date.now() + this.ttlSeconds * 1000),
     });
+    if (!stored) return undefined;
     return {
       access_token: token,
       token_type: 'bearer',

@@ -2,8 +2,9 @@ import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 
 const Params = Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 100 }) });
+const RotateBody = Type.Object({ revokeTokens: Type.Optional(Type.Boolean()) });
 
-/** `keyward app approve | disable | rotate-secret KEY`. */
+/** `keyward app approve | disable KEY`, `keyward app rotate-secret KEY [--revoke-tokens]`. */
 export function appActionRoutes(app: App): void {
   app.post('/apps/:appKey/approve', { schema: { params: Params } }, async (request) =>
     app.services.apps.approve(request.params.appKey),
@@ -11,7 +12,18 @@ export function appActionRoutes(app: App): void {
   app.post('/apps/:appKey/disable', { schema: { params: Params } }, async (request) =>
     app.services.apps.disable(request.params.appKey),
   );
-  app.post('/apps/:appKey/rotate-secret', { schema: { params: Params } }, async (request) =>
-    app.services.apps.rotateSecret(request.params.appKey),
+  app.post(
+    '/apps/:appKey/rotate-secret',
+    {
+      schema: { params: Params, body: RotateBody },
+      // No body at all (older CLIs, plain curl) keeps the tokens, as before the option existed.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request) =>
+      app.services.apps.rotateSecret(request.params.appKey, {
+        revokeTokens: request.body.revokeTokens === true,
+      }),
   );
 }

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { AppRecord } from '../../domain/apps/apps.repository.js';
+import type { IssuedToken } from '../../domain/tokens/tokens.service.js';
 import type { App } from '../app-type.js';
 import { tokenSchema } from './token-schema.js';
 
@@ -69,7 +70,7 @@ export function tokenRoute(app: App): void {
     if (grantType === 'client_credentials') {
       const scopes = requestedScopes(field(body, 'scope'), client);
       if (scopes === undefined) return oauthError(reply, 'invalid_scope', 'scope exceeds the application');
-      return app.services.tokens.issue({ appId: client.id, scopes, memberId: null });
+      return issued(reply, await app.services.tokens.issue({ app: client, scopes, memberId: null }));
     }
 
     if (!client.scopes.includes('auth_me')) {
@@ -85,8 +86,16 @@ export function tokenRoute(app: App): void {
       return oauthError(reply, 'invalid_grant', 'too many failed attempts; try again later');
     }
     if (outcome.status === 'refused') return oauthError(reply, 'invalid_grant', 'wrong account or password');
-    return app.services.tokens.issue({ appId: client.id, scopes: ['auth_me'], memberId: outcome.memberId });
+    return issued(
+      reply,
+      await app.services.tokens.issue({ app: client, scopes: ['auth_me'], memberId: outcome.memberId }),
+    );
   });
+}
+
+/** No token when the client's secret was rotated, or its app disabled, while it was being answered. */
+function issued(reply: FastifyReply, token: IssuedToken | undefined) {
+  return token ?? oauthError(reply, 'invalid_client', 'client authentication failed', 401);
 }
 
 function requestedScopes(scope: string | undefined, client: AppRecord): string[] | undefined {
