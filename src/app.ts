@@ -34,9 +34,14 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Builds the whole server around an open database; `server.ts` listens, tests inject. */
 export async function buildApp(options: BuildOptions): Promise<App & { services: Services }> {
   const { config, db } = options;
+  const { trustProxy } = config;
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: config.limits.bodyBytes,
+    // Who the caller is for login lockouts (request.ip): see TRUST_PROXY in config.ts. A number
+    // of proxies is the hops to believe, which Fastify's types only take as a function.
+    trustProxy:
+      typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: answerFrameworkError,
     // Taken from the caller when it is a sane token, so its logs and ours line up.

@@ -13,6 +13,8 @@ export interface Config {
   adminKey: string | undefined;
   logLevel: string;
   rateLimitPerMinute: number;
+  /** Fastify's trustProxy: whose X-Forwarded-For to believe for a caller's address (none: false). */
+  trustProxy: false | number | string[];
   limits: {
     ordersPerCall: number;
     arrayElements: number;
@@ -28,6 +30,21 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+/**
+ * TRUST_PROXY: unset, the caller's address is the connection's peer and X-Forwarded-For is
+ * ignored (a client could write anything there); a whole number, that many proxies in front;
+ * else the comma-separated addresses or CIDR ranges of the proxies whose header is believed.
+ */
+function trustProxyFrom(raw: string | undefined): false | number | string[] {
+  if (raw === undefined || raw.trim() === '') return false;
+  if (/^[0-9]+$/.test(raw.trim())) return Number(raw.trim()) === 0 ? false : Number(raw.trim());
+  const proxies = raw.split(',').map((p) => p.trim());
+  if (proxies.some((p) => !/^[0-9A-Fa-f:.]+(\/[0-9]{1,3})?$/.test(p))) {
+    throw new Error(`TRUST_PROXY must be a number of proxies or a list of proxy addresses, got "${raw}"`);
+  }
+  return proxies;
 }
 
 /** Reads the environment once; a bad value stops the process before it listens. */
@@ -51,6 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminKey: env.KEYWARD_ADMIN_KEY === '' ? undefined : env.KEYWARD_ADMIN_KEY,
     logLevel: env.LOG_LEVEL ?? 'info',
     rateLimitPerMinute: intFrom(env, 'RATE_LIMIT_PER_MINUTE', 60000, 1),
+    trustProxy: trustProxyFrom(env.TRUST_PROXY),
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
       arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),

@@ -59,6 +59,16 @@ export interface LoginAttemptsTable {
   updated_at: Stamp;
 }
 
+/** Login attempts of one account from one remote address through one app (migration 0100). */
+export interface LoginSourceAttemptsTable {
+  account: string;
+  address: string;
+  app_id: string;
+  failures: number;
+  locked_until: Date | null;
+  updated_at: Stamp;
+}
+
 export interface EnterprisesTable {
   id: Generated<number>;
   global_id: string;
@@ -263,6 +273,7 @@ export interface Database {
   rate_counters: RateCountersTable;
   audit_log: AuditLogTable;
   login_attempts: LoginAttemptsTable;
+  login_source_attempts: LoginSourceAttemptsTable;
   enterprises: EnterprisesTable;
   customers: CustomersTable;
   members: MembersTable;

@@ -450,7 +450,7 @@ describe('guessing a password', () => {
     // Time passing is simulated: each wait the account was given is over before the next guess.
     const waitOut = () =>
       h.database.db
-        .updateTable('login_attempts')
+        .updateTable('login_source_attempts')
         .set({ locked_until: new Date(Date.now() - 1000) })
         .where('account', '=', plain.account.toLowerCase())
         .execute();
@@ -464,7 +464,7 @@ describe('guessing a password', () => {
     }
     // Locked: the right password is refused for the next quarter of an hour.
     const row = await h.database.db
-      .selectFrom('login_attempts')
+      .selectFrom('login_source_attempts')
       .select('locked_until')
       .where('account', '=', plain.account.toLowerCase())
       .executeTakeFirstOrThrow();
@@ -473,5 +473,34 @@ describe('guessing a password', () => {
     expect(right.statusCode).toBe(400);
     expect(right.json()).toMatchObject({ error: 'invalid_grant' });
     expect(right.body).not.toContain('access_token');
+  });
+
+  it('keeps another tenant’s guesses from locking A’s administrator out of A’s own app', async () => {
+    const login = (client: { appKey: string; appSecret: string }, password: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/oauth2/token',
+        payload: {
+          grant_type: 'password',
+          client_id: client.appKey,
+          client_secret: client.appSecret,
+          username: a.admin.account,
+          password,
+        },
+      });
+    // B's app, from the same address as A's console, guesses until it is locked.
+    for (let i = 0; i < 5; i += 1) {
+      await h.database.db
+        .updateTable('login_source_attempts')
+        .set({ locked_until: new Date(Date.now() - 1000) })
+        .where('account', '=', a.admin.account.toLowerCase())
+        .execute();
+      expect((await login(b.app, `wrong-${i}-guess`)).statusCode).toBe(400);
+    }
+    expect((await login(b.app, a.admin.password)).json()).toMatchObject({
+      error_description: 'too many failed attempts; try again later',
+    });
+    const own = await login(a.app, a.admin.password);
+    expect(own.statusCode, own.body).toBe(200);
   });
 });

@@ -44,6 +44,18 @@ describe('configuration', () => {
       rateLimitPerMinute: 60000,
     });
     expect(config.databaseUrl).toBeUndefined();
+    expect(config.trustProxy).toBe(false);
+  });
+
+  it('reads TRUST_PROXY as a number of proxies or a list of their addresses', () => {
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+      '::1',
+    ]);
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY/);
   });
 
   it('refuses bad values before the server starts', () => {

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 
 export interface LoginCandidate {
@@ -6,17 +6,19 @@ export interface LoginCandidate {
   passwordHash: string | null;
 }
 
-/** When logins of one account are slowed and then refused (see LoginService). */
-export interface LockoutPolicy {
-  /** From this attempt on, the account waits before the next one... */
-  slowFromAttempt: number;
-  /** ...this many seconds, doubling with each further attempt... */
-  slowBaseSeconds: number;
-  /** ...until this attempt locks it for `lockSeconds`. */
-  lockAfterAttempts: number;
-  lockSeconds: number;
-  /** Attempts further apart than this start counting again from one. */
-  windowSeconds: number;
+/** Where an attempt comes from: the caller's (normalised) remote address and the asking app. */
+export interface LoginSource {
+  address: string;
+  appId: string;
+}
+
+/** A count of attempts as the next attempt finds it. */
+export interface AttemptCount {
+  failures: number;
+  /** A wait or lock is running: the attempt is refused, uncounted. */
+  waiting: boolean;
+  /** The last attempt is older than the window: this one counts as the first. */
+  stale: boolean;
 }
 
 export class LoginRepository {
@@ -33,46 +35,118 @@ export class LoginRepository {
   }
 
   /**
-   * Counts an attempt before its password is checked, in one statement, so concurrent guesses
-   * cannot slip past the count on any instance. Answers false, counting nothing, while the
-   * account is locked or slowed.
+   * The account's count from anywhere, its row created if need be and locked until the
+   * transaction ends: every attempt on the account, from any source and any instance, queues
+   * here, so what the transaction reads and writes next is not raced.
    */
-  async admitAttempt(key: string, policy: LockoutPolicy): Promise<boolean> {
-    const next = sql<number>`case when a.updated_at < now() - make_interval(secs => ${policy.windowSeconds}::int)
-      then 1 else a.failures + 1 end`;
-    const row = await sql<{ failures: number }>`
+  async lockAccount(account: string, windowSeconds: number): Promise<AttemptCount> {
+    const { rows } = await sql<AttemptCount>`
       insert into login_attempts as a (account, failures, locked_until, updated_at)
-      values (${key}, 1, ${lockUntil(sql`1`, policy)}, now())
-      on conflict (account) do update set
-        failures = ${next},
-        locked_until = ${lockUntil(next, policy)},
-        updated_at = now()
-      where a.locked_until is null or a.locked_until <= now()
-      returning failures`.execute(this.db);
-    return row.rows.length > 0;
+      values (${account}, 0, null, now())
+      on conflict (account) do update set account = excluded.account
+      returning a.failures,
+                coalesce(a.locked_until > now(), false) as waiting,
+                a.updated_at < now() - make_interval(secs => ${windowSeconds}::int) as stale`.execute(
+      this.db,
+    );
+    const row = rows[0];
+    if (!row) throw new Error('login_attempts upsert returned no row');
+    return row;
   }
 
-  /** A right password, or an operator's new one, forgives the past attempts. */
-  async clear(key: string): Promise<void> {
-    await this.db.deleteFrom('login_attempts').where('account', '=', key).execute();
+  /** The count of one source of the account; call it after lockAccount. */
+  async findSource(
+    account: string,
+    source: LoginSource,
+    windowSeconds: number,
+  ): Promise<AttemptCount | undefined> {
+    return this.db
+      .selectFrom('login_source_attempts')
+      .select([
+        'failures',
+        sql<boolean>`coalesce(locked_until > now(), false)`.as('waiting'),
+        sql<boolean>`updated_at < now() - make_interval(secs => ${windowSeconds}::int)`.as('stale'),
+      ])
+      .where('account', '=', account)
+      .where('address', '=', source.address)
+      .where('app_id', '=', source.appId)
+      .executeTakeFirst();
+  }
+
+  /** Writes the account's new count and its wait (none when null), under lockAccount's lock. */
+  async recordAccount(account: string, failures: number, waitSeconds: number | null): Promise<void> {
+    await this.db
+      .updateTable('login_attempts')
+      .set({ failures, locked_until: waitUntil(waitSeconds), updated_at: sql<Date>`now()` })
+      .where('account', '=', account)
+      .execute();
+  }
+
+  /** Writes a source's new count and its wait or lock (none when null). */
+  async recordSource(
+    account: string,
+    source: LoginSource,
+    failures: number,
+    waitSeconds: number | null,
+  ): Promise<void> {
+    await this.db
+      .insertInto('login_source_attempts')
+      .values({
+        account,
+        address: source.address,
+        app_id: source.appId,
+        failures,
+        locked_until: waitUntil(waitSeconds),
+        updated_at: sql<Date>`now()`,
+      })
+      .onConflict((oc) =>
+        oc.columns(['account', 'address', 'app_id']).doUpdateSet((eb) => ({
+          failures: eb.ref('excluded.failures'),
+          locked_until: eb.ref('excluded.locked_until'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
+  }
+
+  /**
+   * A right password: the account's count takes back the attempt (counted before the password
+   * was known to be right), and its source's failures are forgiven. The account row first, as
+   * every writer takes them, so that none waits for another in a circle.
+   */
+  async forgive(account: string, source: LoginSource): Promise<void> {
+    await this.db
+      .updateTable('login_attempts')
+      .set({ failures: sql<number>`greatest(failures - 1, 0)` })
+      .where('account', '=', account)
+      .execute();
+    await this.db
+      .deleteFrom('login_source_attempts')
+      .where('account', '=', account)
+      .where('address', '=', source.address)
+      .where('app_id', '=', source.appId)
+      .execute();
+  }
+
+  /** An operator's or the member's new password forgives every attempt on the account. */
+  async clear(account: string): Promise<void> {
+    await this.db.deleteFrom('login_attempts').where('account', '=', account).execute();
+    await this.db.deleteFrom('login_source_attempts').where('account', '=', account).execute();
   }
 
   /** Rows that no longer slow or lock anything; attempts on unknown accounts end here too. */
-  async purgeStale(policy: LockoutPolicy): Promise<void> {
-    await this.db
-      .deleteFrom('login_attempts')
-      .where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${policy.windowSeconds}::int)`)
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', sql<Date>`now()`)]))
-      .execute();
+  async purgeStale(windowSeconds: number): Promise<void> {
+    const before = sql<Date>`now() - make_interval(secs => ${windowSeconds}::int)`;
+    for (const table of ['login_source_attempts', 'login_attempts'] as const) {
+      await this.db
+        .deleteFrom(table)
+        .where('updated_at', '<', before)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', sql<Date>`now()`)]))
+        .execute();
+    }
   }
 }
 
-function lockUntil(attempt: RawBuilder<unknown>, policy: LockoutPolicy): RawBuilder<Date | null> {
-  return sql<Date | null>`case
-    when ${attempt} >= ${policy.lockAfterAttempts}::int
-      then now() + make_interval(secs => ${policy.lockSeconds}::int)
-    when ${attempt} >= ${policy.slowFromAttempt}::int
-      then now() + make_interval(secs => ${policy.slowBaseSeconds}::float8
-        * power(2, ${attempt} - ${policy.slowFromAttempt}::int))
-    else null end`;
+function waitUntil(seconds: number | null) {
+  return seconds === null ? null : sql<Date>`now() + make_interval(secs => ${seconds}::float8)`;
 }

@@ -56,6 +56,7 @@ export function memberTenantState(db: Db, enterprise: { id: number; code: string
     // A session's life, not its hash: revoking one is the change that matters.
     tokens: sql`(select member_id, kind, expires_at, revoked_at from tokens where member_id in ${members}) t`,
     logins: sql`login_attempts t where account like ${`%@${enterprise.code}`}`,
+    login_sources: sql`login_source_attempts t where account like ${`%@${enterprise.code}`}`,
     customers: sql`customers t where enterprise_id = ${enterprise.id}`,
     assets: sql`assets t where customer_id in ${customers}`,
     products: sql`product_instances t where asset_id in ${assets}`,
