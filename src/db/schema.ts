@@ -123,6 +123,8 @@ export interface IssuedAssetNumberRunsTable {
   app_id: string;
   asset_nums: string[];
   created_at: Stamp;
+  /** The same numbers as an `int8multirange` (read as its text form); null only for an empty run. */
+  num_ranges: string | null;
 }
 
 export interface OrderBatchesTable {

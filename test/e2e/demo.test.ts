@@ -133,7 +133,10 @@ describe('keyward demo --json', () => {
       expect(item.cloudAccountGlobalId === null ? null : holderOf.get(item.cloudAccountGlobalId)).toBe(
         printed.assignedTo,
       );
-      expect(item.borrowedFlag).toBe(facts.lending.assetNums.includes(item.assetNum));
+      // Both sides of the lending are lent: the lent assets and the lent lock holding them.
+      expect(item.borrowedFlag).toBe(
+        facts.lending.assetNums.includes(item.assetNum) || item.assetNum === facts.lending.borrowedUsbKey,
+      );
     }
 
     const lentLocks = await asAdmin.GET('/me/api/v1/enterprise/{enterpriseGlobalId}/asset/borrowUsbKeys', {

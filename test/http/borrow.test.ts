@@ -63,6 +63,7 @@ describe('member op 10: lend assets to a lent lock', () => {
     expect(response.json()).toEqual({ code: 0, message: 'success', data: null });
 
     expect(await lentFlag(world, asset)).toBe(true);
+    expect(await lentFlag(world, lock)).toBe(true);
     expect((await listLentLocks(world)).find((l) => l.assetNum === lock)).toMatchObject({
       borrowedFlag: true,
       cloudAccountGlobalId: member.globalId,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORDER_PREFIX } from '../../src/http/surface.js';
 import { appToken, createTestApp, type TestApp } from '../support/fixtures.js';
@@ -141,6 +142,64 @@ describe('order op 2: create industry-and-information customer', () => {
       is_default: true,
       gongxin: true,
     });
+  });
+
+  /** Op 2 on a CRM customer holding cloud accounts with these numbers; its members by asset number. */
+  async function membersFor(numbers: Array<(customerId: string) => Promise<{ assetNum: string }>>) {
+    const crmCustomerId = uniqueCode('crm');
+    const customer = await seedCustomer(h, { channelCode: channel, crmCustomerId });
+    for (const seed of numbers) await seed(customer.id);
+    const data = dataOf<CreationData>(await create(body({ crmCustomerId })));
+    const enterprise = await enterpriseRow(h, data.enterpriseGlobalId);
+    const members = await membersOf(h, data.enterpriseGlobalId);
+    expect(data.members).toHaveLength(numbers.length + 1);
+    expect(new Set(members.map((m) => m.account.toLowerCase())).size).toBe(members.length);
+    for (const m of members) expect(m.account).toBe(`${m.user_name}@${enterprise.code}`);
+    const held = await h.database.db
+      .selectFrom('asset_assignments as aa')
+      .innerJoin('assets as a', 'a.id', 'aa.asset_id')
+      .innerJoin('members as m', 'm.id', 'aa.member_id')
+      .select(['a.asset_num', 'm.user_name', 'm.identity'])
+      .where('a.customer_id', '=', customer.id)
+      .execute();
+    expect(held).toHaveLength(numbers.length);
+    expect(held.every((row) => row.identity === 'member')).toBe(true);
+    return new Map(held.map((row) => [row.asset_num, row.user_name]));
+  }
+
+  const cloudAccount = (assetNum: string) => (customerId: string) =>
+    seedAsset(h, customerId, 'cloud_account', { assetNum });
+
+  it('gives a cloud account numbered admin, in any letter case, a derived member name', async () => {
+    const names = await membersFor([cloudAccount('admin'), cloudAccount('ADMIN'), cloudAccount('Admin')]);
+    for (const num of ['admin', 'ADMIN', 'Admin']) expect(names.get(num)).toMatch(/^ca[0-9a-f]{16}$/);
+  });
+
+  it('gives one of two numbers that differ only in letter case a derived member name', async () => {
+    const lower = `acct${uniqueCode('').slice(1)}`;
+    const upper = lower.toUpperCase();
+    const names = await membersFor([cloudAccount(lower), cloudAccount(upper)]);
+    const own = [lower, upper].filter((n) => names.get(n) === n);
+    expect(own).toHaveLength(1);
+    const other = lower === own[0] ? upper : lower;
+    expect(names.get(other)).toMatch(/^ca[0-9a-f]{16}$/);
+  });
+
+  it('keeps a number that equals the name derived for another account, and derives that one again', async () => {
+    let oddNumber = '';
+    let derived = '';
+    const names = await membersFor([
+      async (customerId) => {
+        const asset = await seedAsset(h, customerId, 'cloud_account', { assetNum: `CA-${uniqueCode('')}` });
+        oddNumber = asset.assetNum;
+        derived = `ca${createHash('sha256').update(asset.id).digest('hex').slice(0, 16)}`;
+        return asset;
+      },
+      (customerId) => cloudAccount(derived)(customerId),
+    ]);
+    expect(names.get(derived)).toBe(derived);
+    expect(names.get(oddNumber)).toMatch(/^ca[0-9a-f]{16}$/);
+    expect(names.get(oddNumber)).not.toBe(derived);
   });
 
   it('returns the same result for a CRM id that has its enterprise already, creating nothing', async () => {

@@ -52,8 +52,8 @@ describe('member op 6: list enterprise asset numbers', () => {
     });
     expect(byNum.get(held)).toMatchObject({ cloudAccountGlobalId: member.globalId, borrowedFlag: false });
     expect(byNum.get(lent)).toMatchObject({ cloudAccountGlobalId: member.globalId, borrowedFlag: true });
-    // The lent lock is an asset of the enterprise too; its own entitlements are not lent out.
-    expect(byNum.get(lock)).toMatchObject({ cloudAccountGlobalId: null, borrowedFlag: false });
+    // The lent lock is an asset of the enterprise too, lent as op 8 says (DOMAIN §8: both sides).
+    expect(byNum.get(lock)).toMatchObject({ cloudAccountGlobalId: null, borrowedFlag: true });
     for (const item of items)
       expect(Object.keys(item).sort()).toEqual(Object.keys(byNum.get(free) ?? {}).sort());
   });

@@ -69,6 +69,7 @@ describe('returning what was lent to a lent lock', () => {
       borrowedFlag: false,
     });
     expect(await lockState(world, lock)).toMatchObject({ borrowedFlag: false, cloudAccountGlobalId: null });
+    expect((await listAssetNums(world)).find((i) => i.assetNum === lock)?.borrowedFlag).toBe(false);
     expect(await borrowNumOf(world, member.globalId)).toBeNull();
     // Free again: the member may lend the asset to another lock.
     okData(await borrow(member, member.globalId, await buyLentLock(world), [assetId]));

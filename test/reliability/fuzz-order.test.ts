@@ -69,6 +69,9 @@ async function seedTenant(t: OrderTenant) {
     ),
   );
   const num = assetNum();
+  // Numbers in Keyward's format op 9 issued to this app: the generated orders also try them on the
+  // other tenant, and numbers never issued at all.
+  const issued = await h.app.services.assetNumbers.issue(2, await appIdOf(t.app.appKey));
   const [order] = await submit(
     h,
     t,
@@ -79,7 +82,7 @@ async function seedTenant(t: OrderTenant) {
     crmCustomerId,
     customerId: customer.id,
     channelCustomerId: customer.channelCustomerId as string,
-    assetNums: [...locks.map((l) => l.assetNum), num],
+    assetNums: [...locks.map((l) => l.assetNum), num, ...issued],
     licenseOrderId: order?.licenseOrderId as string,
   };
 }
@@ -105,7 +108,8 @@ beforeAll(async () => {
   const mine = <T>(value: T, others: fc.Arbitrary<T>) =>
     fc.oneof({ arbitrary: fc.constant(value), weight: 3 }, { arbitrary: others, weight: 1 });
   const text = fc.string({ minLength: 1, maxLength: 20 });
-  const nums = fc.array(fc.constantFrom(...own.assetNums, ...other.assetNums, assetNum()), {
+  const neverIssued = String(Number(own.assetNums.at(-1)) + 1_000_000);
+  const nums = fc.array(fc.constantFrom(...own.assetNums, ...other.assetNums, assetNum(), neverIssued), {
     minLength: 1,
     maxLength: 4,
   });

@@ -31,6 +31,8 @@ let plain: MemberSession;
 let target: MemberSession;
 let ids: {
   assetNum: string;
+  /** A number order op 9 issued to A that A has not used yet. */
+  issued: string;
   assetId: string;
   lentLock: string;
   licenseOrderId: string;
@@ -99,7 +101,15 @@ beforeAll(async () => {
     customerName: 'Crm Customer A',
   });
   expect(created.statusCode, created.body).toBe(200);
-  ids = { assetNum, assetId: await assetIdOf(a, assetNum), lentLock, licenseOrderId, crmCustomerId };
+  const [issued] = await h.app.services.assetNumbers.issue(1, appId);
+  ids = {
+    assetNum,
+    issued: issued as string,
+    assetId: await assetIdOf(a, assetNum),
+    lentLock,
+    licenseOrderId,
+    crmCustomerId,
+  };
 
   // The callers, each with what it would send: app token, user token, or both.
   const disabled = await createTestApp(h, { scopes: ['auth_order', 'auth_me'], channels: [a.channel] });
@@ -241,6 +251,27 @@ const orderOps: Operation[] = [
           licenseType: 'normal_recover_usbkey',
           orderType: 'delete_asset',
           assets: [{ assetNos: [ids.assetNum] }],
+        },
+      ],
+    }),
+    codes: { otherChannel: '13004' },
+  },
+  {
+    name: 'buy the number op 9 issued to A',
+    surface: 'order',
+    method: 'POST',
+    path: () => `/licenseOrder/batchOrder?appKey=${b.app.appKey}`,
+    payload: () => ({
+      channelCode: b.channel,
+      channelOrderId: uniqueCode('CO'),
+      syncMode: 'sync',
+      orderList: [
+        {
+          sequence: 1,
+          channelCustomerId: uniqueCode('cc'),
+          licenseType: 'normal_recover_usbkey',
+          orderType: 'new_buy',
+          assets: [{ assetNos: [ids.issued], products: [productSpec()] }],
         },
       ],
     }),

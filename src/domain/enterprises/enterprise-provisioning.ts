@@ -10,6 +10,8 @@ const CODE_ATTEMPTS = 20;
 
 const MEMBER_USER_NAME = /^[A-Za-z0-9]{2,30}$/;
 
+const ADMIN_USER_NAME = 'admin';
+
 /**
  * Creates an enterprise under a fresh random code together with its administrator
  * `admin@<code>`, who has no usable password until an operator sets one. Runs inside the
@@ -27,8 +29,8 @@ export async function createEnterpriseWithAdmin(trx: Db, name: string): Promise<
       await new MembersProvisioningRepository(trx).insertMany(enterprise.id, [
         {
           globalId: newGlobalId(),
-          userName: 'admin',
-          account: `admin@${enterprise.code}`,
+          userName: ADMIN_USER_NAME,
+          account: `${ADMIN_USER_NAME}@${enterprise.code}`,
           name: 'Administrator',
           identity: 'admin',
         },
@@ -39,13 +41,37 @@ export async function createEnterpriseWithAdmin(trx: Db, name: string): Promise<
   throw new Error(`no free enterprise code after ${CODE_ATTEMPTS} attempts`);
 }
 
+/** `ca` and 16 hex digits of a hash of the asset id (and of the attempt after the first): stable. */
+function derivedUserName(assetId: string, attempt: number): string {
+  return `ca${sha256(attempt === 0 ? assetId : `${assetId}:${attempt}`).slice(0, 16)}`;
+}
+
 /**
  * A cloud account's member is named after its asset number, so the administrator can tell who
- * holds which account; an asset number that is not a valid user name (letters and digits, 2–30)
- * gets a stable name derived from the asset id instead.
+ * holds which account. Accounts are unique regardless of letter case, so a number that is no
+ * valid user name (letters and digits, 2–30), that is `admin` in any case, or that differs from
+ * an earlier one only in case gets a name derived from its asset id instead; numbers keep their
+ * own names first, and a derived name that meets any name already given is derived again.
  */
-function userNameFor(asset: { id: string; assetNum: string }): string {
-  return MEMBER_USER_NAME.test(asset.assetNum) ? asset.assetNum : `ca${sha256(asset.id).slice(0, 16)}`;
+function userNamesFor(assets: Array<{ id: string; assetNum: string }>): Map<string, string> {
+  const taken = new Set([ADMIN_USER_NAME]);
+  const names = new Map<string, string>();
+  for (const asset of assets) {
+    const own = asset.assetNum.toLowerCase();
+    if (MEMBER_USER_NAME.test(asset.assetNum) && !taken.has(own)) {
+      taken.add(own);
+      names.set(asset.id, asset.assetNum);
+    }
+  }
+  for (const asset of assets) {
+    if (names.has(asset.id)) continue;
+    let attempt = 0;
+    while (taken.has(derivedUserName(asset.id, attempt))) attempt += 1;
+    const name = derivedUserName(asset.id, attempt);
+    taken.add(name);
+    names.set(asset.id, name);
+  }
+  return names;
 }
 
 /** One ordinary member per unassigned active cloud account of the customer, the account assigned to it. */
@@ -56,8 +82,10 @@ export async function provisionCloudAccountMembers(
 ): Promise<void> {
   const members = new MembersProvisioningRepository(trx);
   const assets = await members.unassignedCloudAccountsOf(customerId);
+  // The enterprise is new: its administrator is the only member the names must not meet.
+  const userNames = userNamesFor(assets);
   const planned: Array<NewMember & { assetId: string }> = assets.map((asset) => {
-    const userName = userNameFor(asset);
+    const userName = userNames.get(asset.id) as string;
     return {
       assetId: asset.id,
       globalId: newGlobalId(),

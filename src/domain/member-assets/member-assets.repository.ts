@@ -88,7 +88,10 @@ export class MemberAssetsRepository {
     return row !== undefined;
   }
 
-  /** Op 6: every live asset, with the member it is assigned to and whether it is lent out. */
+  /**
+   * Op 6: every live asset, with the member it is assigned to and whether it is lent: an asset
+   * whose entitlements are on a lent lock, or a lent lock that holds some (as op 8 says of it).
+   */
   async listAssets(enterpriseId: number): Promise<EnterpriseAssetItem[]> {
     const result = await sql<{
       id: string;
@@ -97,7 +100,8 @@ export class MemberAssetsRepository {
       lent: boolean;
     }>`
       select a.id, a.asset_num, m.global_id as member_global_id,
-             exists (select 1 from asset_lendings l where l.asset_id = a.id) as lent
+             (exists (select 1 from asset_lendings l where l.asset_id = a.id)
+              or exists (select 1 from lent_locks ll where ll.lock_asset_id = a.id)) as lent
         from assets a
         join customers c on c.id = a.customer_id
         left join asset_assignments aa on aa.asset_id = a.id

@@ -1,4 +1,5 @@
 import { KeywardError } from '../../errors/keyward-error.js';
+import { isKeywardFormat } from '../asset-numbers/asset-numbers.service.js';
 import { LendingRepository } from '../lending/lending.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import type { NewAsset, NewMerchandise, NewProduct, OwnedNewAsset } from './order-assets.repository.js';
@@ -65,17 +66,35 @@ async function placeAssets(run: OrderContext[]): Promise<Planned[]> {
 }
 
 /**
- * Creates the numbers nobody holds; the others must already be their order's customer's, of its
- * license type (the first order, in sequence, that breaks this refuses the batch). Returns the
- * asset id of every number.
+ * Of the numbers the caller wrote and this run just created, those in Keyward's format that op 9
+ * did not issue to the app (numbers drawn for the run were issued to it a moment ago).
+ */
+async function unissued(
+  first: OrderContext,
+  rows: Array<{ named: boolean; row: OwnedNewAsset }>,
+  inserted: Set<string>,
+): Promise<Set<string>> {
+  const nums = rows
+    .filter(({ named, row }) => named && inserted.has(row.assetNum) && isKeywardFormat(row.assetNum))
+    .map(({ row }) => row.assetNum);
+  return first.assetNumbers.notIssuedTo(first.appId, nums, first.trx);
+}
+
+/**
+ * Creates the numbers nobody holds (one in Keyward's format only if op 9 issued it to the app, so
+ * no tenant can take numbers the sequence will hand to another); the others must already be their
+ * order's customer's, of its license type (the first order, in sequence, that breaks this refuses
+ * the batch). Returns the asset id of every number.
  */
 async function ensureAssets(planned: Planned[]): Promise<Map<string, string>> {
-  const { assets, trx } = (planned[0] as Planned).ctx;
+  const first = (planned[0] as Planned).ctx;
+  const { assets, trx } = first;
   const rows = planned.flatMap(({ ctx, placed }) =>
     placed.flatMap(({ asset, assetNums, numPaths, path }) =>
       assetNums.map((assetNum, j) => ({
         ctx,
         at: numPaths[j] ?? path,
+        named: numPaths[j] !== null,
         row: {
           id: newGlobalId(),
           assetNum,
@@ -90,6 +109,8 @@ async function ensureAssets(planned: Planned[]): Promise<Map<string, string>> {
     ),
   );
   const inserted = new Set(await assets.insertIfAbsent(rows.map((r) => r.row)));
+  // A refusal rolls the inserts back with the rest of the batch.
+  const notIssued = await unissued(first, rows, inserted);
   const existing = await assets.lockByNums(rows.map((r) => r.row.assetNum).filter((n) => !inserted.has(n)));
   const byNum = new Map(existing.map((a) => [a.assetNum, a]));
   const ids = new Map<string, string>();
@@ -97,6 +118,9 @@ async function ensureAssets(planned: Planned[]): Promise<Map<string, string>> {
   for (const { ctx, at, row } of rows) {
     const held = byNum.get(row.assetNum);
     if (!held) {
+      if (notIssued.has(row.assetNum)) {
+        throw failing(ctx, invalid(at, 'was not issued to this application by shellnums (order op 9)'));
+      }
       ids.set(row.assetNum, row.id);
       continue;
     }
