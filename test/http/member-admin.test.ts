@@ -34,14 +34,24 @@ describe('admin API: set a member password', () => {
     const enterprise = await seedEnterprise(h);
     const member = await seedMember(h, enterprise);
     const token = await userToken(h, app, member.account, member.password);
+    // Locked from this address through this app, and the account slowed from anywhere.
+    const account = member.account.toLowerCase();
+    const lockedUntil = new Date(Date.now() + 900_000);
+    const { id: appId } = await h.database.db
+      .selectFrom('apps')
+      .select('id')
+      .where('app_key', '=', app.appKey)
+      .executeTakeFirstOrThrow();
+    await h.database.db
+      .insertInto('login_source_attempts')
+      .values({ account, address: '127.0.0.1', app_id: appId, failures: 5, locked_until: lockedUntil })
+      .execute();
     await h.database.db
       .insertInto('login_attempts')
-      .values({
-        account: member.account.toLowerCase(),
-        failures: 5,
-        locked_until: new Date(Date.now() + 900_000),
-      })
+      .values({ account, failures: 25, locked_until: lockedUntil })
+      .onConflict((oc) => oc.column('account').doUpdateSet({ failures: 25, locked_until: lockedUntil }))
       .execute();
+    expect((await loginStatus(h, app, member.account, member.password)).statusCode).toBe(400);
 
     const response = await admin('/members/password', {
       account: member.account.toUpperCase(),
