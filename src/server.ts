@@ -5,12 +5,19 @@ import { serializeError } from './http/log-serializers.js';
 import { loadConfig } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
+import { secureDataDir } from './db/data-dir-modes.js';
 import { startHousekeeping } from './jobs/housekeeping.js';
 import { startOrderWorker } from './jobs/order-worker.js';
 
 /** `keyward serve`: open the database, migrate, listen, and close cleanly on SIGTERM/SIGINT. */
 export async function serve(): Promise<void> {
   const config = loadConfig();
+  const logger = pino({
+    level: config.logLevel,
+    redact: ['req.headers.authorization', 'req.headers.clienttoken', 'req.headers.usertoken'],
+    serializers: { err: serializeError },
+  });
+  secureDataDir(config.dataDir, (message) => logger.warn({ dataDir: config.dataDir }, message));
   const database = await openDatabase(config);
   try {
     await migrateToLatest(database.db);
@@ -22,11 +29,7 @@ export async function serve(): Promise<void> {
     config,
     db: database.db,
     adminKey: resolveAdminKey(config),
-    logger: pino({
-      level: config.logLevel,
-      redact: ['req.headers.authorization', 'req.headers.clienttoken', 'req.headers.usertoken'],
-      serializers: { err: serializeError },
-    }),
+    logger,
   });
   const stopHousekeeping = startHousekeeping(app.services, app.log);
   const orderWorker = startOrderWorker(app.services.orders, app.log);

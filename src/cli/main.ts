@@ -1,5 +1,6 @@
 import { loadConfig } from '../config.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { secureDataDir } from '../db/data-dir-modes.js';
 import { openDatabase } from '../db/open.js';
 import { serve } from '../server.js';
 import { CliError } from './admin-client.js';
@@ -19,7 +20,9 @@ const USAGE = `keyward <command>
   demo [--json]               load a small demo data set into the running server`;
 
 async function migrate(): Promise<void> {
-  const database = await openDatabase(loadConfig());
+  const config = loadConfig();
+  secureDataDir(config.dataDir, (message) => console.error(`keyward: ${message}`));
+  const database = await openDatabase(config);
   try {
     const applied = await migrateToLatest(database.db);
     console.log(applied.length === 0 ? 'up to date' : `applied ${applied.join(', ')}`);
