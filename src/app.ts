@@ -18,7 +18,7 @@ import { healthRoutes } from './http/ops/health.js';
 import { metricsRoutes } from './http/ops/metrics.js';
 import { orderSurface } from './http/order/index.js';
 import { ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
-import { intLikeKeyword, refuseNulCharacters } from './http/validation.js';
+import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
 
 export interface BuildOptions {
@@ -70,7 +70,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
 
   installNotFound(app);
   installErrorHandler(app, config.limits.bodyBytes);
-  app.addHook('preHandler', refuseNulCharacters);
+  app.addHook('preHandler', refuseControlCharacters);
   // Before every route: the document is built from the routes as they register.
   await registerApiDocs(app);
 

@@ -1,5 +1,6 @@
 import { resolveAdminKey } from '../admin-key.js';
 import { loadConfig } from '../config.js';
+import { printable, text } from './printable.js';
 
 export class CliError extends Error {}
 
@@ -23,16 +24,16 @@ export async function adminCall<T>(method: 'GET' | 'POST', path: string, body?: 
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch {
-    throw new CliError(`cannot reach the Keyward server at ${base}; is it running? (KEYWARD_URL)`);
+    throw new CliError(text`cannot reach the Keyward server at ${base}; is it running? (KEYWARD_URL)`);
   }
-  const text = await response.text();
-  const parsed: unknown = text === '' ? undefined : JSON.parse(text);
+  const answer = await response.text();
+  const parsed: unknown = answer === '' ? undefined : JSON.parse(answer);
   if (!response.ok) {
     const message =
       parsed !== null && typeof parsed === 'object' && 'error' in parsed
         ? String((parsed as { error: unknown }).error)
         : `HTTP ${response.status}`;
-    throw new CliError(message);
+    throw new CliError(printable(message));
   }
   return parsed as T;
 }

@@ -4,6 +4,7 @@ import { secureDataDir } from '../db/data-dir-modes.js';
 import { openDatabase } from '../db/open.js';
 import { serve } from '../server.js';
 import { CliError } from './admin-client.js';
+import { printable } from './printable.js';
 import { appCommand } from './commands/app.js';
 import { auditCommand } from './commands/audit.js';
 import { enterpriseCommand } from './commands/enterprise.js';
@@ -50,6 +51,11 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  console.error(`keyward: ${error instanceof Error ? error.message : String(error)}`);
+  // The CLI's own errors show what came from the server already escaped, and keep their lines.
+  const message =
+    error instanceof CliError
+      ? error.message
+      : printable(String(error instanceof Error ? error.message : error));
+  console.error(`keyward: ${message}`);
   process.exitCode = 1;
 });
