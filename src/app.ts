@@ -17,6 +17,7 @@ import { tokenRoute } from './http/oauth/token.js';
 import { healthRoutes } from './http/ops/health.js';
 import { metricsRoutes } from './http/ops/metrics.js';
 import { orderSurface } from './http/order/index.js';
+import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
 import { ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
@@ -29,8 +30,6 @@ export interface BuildOptions {
   logger?: FastifyBaseLogger;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 /** Builds the whole server around an open database; `server.ts` listens, tests inject. */
 export async function buildApp(options: BuildOptions): Promise<App & { services: Services }> {
   const { config, db } = options;
@@ -39,10 +38,14 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     bodyLimit: config.limits.bodyBytes,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: answerFrameworkError,
-    // Taken from the caller when it is a sane token, so its logs and ours line up.
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    // Always our own: a caller's x-request-id is kept apart (request-ids.ts).
+    genReqId: () => randomUUID(),
+    childLoggerFactory: (logger, bindings, options, raw) => {
+      const clientRequestId = clientRequestIdOf(raw.headers);
+      return logger.child(
+        clientRequestId === undefined ? bindings : { ...bindings, clientRequestId },
+        options,
+      );
     },
     ajv: {
       // Strict types: integer fields go through `x-int`, nothing else is coerced.
@@ -62,7 +65,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
   );
   app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
+    stampRequestIds(request, reply);
   });
   app.addHook('onClose', async () => {
     await services.gate.close();

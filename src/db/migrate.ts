@@ -11,6 +11,7 @@ import * as m0080 from './migrations/0080_rate_counter_shards.js';
 import * as m0081 from './migrations/0081_assets_fillfactor.js';
 import * as m0082 from './migrations/0082_issued_numbers_brin.js';
 import * as m0083 from './migrations/0083_issued_number_runs.js';
+import * as m0105 from './migrations/0105_audit_client_request_id.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0081_assets_fillfactor': m0081,
   '0082_issued_numbers_brin': m0082,
   '0083_issued_number_runs': m0083,
+  '0105_audit_client_request_id': m0105,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

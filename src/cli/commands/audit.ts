@@ -22,6 +22,8 @@ export async function auditCommand(args: string[]): Promise<void> {
   }
   for (const e of entries) {
     const when = new Date(e.createdAt).toISOString();
-    console.log(text`${when}\t${e.action}\t${e.subject ?? '-'}\t${e.operator ?? '-'}\t${e.requestId ?? '-'}`);
+    console.log(
+      text`${when}\t${e.action}\t${e.subject ?? '-'}\t${e.operator ?? '-'}\t${e.requestId ?? '-'}\t${e.clientRequestId ?? '-'}`,
+    );
   }
 }
