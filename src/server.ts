@@ -1,7 +1,7 @@
 import { resolveAdminKey } from './admin-key.js';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
-import { serializeError } from './http/log-serializers.js';
+import { serializeError, serializeRequest } from './http/log-serializers.js';
 import { loadConfig } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
@@ -15,7 +15,7 @@ export async function serve(): Promise<void> {
   const logger = pino({
     level: config.logLevel,
     redact: ['req.headers.authorization', 'req.headers.clienttoken', 'req.headers.usertoken'],
-    serializers: { err: serializeError },
+    serializers: { err: serializeError, req: serializeRequest },
   });
   secureDataDir(config.dataDir, (message) => logger.warn({ dataDir: config.dataDir }, message));
   const database = await openDatabase(config);
