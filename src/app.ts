@@ -18,6 +18,7 @@ import { healthRoutes } from './http/ops/health.js';
 import { metricsRoutes } from './http/ops/metrics.js';
 import { orderSurface } from './http/order/index.js';
 import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
+import { installSecurityHeaders } from './http/security-headers.js';
 import { ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
@@ -67,6 +68,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   app.addHook('onSend', async (request, reply) => {
     stampRequestIds(request, reply);
   });
+  installSecurityHeaders(app);
   app.addHook('onClose', async () => {
     await services.gate.close();
   });

@@ -4,6 +4,7 @@ import { KeywardError } from '../errors/keyward-error.js';
 import { BUSINESS_FAILURE_STATUS, failure } from './envelope.js';
 import { surfaceOf, validationCode, type Surface } from './surface.js';
 import { stampRequestIds } from './request-ids.js';
+import { setSecurityHeaders } from './security-headers.js';
 import { formatValidationError } from './validation.js';
 
 /** Errors Fastify raises while reading a body: the caller's fault, answered as validation. */
@@ -94,6 +95,7 @@ export const MAX_PARAM_LENGTH = 1024;
  */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   stampRequestIds(request, reply);
+  setSecurityHeaders(reply);
   const surface = surfaceOf(request.url);
   const message =
     error.code === 'FST_ERR_BAD_URL'

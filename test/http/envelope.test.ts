@@ -86,6 +86,29 @@ describe('envelope and errors', () => {
     expect(response.json()).toEqual({ code: '500', message: 'network error, retry', cause: requestId });
   });
 
+  it('answers every call with nosniff, no framing, and nothing naming the software', async () => {
+    const answers = [
+      await h.app.inject({ method: 'GET', url: '/healthz' }),
+      await h.app.inject({ method: 'GET', url: '/order/api/order/v1/nothing' }),
+      await h.app.inject({
+        method: 'POST',
+        url: `${ORDER_PREFIX}/shellnums?g_nonce=${nonce()}`,
+        payload: {},
+      }),
+      await h.app.inject({ method: 'GET', url: '/admin/apps' }),
+      await h.app.inject({ method: 'POST', url: '/oauth2/token', payload: {} }),
+      await h.app.inject({ method: 'GET', url: '/openapi.json' }),
+      await h.app.inject({ method: 'GET', url: `${ORDER_PREFIX}/licenseOrder/%E0%A4%A` }),
+    ];
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.headers['x-content-type-options'], `answer ${i}`).toBe('nosniff');
+      expect(answer.headers['x-frame-options']).toBe('DENY');
+      expect(String(answer.headers['content-security-policy'])).toContain("default-src 'none'");
+      expect(answer.headers.server).toBeUndefined();
+      expect(answer.headers['x-powered-by']).toBeUndefined();
+    }
+  });
+
   it('reports health, readiness and metrics', async () => {
     expect((await h.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
     expect((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
