@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { adminApi } from './http/admin/index.js';
+import { keepAdminApart } from './http/admin-listener.js';
 import { registerApiDocs } from './http/docs/index.js';
 import type { App } from './http/app-type.js';
 import {
@@ -74,6 +75,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   });
 
   installNotFound(app);
+  if (config.adminListener !== undefined) keepAdminApart(app);
   installErrorHandler(app, config.limits.bodyBytes);
   app.addHook('preHandler', refuseControlCharacters);
   // Before every route: the document is built from the routes as they register.

@@ -1,6 +1,7 @@
 import { resolveAdminKey } from './admin-key.js';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
+import { listenForAdmin, type AdminListener } from './http/admin-listener.js';
 import { serializeError, serializeRequest } from './http/log-serializers.js';
 import { loadConfig } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -33,6 +34,7 @@ export async function serve(): Promise<void> {
   });
   const stopHousekeeping = startHousekeeping(app.services, app.log);
   const orderWorker = startOrderWorker(app.services.orders, app.log);
+  let adminListener: AdminListener | undefined;
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -41,6 +43,7 @@ export async function serve(): Promise<void> {
     stopHousekeeping();
     orderWorker
       .stop()
+      .then(() => adminListener?.close())
       .then(() => app.close())
       .then(() => database.close())
       .then(() => process.exit(0))
@@ -52,5 +55,9 @@ export async function serve(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
+  if (config.adminListener !== undefined) {
+    adminListener = await listenForAdmin(app, config.adminListener);
+    app.log.info({ url: adminListener.url }, `admin API listening at ${adminListener.url}`);
+  }
   app.log.info({ database: database.kind }, 'keyward is serving');
 }
