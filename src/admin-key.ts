@@ -19,7 +19,7 @@ export function resolveAdminKey(config: Config): string {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const key = randomSecret();
   try {
     fs.writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/client.js';
 import { adminApi } from './http/admin/index.js';
+import { keepAdminApart } from './http/admin-listener.js';
 import { registerApiDocs } from './http/docs/index.js';
 import type { App } from './http/app-type.js';
 import {
@@ -17,8 +18,10 @@ import { tokenRoute } from './http/oauth/token.js';
 import { healthRoutes } from './http/ops/health.js';
 import { metricsRoutes } from './http/ops/metrics.js';
 import { orderSurface } from './http/order/index.js';
+import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
+import { installSecurityHeaders } from './http/security-headers.js';
 import { ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
-import { intLikeKeyword, refuseNulCharacters } from './http/validation.js';
+import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
 
 export interface BuildOptions {
@@ -28,8 +31,6 @@ export interface BuildOptions {
   /** A pino logger; none in tests. */
   logger?: FastifyBaseLogger;
 }
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Builds the whole server around an open database; `server.ts` listens, tests inject. */
 export async function buildApp(options: BuildOptions): Promise<App & { services: Services }> {
@@ -44,10 +45,14 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
       typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: answerFrameworkError,
-    // Taken from the caller when it is a sane token, so its logs and ours line up.
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    // Always our own: a caller's x-request-id is kept apart (request-ids.ts).
+    genReqId: () => randomUUID(),
+    childLoggerFactory: (logger, bindings, options, raw) => {
+      const clientRequestId = clientRequestIdOf(raw.headers);
+      return logger.child(
+        clientRequestId === undefined ? bindings : { ...bindings, clientRequestId },
+        options,
+      );
     },
     ajv: {
       // Strict types: integer fields go through `x-int`, nothing else is coerced.
@@ -67,15 +72,17 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
   );
   app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id);
+    stampRequestIds(request, reply);
   });
+  installSecurityHeaders(app);
   app.addHook('onClose', async () => {
     await services.gate.close();
   });
 
   installNotFound(app);
+  if (config.adminListener !== undefined) keepAdminApart(app);
   installErrorHandler(app, config.limits.bodyBytes);
-  app.addHook('preHandler', refuseNulCharacters);
+  app.addHook('preHandler', refuseControlCharacters);
   // Before every route: the document is built from the routes as they register.
   await registerApiDocs(app);
 

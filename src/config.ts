@@ -15,6 +15,13 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Fastify's trustProxy: whose X-Forwarded-For to believe for a caller's address (none: false). */
   trustProxy: false | number | string[];
+  /**
+   * Where /admin/* is served apart from the public listener (ADMIN_HOST, ADMIN_PORT); undefined
+   * when it is served on the public listener, which is only so when HOST is a loopback address.
+   */
+  adminListener: { host: string; port: number } | undefined;
+  /** When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`. */
+  metricsToken: string | undefined;
   limits: {
     ordersPerCall: number;
     arrayElements: number;
@@ -47,6 +54,29 @@ function trustProxyFrom(raw: string | undefined): false | number | string[] {
   return proxies;
 }
 
+/** Whether `host` reaches this machine only: 127.0.0.0/8, ::1 or localhost. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/**
+ * The admin API may create applications and set passwords: never on a public address by
+ * accident. With ADMIN_PORT it has a listener of its own (ADMIN_HOST, default 127.0.0.1). Without
+ * it, a public HOST gets one at 127.0.0.1:PORT+1 (a random port when PORT is 0); a loopback HOST
+ * keeps it on the one listener.
+ */
+function adminListenerFrom(env: NodeJS.ProcessEnv, host: string, port: number): Config['adminListener'] {
+  const adminHost = env.ADMIN_HOST === undefined || env.ADMIN_HOST === '' ? '127.0.0.1' : env.ADMIN_HOST;
+  if (env.ADMIN_PORT !== undefined && env.ADMIN_PORT !== '') {
+    return { host: adminHost, port: intFrom(env, 'ADMIN_PORT', 0, 0) };
+  }
+  if (isLoopbackHost(host)) return undefined;
+  if (port >= 65535)
+    throw new Error(`HOST ${host} is not a loopback address: set ADMIN_PORT for the admin API`);
+  return { host: adminHost, port: port === 0 ? 0 : port + 1 };
+}
+
 /** Reads the environment once; a bad value stops the process before it listens. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const region = env.REGION ?? 'cn';
@@ -57,9 +87,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new Error('DATABASE_URL must start with postgres:// or postgresql://');
   }
+  const port = intFrom(env, 'PORT', 8080, 0);
+  const host = env.HOST ?? '127.0.0.1';
   return {
-    port: intFrom(env, 'PORT', 8080, 0),
-    host: env.HOST ?? '127.0.0.1',
+    port,
+    host,
     databaseUrl,
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
     redisUrl: env.REDIS_URL === '' ? undefined : env.REDIS_URL,
@@ -69,6 +101,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? 'info',
     rateLimitPerMinute: intFrom(env, 'RATE_LIMIT_PER_MINUTE', 60000, 1),
     trustProxy: trustProxyFrom(env.TRUST_PROXY),
+    adminListener: adminListenerFrom(env, host, port),
+    metricsToken: env.METRICS_TOKEN === '' ? undefined : env.METRICS_TOKEN,
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
       arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),

@@ -1,8 +1,10 @@
 import { loadConfig } from '../config.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { secureDataDir } from '../db/data-dir-modes.js';
 import { openDatabase } from '../db/open.js';
 import { serve } from '../server.js';
 import { CliError } from './admin-client.js';
+import { printable } from './printable.js';
 import { appCommand } from './commands/app.js';
 import { auditCommand } from './commands/audit.js';
 import { enterpriseCommand } from './commands/enterprise.js';
@@ -19,7 +21,9 @@ const USAGE = `keyward <command>
   demo [--json]               load a small demo data set into the running server`;
 
 async function migrate(): Promise<void> {
-  const database = await openDatabase(loadConfig());
+  const config = loadConfig();
+  secureDataDir(config.dataDir, (message) => console.error(`keyward: ${message}`));
+  const database = await openDatabase(config);
   try {
     const applied = await migrateToLatest(database.db);
     console.log(applied.length === 0 ? 'up to date' : `applied ${applied.join(', ')}`);
@@ -47,6 +51,11 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  console.error(`keyward: ${error instanceof Error ? error.message : String(error)}`);
+  // The CLI's own errors show what came from the server already escaped, and keep their lines.
+  const message =
+    error instanceof CliError
+      ? error.message
+      : printable(String(error instanceof Error ? error.message : error));
+  console.error(`keyward: ${message}`);
   process.exitCode = 1;
 });

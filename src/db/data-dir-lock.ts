@@ -19,7 +19,7 @@ function isAlive(pid: number): boolean {
  * The lock file holds the owner's pid; a lock left by a dead process is taken over.
  */
 export function acquireDataDirLock(dataDir: string): DataDirLock {
-  fs.mkdirSync(dataDir, { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, 'keyward.lock');
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {

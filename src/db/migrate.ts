@@ -13,6 +13,7 @@ import * as m0082 from './migrations/0082_issued_numbers_brin.js';
 import * as m0083 from './migrations/0083_issued_number_runs.js';
 import * as m0090 from './migrations/0090_issued_number_ranges.js';
 import * as m0100 from './migrations/0100_login_sources.js';
+import * as m0105 from './migrations/0105_audit_client_request_id.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0083_issued_number_runs': m0083,
   '0090_issued_number_ranges': m0090,
   '0100_login_sources': m0100,
+  '0105_audit_client_request_id': m0105,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

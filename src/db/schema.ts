@@ -49,6 +49,8 @@ export interface AuditLogTable {
   subject: string | null;
   detail: Json<Record<string, unknown>>;
   request_id: string | null;
+  /** The caller's own x-request-id, when sane (migration 0105). */
+  client_request_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
 }
 

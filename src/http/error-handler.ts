@@ -3,6 +3,8 @@ import { CommonCode, commonMessages } from '../errors/common-codes.js';
 import { KeywardError } from '../errors/keyward-error.js';
 import { BUSINESS_FAILURE_STATUS, failure } from './envelope.js';
 import { surfaceOf, validationCode, type Surface } from './surface.js';
+import { stampRequestIds } from './request-ids.js';
+import { setSecurityHeaders } from './security-headers.js';
 import { formatValidationError } from './validation.js';
 
 /** Errors Fastify raises while reading a body: the caller's fault, answered as validation. */
@@ -92,7 +94,8 @@ export const MAX_PARAM_LENGTH = 1024;
  * any route or hook runs; answered in the surface's envelope like any other malformed request.
  */
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  reply.header('x-request-id', request.id);
+  stampRequestIds(request, reply);
+  setSecurityHeaders(reply);
   const surface = surfaceOf(request.url);
   const message =
     error.code === 'FST_ERR_BAD_URL'

@@ -1,5 +1,6 @@
 import type { Ajv, ErrorObject } from 'ajv';
 import type { FastifyRequest } from 'fastify';
+import { surfaceOf } from './surface.js';
 
 const DIGITS = /^-?[0-9]{1,16}$/;
 
@@ -87,15 +88,37 @@ export function formatValidationError(errors: ErrorObject[], part: string): stri
 }
 
 /**
- * The JSON pointer of the first string holding U+0000 (text PostgreSQL cannot store), or
- * undefined. Walks with its own stack: a body may nest deeper than the call stack goes.
+ * Characters no text of a request may hold: C0 (U+0000–U+001F, among them ESC, CR, LF and TAB), DEL
+ * and C1 (U+0080–U+009F). Text reaches operators (the CLI, logs, audit rows), where they forge
+ * lines or drive the terminal; U+0000 the database cannot store at all.
  */
-export function nulCharacterAt(value: unknown): string | undefined {
+// eslint-disable-next-line no-control-regex -- finding them is the point
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+/** The login only compares what it is given: there only what the database refuses is refused. */
+// eslint-disable-next-line no-control-regex -- finding them is the point
+export const NUL_CHARACTER = /\u0000/;
+
+export interface CharacterFound {
+  /** JSON pointer of the string holding it. */
+  pointer: string;
+  /** `U+001B`. */
+  character: string;
+}
+
+/**
+ * The first string in `value` holding a character of `refused`, or undefined. Walks with its own
+ * stack: a body may nest deeper than the call stack goes.
+ */
+export function refusedCharacterAt(value: unknown, refused: RegExp): CharacterFound | undefined {
   const pending: Array<[unknown, string]> = [[value, '']];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [node, pointer] = next;
     if (typeof node === 'string') {
-      if (node.includes('\u0000')) return pointer;
+      const found = refused.exec(node);
+      if (found !== null) {
+        const code = (found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
+        return { pointer, character: `U+${code}` };
+      }
     } else if (node !== null && typeof node === 'object') {
       const entries = Object.entries(node).reverse();
       for (const [key, child] of entries) {
@@ -107,25 +130,28 @@ export function nulCharacterAt(value: unknown): string | undefined {
 }
 
 /**
- * preHandler of every route, after the schemas have passed: U+0000 anywhere in the path, query or
- * body is refused as a validation failure naming the field, before anything is written.
+ * preHandler of every route, after the schemas have passed: a control character anywhere in the
+ * path, query or body is refused as a validation failure naming the field, before anything is
+ * written. No field of either interface needs one: each is a single line, and JSON carried in a
+ * String (a feature or extension value) needs none in its compact form.
  */
-export async function refuseNulCharacters(request: FastifyRequest): Promise<void> {
+export async function refuseControlCharacters(request: FastifyRequest): Promise<void> {
+  const refused = surfaceOf(request.url) === 'oauth' ? NUL_CHARACTER : CONTROL_CHARACTER;
   const parts = [
     ['params', request.params],
     ['querystring', request.query],
     ['body', request.body],
   ] as const;
   for (const [part, value] of parts) {
-    const instancePath = nulCharacterAt(value);
-    if (instancePath === undefined) continue;
+    const found = refusedCharacterAt(value, refused);
+    if (found === undefined) continue;
     const validation: ErrorObject[] = [
       {
         keyword: 'x-text',
-        instancePath,
+        instancePath: found.pointer,
         schemaPath: '',
         params: {},
-        message: 'must not contain the character U+0000',
+        message: `must not contain the character ${found.character}`,
       },
     ];
     throw Object.assign(new Error(formatValidationError(validation, part)), {

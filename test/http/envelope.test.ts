@@ -24,19 +24,25 @@ describe('envelope and errors', () => {
     expect(response.json()).toMatchObject({ code: '405' });
   });
 
-  it('echoes a sane x-request-id and generates one otherwise', async () => {
+  it("answers its own request id, and echoes a sane one of the caller's apart", async () => {
     const given = await h.app.inject({
       method: 'GET',
       url: '/healthz',
       headers: { 'x-request-id': 'abc-123' },
     });
-    expect(given.headers['x-request-id']).toBe('abc-123');
-    const made = await h.app.inject({
+    expect(given.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(given.headers['x-client-request-id']).toBe('abc-123');
+    const again = await h.app.inject({
       method: 'GET',
       url: '/healthz',
-      headers: { 'x-request-id': 'bad id\n' },
+      headers: { 'x-request-id': 'abc-123' },
     });
-    expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(again.headers['x-request-id']).not.toBe(given.headers['x-request-id']);
+    for (const odd of ['bad id\n', 'x'.repeat(129), 'a/b', '']) {
+      const made = await h.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': odd } });
+      expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(made.headers['x-client-request-id']).toBeUndefined();
+    }
   });
 
   it('answers malformed JSON with the surface validation code', async () => {
@@ -73,7 +79,34 @@ describe('envelope and errors', () => {
     });
     await broken.app.close();
     expect(response.statusCode).toBe(299);
-    expect(response.json()).toEqual({ code: '500', message: 'network error, retry', cause: 'req-500' });
+    // The cause is the server's own id, the one its logs carry; the caller's comes back apart.
+    const requestId = response.headers['x-request-id'];
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(response.headers['x-client-request-id']).toBe('req-500');
+    expect(response.json()).toEqual({ code: '500', message: 'network error, retry', cause: requestId });
+  });
+
+  it('answers every call with nosniff, no framing, and nothing naming the software', async () => {
+    const answers = [
+      await h.app.inject({ method: 'GET', url: '/healthz' }),
+      await h.app.inject({ method: 'GET', url: '/order/api/order/v1/nothing' }),
+      await h.app.inject({
+        method: 'POST',
+        url: `${ORDER_PREFIX}/shellnums?g_nonce=${nonce()}`,
+        payload: {},
+      }),
+      await h.app.inject({ method: 'GET', url: '/admin/apps' }),
+      await h.app.inject({ method: 'POST', url: '/oauth2/token', payload: {} }),
+      await h.app.inject({ method: 'GET', url: '/openapi.json' }),
+      await h.app.inject({ method: 'GET', url: `${ORDER_PREFIX}/licenseOrder/%E0%A4%A` }),
+    ];
+    for (const [i, answer] of answers.entries()) {
+      expect(answer.headers['x-content-type-options'], `answer ${i}`).toBe('nosniff');
+      expect(answer.headers['x-frame-options']).toBe('DENY');
+      expect(String(answer.headers['content-security-policy'])).toContain("default-src 'none'");
+      expect(answer.headers.server).toBeUndefined();
+      expect(answer.headers['x-powered-by']).toBeUndefined();
+    }
   });
 
   it('reports health, readiness and metrics', async () => {

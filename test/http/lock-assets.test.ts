@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../src/domain/audit/audit.repository.js';
 import { ORDER_PREFIX } from '../../src/http/surface.js';
 import { orderGuardSuite } from '../support/guard-suite.js';
-import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
+import { ADMIN_KEY, nonce, startHarness, type Harness } from '../support/harness.js';
 import {
   assetNum,
   assetRow,
@@ -131,6 +131,27 @@ describe('order ops 6–7: disable and enable physical locks', () => {
       expect((await assetRow(h, num))?.locked).toBe(true);
       expect((await audit(num)).map((e) => e.action)).toEqual(['asset.lock']);
     }
+  });
+
+  it("audits the server's own request id, keeping a caller's id apart and only when sane", async () => {
+    const { num } = await own('normal_recover_usbkey');
+    const sendAs = async (op: 'lock' | 'unlock', clientId: string) => {
+      const response = await h.app.inject({
+        method: 'POST',
+        url: `${ORDER_PREFIX}/asset/${op}?g_nonce=${nonce()}`,
+        headers: { authorization: `Bearer ${tenant.token}`, 'x-request-id': clientId },
+        payload: { assetNums: [num], operatorIdentity: 'ops' },
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      return response.headers['x-request-id'];
+    };
+    const ids = [await sendAs('lock', 'same-id'), await sendAs('unlock', 'same-id')];
+    const odd = 'x'.repeat(200);
+    ids.push(await sendAs('lock', odd), await sendAs('unlock', 'two words'));
+    const entries = (await audit(num)).reverse();
+    expect(entries.map((e) => e.requestId)).toEqual(ids);
+    expect(new Set(ids).size).toBe(4);
+    expect(entries.map((e) => e.clientRequestId)).toEqual(['same-id', 'same-id', null, null]);
   });
 
   it("treats another app's lock as no lock at all", async () => {

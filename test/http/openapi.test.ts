@@ -227,6 +227,35 @@ describe('GET /docs', () => {
     }
   });
 
+  it('serves the page under a content policy that runs only its own scripts, never framed', async () => {
+    const page = await h.app.inject({ method: 'GET', url: '/docs' });
+    const policy = String(page.headers['content-security-policy']);
+    const directives = new Map(
+      policy.split(';').map((d) => {
+        const [name = '', ...values] = d.trim().split(/\s+/);
+        return [name, values] as const;
+      }),
+    );
+    expect(directives.get('script-src')).toEqual(["'self'"]);
+    expect(directives.get('script-src-attr')).toEqual(["'none'"]);
+    expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+    expect(directives.get('object-src')).toEqual(["'none'"]);
+    expect(page.headers['x-frame-options']).toBe('DENY');
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    // Nothing the policy would block: every script is a same-origin file, no handler attribute.
+    const scripts = [...page.body.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const [, attributes = '', body = ''] of scripts) {
+      expect(attributes).toMatch(/\bsrc="\.?\/?[^":]+"/);
+      expect(body.trim()).toBe('');
+    }
+    expect(page.body).not.toMatch(/\son[a-z]+=/i);
+    const script = await h.app.inject({ method: 'GET', url: '/docs/static/swagger-ui-bundle.js' });
+    expect(script.statusCode).toBe(200);
+    expect(script.headers['content-type']).toContain('javascript');
+    expect(script.headers['x-content-type-options']).toBe('nosniff');
+  });
+
   it('serves a page script that parses, with the nonce interceptor in it', async () => {
     const script = await h.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
     expect(script.body).toContain('"requestInterceptor":');

@@ -161,6 +161,21 @@ async function scenario(base: string): Promise<string[]> {
   });
   await call(base, 'GET', `${ME}/enterprise/${enterprise.enterpriseGlobalId}/members`, { headers: admin });
   await fetch(`${base}/metrics`);
+
+  // Credentials wrongly put in a query string: the logged URL must not carry them.
+  await fetch(
+    `${base}/oauth2/token?grant_type=client_credentials&client_id=${app.appKey}&client_secret=${app.appSecret}`,
+    { method: 'POST' },
+  );
+  await fetch(`${base}/admin/apps?key=${ADMIN_KEY}`);
+  await fetch(`${base}/admin/apps?access_token=${ADMIN_KEY}&password=${operatorPassword}`);
+  await call(
+    base,
+    'GET',
+    `${ME}/enterprise/${enterprise.enterpriseGlobalId}/members?clientToken=${token}&userToken=${enterprise.adminToken}`,
+  );
+  // A caller's own request id, logged beside the server's.
+  await fetch(`${base}/healthz`, { headers: { 'x-request-id': 'caller-trace-7' } });
   return secrets;
 }
 
@@ -175,6 +190,15 @@ describe('secrets in logs and answers', () => {
     for (const secret of secrets) expect(log.includes(secret), `the log holds ${secret}`).toBe(false);
     expect(log).not.toContain('$argon2');
     expect(log).not.toContain('    at ');
+    expect(log).toContain('client_secret=[redacted]');
+    expect(log).toContain('?key=[redacted]');
+
+    const traced = log
+      .split('\n')
+      .filter((line) => line.includes('"clientRequestId":"caller-trace-7"'))
+      .map((line) => JSON.parse(line) as { reqId: string; msg: string });
+    expect(traced.map((line) => line.msg)).toContain('incoming request');
+    for (const line of traced) expect(line.reqId).toMatch(/^[0-9a-f-]{36}$/);
 
     for (const answer of answers) {
       // Only `app create`/`rotate-secret` show a secret and /oauth2/token a token, each its own.

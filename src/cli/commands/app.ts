@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { AppView, AppWithSecret, RotatedSecret } from '../../domain/apps/apps.service.js';
 import { adminCall, CliError } from '../admin-client.js';
+import { printableJson, text } from '../printable.js';
 
 const USAGE = `usage:
   keyward app create --name N --scopes auth_order,auth_me [--channels A,B] [--pending] [--json]
@@ -16,14 +17,14 @@ function list(value: string | undefined): string[] {
 
 function printSecret(app: AppWithSecret | RotatedSecret, json: boolean): void {
   if (json) {
-    console.log(JSON.stringify(app));
+    console.log(printableJson(app));
     return;
   }
-  console.log(`appKey:    ${app.appKey}`);
-  console.log(`appSecret: ${app.appSecret}   (shown once: store it now)`);
-  console.log(`scopes:    ${app.scopes.join(',')}`);
-  console.log(`channels:  ${app.channels.join(',') || '-'}`);
-  console.log(`status:    ${app.status}`);
+  console.log(text`appKey:    ${app.appKey}`);
+  console.log(text`appSecret: ${app.appSecret}   (shown once: store it now)`);
+  console.log(text`scopes:    ${app.scopes.join(',')}`);
+  console.log(text`channels:  ${app.channels.join(',') || '-'}`);
+  console.log(text`status:    ${app.status}`);
   if ('tokensRevoked' in app) {
     console.log(
       app.tokensRevoked
@@ -61,11 +62,11 @@ export async function appCommand(args: string[]): Promise<void> {
     }
     case 'list': {
       const apps = await adminCall<AppView[]>('GET', '/apps');
-      if (values.json) console.log(JSON.stringify(apps));
+      if (values.json) console.log(printableJson(apps));
       else
         for (const a of apps) {
           console.log(
-            `${a.appKey}\t${a.status}\t${a.scopes.join(',')}\t${a.channels.join(',') || '-'}\t${a.name}`,
+            text`${a.appKey}\t${a.status}\t${a.scopes.join(',')}\t${a.channels.join(',') || '-'}\t${a.name}`,
           );
         }
       return;
@@ -75,7 +76,7 @@ export async function appCommand(args: string[]): Promise<void> {
       const key = positionals[0];
       if (key === undefined) throw new CliError(USAGE);
       const app = await adminCall<AppView>('POST', `/apps/${encodeURIComponent(key)}/${action}`);
-      console.log(values.json ? JSON.stringify(app) : `${app.appKey} is ${app.status}`);
+      console.log(values.json ? printableJson(app) : text`${app.appKey} is ${app.status}`);
       return;
     }
     case 'rotate-secret': {

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { CliError, serverUrl } from '../admin-client.js';
 import { loadDemo, type DemoFacts } from '../demo/load-demo.js';
 import { exportLine } from '../demo/try-it.js';
+import { printableJson, text } from '../printable.js';
 
 const USAGE = `usage:
   keyward demo [--json]`;
@@ -10,39 +11,39 @@ function describe(facts: DemoFacts): string {
   const { app, enterprise, admin, members, lending, curl } = facts;
   const pad = (label: string) => label.padEnd(20);
   const holder = (a: DemoFacts['assets'][number]): string => {
-    if (a.borrowedUsbKey) return `lent lock, lent to ${lending.account}`;
-    const lent = lending.assetNums.includes(a.assetNum) ? `, lent to ${lending.borrowedUsbKey}` : '';
-    return `${a.assignedTo ?? 'unassigned'}${lent}`;
+    if (a.borrowedUsbKey) return text`lent lock, lent to ${lending.account}`;
+    const lent = lending.assetNums.includes(a.assetNum) ? text`, lent to ${lending.borrowedUsbKey}` : '';
+    return text`${a.assignedTo ?? 'unassigned'}${lent}`;
   };
-  const assets = facts.assets.map((a) => `  ${a.assetNum}  ${a.licenseType.padEnd(23)}${holder(a)}`);
+  const assets = facts.assets.map((a) => text`  ${a.assetNum}  ${a.licenseType.padEnd(23)}${holder(a)}`);
   return [
-    `Demo data loaded into ${facts.baseUrl}`,
+    text`Demo data loaded into ${facts.baseUrl}`,
     '',
     'Application (the secret is shown once)',
-    `  ${pad('appKey')}${app.appKey}`,
-    `  ${pad('appSecret')}${app.appSecret}`,
-    `  ${pad('channel')}${app.channel}`,
+    text`  ${pad('appKey')}${app.appKey}`,
+    text`  ${pad('appSecret')}${app.appSecret}`,
+    text`  ${pad('channel')}${app.channel}`,
     'Enterprise',
-    `  ${pad('enterpriseGlobalId')}${enterprise.enterpriseGlobalId}`,
-    `  ${pad('name')}${enterprise.enterpriseName}`,
-    `  ${pad('code')}${enterprise.code}`,
+    text`  ${pad('enterpriseGlobalId')}${enterprise.enterpriseGlobalId}`,
+    text`  ${pad('name')}${enterprise.enterpriseName}`,
+    text`  ${pad('code')}${enterprise.code}`,
     'Administrator login',
-    `  ${pad('account')}${admin.account}`,
-    `  ${pad('password')}${admin.password}`,
-    `Employees (password ${members[0]?.password ?? '-'})`,
-    ...members.map((m) => `  ${m.account.padEnd(20)}${m.name.padEnd(12)}${m.assetNums.join(', ')}`),
+    text`  ${pad('account')}${admin.account}`,
+    text`  ${pad('password')}${admin.password}`,
+    text`Employees (password ${members[0]?.password ?? '-'})`,
+    ...members.map((m) => text`  ${m.account.padEnd(20)}${m.name.padEnd(12)}${m.assetNums.join(', ')}`),
     'Assets',
     ...assets,
-    `Lending: ${lending.account} lent ${lending.assetNums.join(', ')} to lent lock ${lending.borrowedUsbKey}`,
+    text`Lending: ${lending.account} lent ${lending.assetNums.join(', ')} to lent lock ${lending.borrowedUsbKey}`,
     '',
     'Try it (the first two lines set $TOKEN and $USER_TOKEN):',
-    `  ${curl.token}`,
-    `  ${curl.userToken}`,
-    `  ${curl.order}`,
-    `  ${curl.member}`,
+    text`  ${curl.token}`,
+    text`  ${curl.userToken}`,
+    text`  ${curl.order}`,
+    text`  ${curl.member}`,
     '',
     "Variables for the README's tour:",
-    `  ${exportLine(facts.tour)}`,
+    text`  ${exportLine(facts.tour)}`,
   ].join('\n');
 }
 
@@ -57,5 +58,5 @@ export async function demoCommand(args: string[]): Promise<void> {
     throw new CliError(USAGE);
   }
   const facts = await loadDemo(serverUrl());
-  console.log(json ? JSON.stringify(facts) : describe(facts));
+  console.log(json ? printableJson(facts) : describe(facts));
 }

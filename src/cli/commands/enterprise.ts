@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { EnterpriseView } from '../../domain/enterprises/enterprises.repository.js';
 import type { MemberLimitView } from '../../domain/members/member-admin.repository.js';
 import { adminCall, CliError } from '../admin-client.js';
+import { printableJson, text } from '../printable.js';
 
 const USAGE = `usage:
   keyward enterprise show ENTERPRISE_GLOBAL_ID [--json]
@@ -15,7 +16,7 @@ async function show(enterpriseGlobalId: string | undefined, json: boolean): Prom
   );
   if (json) {
     console.log(
-      JSON.stringify({
+      printableJson({
         enterpriseGlobalId: view.enterpriseGlobalId,
         enterpriseName: view.enterpriseName,
         enterpriseCode: view.enterpriseCode,
@@ -24,10 +25,10 @@ async function show(enterpriseGlobalId: string | undefined, json: boolean): Prom
     );
     return;
   }
-  console.log(`enterpriseGlobalId: ${view.enterpriseGlobalId}`);
-  console.log(`enterpriseName:     ${view.enterpriseName}`);
-  console.log(`enterpriseCode:     ${view.enterpriseCode}`);
-  console.log(`adminAccount:       ${view.adminAccount ?? '-'}`);
+  console.log(text`enterpriseGlobalId: ${view.enterpriseGlobalId}`);
+  console.log(text`enterpriseName:     ${view.enterpriseName}`);
+  console.log(text`enterpriseCode:     ${view.enterpriseCode}`);
+  console.log(text`adminAccount:       ${view.adminAccount ?? '-'}`);
 }
 
 /** Caps the enterprise's members, the administrator included; `none` lifts the cap. */
@@ -38,7 +39,7 @@ async function setMemberLimit(
 ): Promise<void> {
   if (enterpriseGlobalId === undefined || limit === undefined) throw new CliError(USAGE);
   if (limit !== 'none' && !/^[1-9][0-9]{0,6}$/.test(limit)) {
-    throw new CliError(`the limit must be a whole number from 1 or none, got "${limit}"`);
+    throw new CliError(text`the limit must be a whole number from 1 or none, got "${limit}"`);
   }
   const view = await adminCall<MemberLimitView>(
     'POST',
@@ -46,11 +47,11 @@ async function setMemberLimit(
     { memberLimit: limit === 'none' ? null : Number(limit) },
   );
   if (json) {
-    console.log(JSON.stringify(view));
+    console.log(printableJson(view));
     return;
   }
   const cap = view.memberLimit === null ? 'no member limit' : `at most ${view.memberLimit} members`;
-  console.log(`${view.enterpriseGlobalId}: ${cap} (${view.memberCount} now)`);
+  console.log(text`${view.enterpriseGlobalId}: ${cap} (${view.memberCount} now)`);
 }
 
 /** `keyward enterprise <subcommand>`: one case per subcommand. */

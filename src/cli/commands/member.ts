@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { PasswordSet } from '../../domain/members/member-admin.service.js';
 import { adminCall, CliError } from '../admin-client.js';
+import { printableJson, text } from '../printable.js';
 
 const USAGE = `usage:
   keyward member set-password --account ACCOUNT --password PW [--json]`;
@@ -24,7 +25,7 @@ export async function memberCommand(args: string[]): Promise<void> {
         password: values.password,
       });
       console.log(
-        values.json ? JSON.stringify(done) : `password set for ${done.account}; its sessions were ended`,
+        values.json ? printableJson(done) : text`password set for ${done.account}; its sessions were ended`,
       );
       return;
     }

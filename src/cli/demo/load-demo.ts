@@ -4,6 +4,7 @@ import type { AppWithSecret } from '../../domain/apps/apps.service.js';
 import type { EnterpriseView } from '../../domain/enterprises/enterprises.repository.js';
 import type { PasswordSet } from '../../domain/members/member-admin.service.js';
 import { adminCall, CliError } from '../admin-client.js';
+import { text } from '../printable.js';
 import {
   demoBatch,
   demoNumbers,
@@ -54,10 +55,10 @@ async function step<T>(label: string, run: () => Promise<T>): Promise<T> {
     return await run();
   } catch (error) {
     if (error instanceof KeywardApiError) {
-      throw new CliError(`demo: ${label}: ${error.code} ${error.message}`);
+      throw new CliError(text`demo: ${label}: ${error.code} ${error.message}`);
     }
     if (error instanceof KeywardAuthError || error instanceof CliError) {
-      throw new CliError(`demo: ${label}: ${error.message}`);
+      throw new CliError(text`demo: ${label}: ${error.message}`);
     }
     throw error;
   }
@@ -137,7 +138,7 @@ export async function loadDemo(baseUrl: string): Promise<DemoFacts> {
   );
   const members: DemoMember[] = EMPLOYEES.map((employee, i) => {
     const record = added.succeeded[i];
-    if (record === undefined) throw new CliError(`demo: ${employee.userName} was not added`);
+    if (record === undefined) throw new CliError(text`demo: ${employee.userName} was not added`);
     return {
       memberGlobalId: record.globalId,
       account: record.userName,

@@ -73,7 +73,13 @@ export class AssetsRepository {
     assetNums: string[];
     channels: string[];
     locked: boolean;
-    audit: { action: string; appId: string; operator: string; requestId: string };
+    audit: {
+      action: string;
+      appId: string;
+      operator: string;
+      requestId: string;
+      clientRequestId: string | null;
+    };
   }): Promise<SwitchedAsset[]> {
     const { locked, audit } = input;
     const result = await sql<{
@@ -99,9 +105,10 @@ export class AssetsRepository {
         returning a.id, a.asset_num
       ),
       audited as (
-        insert into audit_log (action, app_id, operator, subject, detail, request_id)
+        insert into audit_log (action, app_id, operator, subject, detail, request_id, client_request_id)
         select ${audit.action}, ${audit.appId}, ${audit.operator}, ch.asset_num,
-               jsonb_build_object('assetId', ch.id, 'locked', ${locked}::boolean), ${audit.requestId}
+               jsonb_build_object('assetId', ch.id, 'locked', ${locked}::boolean), ${audit.requestId},
+               ${audit.clientRequestId}::text
           from changed ch
       )
       select f.id, f.asset_num, f.license_type, f.customer_id, f.locked, f.revoked, ch.id is not null as changed

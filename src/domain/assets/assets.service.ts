@@ -102,6 +102,7 @@ export class AssetsService {
     operatorIdentity: string;
     locked: boolean;
     requestId: string;
+    clientRequestId: string | undefined;
   }): Promise<LockOutcome[]> {
     const operator = input.operatorIdentity.trim();
     if (operator === '') throw invalid('operatorIdentity: must not be empty');
@@ -115,6 +116,7 @@ export class AssetsService {
           appId: input.scope.appId,
           operator,
           requestId: input.requestId,
+          clientRequestId: input.clientRequestId ?? null,
         },
       });
     // Enabling is one statement. Disabling also ends what was lent to the locks, in a second

@@ -6,7 +6,10 @@ export interface AuditEntry {
   operator: string | null;
   subject: string | null;
   detail: Record<string, unknown>;
+  /** The server's own id of the request. */
   requestId: string | null;
+  /** The id the caller sent, when sane; the caller's word only. */
+  clientRequestId: string | null;
 }
 
 export interface AuditRecord extends AuditEntry {
@@ -29,6 +32,7 @@ export class AuditRepository {
       subject: r.subject,
       detail: r.detail,
       requestId: r.request_id,
+      clientRequestId: r.client_request_id,
       createdAt: r.created_at.getTime(),
     }));
   }

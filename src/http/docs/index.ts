@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { App } from '../app-type.js';
+import { DOCS_POLICY } from '../security-headers.js';
 import { documentBase } from './document-base.js';
 import { nonceInterceptor } from './nonce-interceptor.js';
 import { trackRoutes } from './route-catalog.js';
@@ -30,6 +31,7 @@ export async function registerApiDocs(app: App): Promise<void> {
   app.get('/openapi.json', { schema: { hide: true } as object }, async () => app.swagger());
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    staticCSP: DOCS_POLICY,
     theme: { title: 'Keyward API' },
     uiConfig: {
       deepLinking: true,

@@ -1,5 +1,7 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { safeEqual } from '../../domain/shared/secrets.js';
 import type { App } from '../app-type.js';
+import { bearerOf } from '../guards/common.js';
 
 /** Prometheus metrics at /metrics: per-route request counts and latencies, plus process metrics. */
 export function metricsRoutes(app: App): void {
@@ -26,7 +28,18 @@ export function metricsRoutes(app: App): void {
     duration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  const token = app.config.metricsToken;
+  app.get('/metrics', async (request, reply) => {
+    // Route counts and process figures help an attacker size the service: a token when set.
+    if (token !== undefined) {
+      const given = bearerOf(request);
+      if (given === undefined || !safeEqual(given, token)) {
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Bearer')
+          .send({ error: 'metrics token missing or wrong' });
+      }
+    }
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });

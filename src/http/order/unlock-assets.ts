@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
+import { clientRequestIdOf } from '../request-ids.js';
 import { NonceQuery } from '../schema-types.js';
 import { LockResults, lockBody } from './lock-assets.js';
 
@@ -24,6 +25,7 @@ export function unlockAssetsRoute(app: App): void {
           ...request.body,
           locked: false,
           requestId: request.id,
+          clientRequestId: clientRequestIdOf(request.headers),
         }),
       ),
   );
