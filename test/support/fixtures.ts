@@ -2,6 +2,7 @@ import type { Harness } from './harness.js';
 import { uniqueCode } from './harness.js';
 import { hashPassword } from '../../src/domain/shared/passwords.js';
 import { newGlobalId } from '../../src/domain/shared/ids.js';
+import { newEnterpriseCode } from '../../src/domain/enterprises/enterprise-code.js';
 
 export interface TestApp {
   appKey: string;
@@ -70,7 +71,8 @@ export interface TestEnterprise {
  * guard tests do not depend on the order service.
  */
 export async function seedEnterprise(h: Harness, name = 'Test Co'): Promise<TestEnterprise> {
-  const code = uniqueCode('e').slice(0, 6).toLowerCase();
+  // The whole code space: a PostgreSQL run seeds thousands of enterprises into one database.
+  const code = newEnterpriseCode();
   const globalId = newGlobalId();
   const enterprise = await h.database.db
     .insertInto('enterprises')
