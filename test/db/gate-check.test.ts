@@ -8,7 +8,7 @@ import { RedisGate } from '../../src/domain/gate/redis-gate.js';
 import { newGlobalId } from '../../src/domain/shared/ids.js';
 import { TokensService } from '../../src/domain/tokens/tokens.service.js';
 import { openTestDatabase } from '../support/database.js';
-import { nonce, uniqueCode } from '../support/harness.js';
+import { awayFromMinuteEnd, nonce, uniqueCode } from '../support/harness.js';
 
 // The guards' one question per call (RequestGate.check): tokens, nonce and rate limit together,
 // on the database gate (calls batched into shared statements) and on the Redis gate.
@@ -161,6 +161,7 @@ function checkSuite(name: string, make: (limit: number) => RequestGate, enabled 
     });
 
     it('counts calls against the per-minute limit one by one', async () => {
+      await awayFromMinuteEnd();
       const gate = make(5);
       const w = await world();
       const outcomes = [];
@@ -174,6 +175,7 @@ function checkSuite(name: string, make: (limit: number) => RequestGate, enabled 
     });
 
     it('admits no fewer than the limit of concurrent calls, and none once it is reached', async () => {
+      await awayFromMinuteEnd();
       const gate = make(5);
       const w = await world();
       const outcomes = await Promise.all(

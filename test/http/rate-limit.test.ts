@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORDER_PREFIX } from '../../src/http/surface.js';
 import { appToken, createTestApp } from '../support/fixtures.js';
-import { nonce, startHarness, type Harness } from '../support/harness.js';
+import { awayFromMinuteEnd, nonce, startHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -11,6 +11,7 @@ afterAll(async () => h.close());
 
 describe('per-app rate limit', () => {
   it('answers HTTP 429 with code "429" past the limit, per app', async () => {
+    await awayFromMinuteEnd();
     const token = await appToken(h, await createTestApp(h, { scopes: ['auth_order'] }));
     const call = (bearer: string) =>
       h.app.inject({

@@ -42,3 +42,12 @@ export function nonce(): string {
 export function uniqueCode(prefix = 'c'): string {
   return `${prefix}${randomBytes(6).toString('hex')}`;
 }
+
+/**
+ * The rate counter's window is the wall-clock minute: a test that counts calls against the limit
+ * starts far enough from the minute's end that all its calls fall in one window.
+ */
+export async function awayFromMinuteEnd(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 15_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+}
