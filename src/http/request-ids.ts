@@ -14,9 +14,11 @@ export function clientRequestIdOf(headers: IncomingHttpHeaders): string | undefi
   return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : undefined;
 }
 
-/** Every answer says the server's id (`x-request-id`) and echoes a sane id of the caller's. */
+/**
+ * Every answer carries `x-request-id`: the caller's own when it sent a sane one (so its logs and
+ * ours line up, as the contract says), else the server's. The server's id still reaches a caller
+ * where it matters: it is the `cause` of a "500".
+ */
 export function stampRequestIds(request: FastifyRequest, reply: FastifyReply): void {
-  reply.header('x-request-id', request.id);
-  const client = clientRequestIdOf(request.headers);
-  if (client !== undefined) reply.header('x-client-request-id', client);
+  reply.header('x-request-id', clientRequestIdOf(request.headers) ?? request.id);
 }
