@@ -20,6 +20,7 @@ import { orderSurface } from './http/order/index.js';
 import { ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseNulCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
+import { withTransactionTimeLimit } from './db/time-limit.js';
 
 export interface BuildOptions {
   config: Config;
@@ -71,6 +72,10 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   installNotFound(app);
   installErrorHandler(app, config.limits.bodyBytes);
   app.addHook('preHandler', refuseNulCharacters);
+  // A request holds the database (on the embedded one: the whole server's) for a bounded time.
+  app.addHook('preHandler', (_request, _reply, done) =>
+    withTransactionTimeLimit(config.limits.transactionLimitMs, done),
+  );
   // Before every route: the document is built from the routes as they register.
   await registerApiDocs(app);
 

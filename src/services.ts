@@ -55,7 +55,7 @@ export function createServices(db: Db, config: Config): Services {
     assetNumbers,
     enterprises: new EnterprisesService(db),
     customers: new CustomersService(db),
-    orders: new OrdersService(db, assetNumbers, config.limits.instanceRowsPerCall),
+    orders: new OrdersService(db, assetNumbers, config.limits),
     assets: new AssetsService(db),
     memberAssets: new MemberAssetsService(db),
     lending: new LendingService(db),
