@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import { verifyPassword } from '../shared/passwords.js';
+import { appTenant, verifyPassword } from '../shared/passwords.js';
 import { accountKey } from './member-rules.js';
 import { LoginRepository, type LockoutPolicy } from './login.repository.js';
 
@@ -36,14 +36,15 @@ export class LoginService {
   }
 
   /**
-   * The member behind a full account and password. Unknown accounts are counted and locked like
-   * real ones, so neither the answer nor its speed tells which accounts exist.
+   * The member behind a full account and password, asked for by the application `appId`. Unknown
+   * accounts are counted and locked like real ones, so neither the answer nor its speed tells which
+   * accounts exist.
    */
-  async verify(account: string, password: string): Promise<LoginOutcome> {
+  async verify(account: string, password: string, appId: string): Promise<LoginOutcome> {
     const key = accountKey(account);
     if (!(await this.logins.admitAttempt(key, this.policy))) return { status: 'locked' };
     const candidate = await this.logins.findByAccount(key);
-    const ok = await verifyPassword(candidate?.passwordHash ?? DECOY_HASH, password);
+    const ok = await verifyPassword(candidate?.passwordHash ?? DECOY_HASH, password, appTenant(appId));
     if (!ok || !candidate?.passwordHash) return { status: 'refused' };
     await this.logins.clear(key);
     return { status: 'ok', memberId: candidate.memberId };

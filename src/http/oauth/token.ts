@@ -80,7 +80,7 @@ export function tokenRoute(app: App): void {
     if (username === undefined || password === undefined) {
       return oauthError(reply, 'invalid_request', 'username and password are required');
     }
-    const outcome = await app.services.login.verify(username, password);
+    const outcome = await app.services.login.verify(username, password, client.id);
     if (outcome.status === 'locked') {
       return oauthError(reply, 'invalid_grant', 'too many failed attempts; try again later');
     }
