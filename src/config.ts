@@ -13,6 +13,8 @@ export interface Config {
   adminKey: string | undefined;
   logLevel: string;
   rateLimitPerMinute: number;
+  /** /oauth2/token requests per minute per client_id and per remote address. */
+  tokenRate: { perClient: number; perAddress: number };
   limits: {
     ordersPerCall: number;
     arrayElements: number;
@@ -53,6 +55,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminKey: env.KEYWARD_ADMIN_KEY === '' ? undefined : env.KEYWARD_ADMIN_KEY,
     logLevel: env.LOG_LEVEL ?? 'info',
     rateLimitPerMinute: intFrom(env, 'RATE_LIMIT_PER_MINUTE', 60000, 1),
+    tokenRate: {
+      perClient: intFrom(env, 'TOKEN_RATE_PER_CLIENT', 300, 1),
+      perAddress: intFrom(env, 'TOKEN_RATE_PER_IP', 600, 1),
+    },
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
       arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),
