@@ -23,6 +23,7 @@ import { installSecurityHeaders } from './http/security-headers.js';
 import { ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
+import { withTransactionTimeLimit } from './db/time-limit.js';
 
 export interface BuildOptions {
   config: Config;
@@ -83,6 +84,10 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   if (config.adminListener !== undefined) keepAdminApart(app);
   installErrorHandler(app, config.limits.bodyBytes);
   app.addHook('preHandler', refuseControlCharacters);
+  // A request holds the database (on the embedded one: the whole server's) for a bounded time.
+  app.addHook('preHandler', (_request, _reply, done) =>
+    withTransactionTimeLimit(config.limits.transactionLimitMs, done),
+  );
   // Before every route: the document is built from the routes as they register.
   await registerApiDocs(app);
 

@@ -22,11 +22,15 @@ export interface Config {
   adminListener: { host: string; port: number } | undefined;
   /** When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`. */
   metricsToken: string | undefined;
+  /** /oauth2/token requests per minute per client_id and per remote address. */
+  tokenRate: { perClient: number; perAddress: number };
   limits: {
     ordersPerCall: number;
     arrayElements: number;
     instanceRowsPerCall: number;
     bodyBytes: number;
+    /** How long a request or an async batch may hold a database connection in one go. */
+    transactionLimitMs: number;
   };
 }
 
@@ -103,11 +107,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxyFrom(env.TRUST_PROXY),
     adminListener: adminListenerFrom(env, host, port),
     metricsToken: env.METRICS_TOKEN === '' ? undefined : env.METRICS_TOKEN,
+    tokenRate: {
+      perClient: intFrom(env, 'TOKEN_RATE_PER_CLIENT', 300, 1),
+      perAddress: intFrom(env, 'TOKEN_RATE_PER_IP', 600, 1),
+    },
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
       arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),
-      instanceRowsPerCall: intFrom(env, 'INSTANCE_ROWS_LIMIT', 100000, 1),
+      // The embedded database writes on the server's own thread, some ten times slower than a
+      // PostgreSQL server: its default keeps the largest call within about two seconds.
+      instanceRowsPerCall: intFrom(env, 'INSTANCE_ROWS_LIMIT', databaseUrl === undefined ? 20000 : 100000, 1),
       bodyBytes: intFrom(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+      transactionLimitMs: intFrom(env, 'TRANSACTION_LIMIT_MS', 5000, 1),
     },
   };
 }

@@ -9,6 +9,7 @@ import { EnterprisesService } from './domain/enterprises/enterprises.service.js'
 import { DbGate } from './domain/gate/db-gate.js';
 import type { RequestGate } from './domain/gate/gate.js';
 import { RedisGate } from './domain/gate/redis-gate.js';
+import { TokenRequestLimits } from './domain/gate/token-limits.js';
 import { LendingService, releaseMemberLendings } from './domain/lending/lending.service.js';
 import { MemberAssetsService } from './domain/member-assets/member-assets.service.js';
 import { LoginService } from './domain/members/login.service.js';
@@ -25,6 +26,7 @@ export interface Services {
   members: MembersService;
   memberAdmin: MemberAdminService;
   gate: RequestGate;
+  tokenLimits: TokenRequestLimits;
   audit: AuditRepository;
   assetNumbers: AssetNumbersService;
   enterprises: EnterprisesService;
@@ -41,21 +43,23 @@ export function createServices(db: Db, config: Config): Services {
     limitPerMinute: config.rateLimitPerMinute,
   };
   const assetNumbers = new AssetNumbersService(db, config.region);
+  const gate: RequestGate =
+    config.redisUrl === undefined
+      ? new DbGate(db, gateSettings)
+      : new RedisGate(config.redisUrl, gateSettings, db);
   return {
     apps: new AppsService(db),
     tokens: new TokensService(db, config.tokenTtlSeconds),
     login: new LoginService(db),
     members: new MembersService(db, { releaseOnDelete: [releaseMemberLendings] }),
     memberAdmin: new MemberAdminService(db),
-    gate:
-      config.redisUrl === undefined
-        ? new DbGate(db, gateSettings)
-        : new RedisGate(config.redisUrl, gateSettings, db),
+    gate,
+    tokenLimits: new TokenRequestLimits(gate, config.tokenRate),
     audit: new AuditRepository(db),
     assetNumbers,
     enterprises: new EnterprisesService(db),
     customers: new CustomersService(db),
-    orders: new OrdersService(db, assetNumbers, config.limits.instanceRowsPerCall),
+    orders: new OrdersService(db, assetNumbers, config.limits),
     assets: new AssetsService(db),
     memberAssets: new MemberAssetsService(db),
     lending: new LendingService(db),

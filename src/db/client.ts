@@ -4,6 +4,7 @@ import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { PgliteDialect } from './pglite-dialect.js';
 import { prepareMarkedStatements } from './prepared-statements.js';
 import type { Database } from './schema.js';
+import { timeLimited } from './time-limit.js';
 
 export type Db = Kysely<Database>;
 
@@ -51,7 +52,7 @@ export async function openPostgres(url: string): Promise<DatabaseHandle> {
     client.on('error', () => undefined);
     prepareMarkedStatements(client);
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: timeLimited(new PostgresDialect({ pool })) });
   return { db, kind: 'postgres', close: () => db.destroy() };
 }
 
@@ -74,7 +75,7 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<DatabaseHa
       ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
       parsers: { [INT8_OID]: parseInt8 },
     });
-    const db = new Kysely<Database>({ dialect: new PgliteDialect(pglite) });
+    const db = new Kysely<Database>({ dialect: timeLimited(new PgliteDialect(pglite)) });
     embedded.add(db);
     return {
       db,

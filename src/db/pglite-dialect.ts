@@ -16,6 +16,10 @@ class PgliteConnection implements DatabaseConnection {
   constructor(private readonly pg: PGlite) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    // A statement runs on this thread and blocks it; a turn of the event loop before each one lets
+    // other requests (health checks, calls that need no database) be served between the statements
+    // of a long transaction.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     // Like node-postgres, a statement without parameters goes through the simple protocol, which
     // also runs several statements at once (migrations rely on it).
     const result =

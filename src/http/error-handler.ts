@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { CommonCode, commonMessages } from '../errors/common-codes.js';
 import { KeywardError } from '../errors/keyward-error.js';
 import { BUSINESS_FAILURE_STATUS, failure } from './envelope.js';
+import { TOKEN_BODY_LIMIT_BYTES } from './oauth/token-schema.js';
 import { surfaceOf, validationCode, type Surface } from './surface.js';
 import { stampRequestIds } from './request-ids.js';
 import { setSecurityHeaders } from './security-headers.js';
@@ -54,6 +55,12 @@ export function installErrorHandler(app: FastifyInstance, bodyLimitBytes: number
     if (error.validation) {
       const message = formatValidationError(error.validation, error.validationContext ?? 'body');
       return sendFailure(reply, surface, BUSINESS_FAILURE_STATUS, validationCode(surface), message, message);
+    }
+    if (surface === 'oauth' && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.code(413).send({
+        error: 'invalid_request',
+        error_description: `body: larger than the limit of ${TOKEN_BODY_LIMIT_BYTES} bytes`,
+      });
     }
     const bodyMessage =
       error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'

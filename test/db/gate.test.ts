@@ -66,6 +66,22 @@ function gateSuite(name: string, make: (limit: number) => RequestGate, enabled =
       expect(await gate.admit(uniqueCode('app'), nonce())).toBe('ok');
       await gate.close();
     });
+
+    it('counts requests per key, each key on its own, across gates on one store', async () => {
+      const one = make(1000);
+      const two = make(1000);
+      const a = `test:${uniqueCode('k')}`;
+      const b = `test:${uniqueCode('k')}`;
+      // Counts are per minute: start with the minute's end well ahead.
+      const left = 60_000 - (Date.now() % 60_000);
+      if (left < 10_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+      expect(await one.countRequests([a, b])).toEqual([1, 1]);
+      expect(await two.countRequests([a])).toEqual([2]);
+      await Promise.all([one.countRequests([b, a]), two.countRequests([b])]);
+      expect(await one.countRequests([a, b])).toEqual([4, 4]);
+      await one.close();
+      await two.close();
+    });
   });
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { passwordsHashed } from '../../src/domain/shared/passwords.js';
 import { ME_PREFIX } from '../../src/http/surface.js';
 import { userToken } from '../support/fixtures.js';
 import { memberGuardSuite } from '../support/guard-suite.js';
@@ -219,6 +220,48 @@ describe('member op 1: add employees', () => {
     const succeeded = batches.flatMap((r) => ((r.json() as { data: AddData }).data.succeeded ?? []).length);
     expect(succeeded.reduce((a, b) => a + b, 0)).toBe(3);
     expect(await liveMembers(session.enterprise.id)).toHaveLength(4);
+  });
+
+  describe('password hashing', () => {
+    it('hashes nothing for users that fail a field check, exist, repeat or find no seat', async () => {
+      const session = await adminSession(h);
+      await seedMember(h, session.enterprise, { userName: 'gina' });
+      await h.database.db
+        .updateTable('enterprises')
+        .set({ member_limit: 2 })
+        .where('id', '=', session.enterprise.id)
+        .execute();
+      const before = passwordsHashed();
+      const body = expectFailure(
+        await add(session, {
+          userList: [
+            user('x'),
+            user('weak', { password: 'short' }),
+            user('GINA'),
+            user('hank'),
+            user('HANK'),
+            user('ivan'),
+          ],
+        }),
+        '60027',
+      ) as { data: AddData };
+      expect(body.data.succeeded).toEqual([]);
+      expect(passwordsHashed() - before).toBe(0);
+    });
+
+    it('hashes each password once when identical calls arrive together', async () => {
+      const session = await adminSession(h);
+      const userList = ['jo', 'kim', 'lee', 'max', 'ned'].map((name) => user(name));
+      const before = passwordsHashed();
+      const answers = await Promise.all(Array.from({ length: 8 }, () => add(session, { userList })));
+      expect(passwordsHashed() - before).toBe(userList.length);
+      const data = answers.map((r) => (r.json() as { data: AddData }).data);
+      expect(data.filter((d) => d.succeeded.length === userList.length)).toHaveLength(1);
+      for (const d of data.filter((d) => d.succeeded.length === 0)) {
+        expect(new Set(d.failed.map((f) => f.message))).toEqual(new Set(['account already exists']));
+      }
+      expect(await liveMembers(session.enterprise.id)).toHaveLength(userList.length + 1);
+    });
   });
 
   describe('request-level problems reject the whole call', () => {

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { expect } from 'vitest';
-import { hashPassword } from '../../src/domain/shared/passwords.js';
+import { enterpriseTenant, hashPassword } from '../../src/domain/shared/passwords.js';
 import { newGlobalId } from '../../src/domain/shared/ids.js';
 import { ME_PREFIX } from '../../src/http/surface.js';
 import {
@@ -95,7 +95,7 @@ export async function seedMember(
       enterprise_id: enterprise.id,
       user_name: userName,
       account,
-      password_hash: await hashPassword(password),
+      password_hash: await hashPassword(password, enterpriseTenant(enterprise.id)),
       name: fields.name ?? userName,
       department_id: fields.departmentId === undefined ? 1 : fields.departmentId,
       identity: 'member',

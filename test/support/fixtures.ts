@@ -1,6 +1,6 @@
 import type { Harness } from './harness.js';
 import { uniqueCode } from './harness.js';
-import { hashPassword } from '../../src/domain/shared/passwords.js';
+import { enterpriseTenant, hashPassword } from '../../src/domain/shared/passwords.js';
 import { newGlobalId } from '../../src/domain/shared/ids.js';
 import { newEnterpriseCode } from '../../src/domain/enterprises/enterprise-code.js';
 
@@ -88,7 +88,7 @@ export async function seedEnterprise(h: Harness, name = 'Test Co'): Promise<Test
       enterprise_id: enterprise.id,
       user_name: 'admin',
       account: `admin@${code}`,
-      password_hash: await hashPassword(adminPassword),
+      password_hash: await hashPassword(adminPassword, enterpriseTenant(enterprise.id)),
       name: 'Administrator',
       identity: 'admin',
       deleted: false,

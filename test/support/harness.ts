@@ -5,6 +5,7 @@ import type { DatabaseHandle } from '../../src/db/client.js';
 import type { App } from '../../src/http/app-type.js';
 import type { Services } from '../../src/services.js';
 import { openTestDatabase } from './database.js';
+import { TEST_ENV } from './test-env.js';
 
 export const ADMIN_KEY = 'test-admin-key';
 
@@ -20,7 +21,7 @@ export interface Harness {
  * (a new app, enterprise or channel customer), never by wiping tables.
  */
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
-  const config = loadConfig({ DATA_DIR: '/nonexistent-test-data', ...env });
+  const config = loadConfig({ DATA_DIR: '/nonexistent-test-data', ...TEST_ENV, ...env });
   const database = await openTestDatabase();
   const app = await buildApp({ config, db: database.db, adminKey: ADMIN_KEY });
   await app.ready();

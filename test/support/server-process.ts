@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { TEST_ENV } from './test-env.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/keyward.js');
 
@@ -14,7 +15,7 @@ export interface ServerProcess {
 /** Starts `keyward serve` as a real process on a free port and waits until it listens. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...TEST_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -11,7 +11,7 @@ describe('Lanes', () => {
     let running = 0;
     let most = 0;
     const pieces = [1, 2, 3, 4, 5].map((n) =>
-      lanes.run(async () => {
+      lanes.run('a', async () => {
         started.push(n);
         running += 1;
         most = Math.max(most, running);
@@ -25,8 +25,8 @@ describe('Lanes', () => {
     finishers.get(2)?.();
     await tick();
     expect(started).toEqual([1, 2, 3]);
-    // A newcomer while all lanes are taken waits behind those already waiting.
-    const late = lanes.run(async () => {
+    // A newcomer of the same tenant while all lanes are taken waits behind those already waiting.
+    const late = lanes.run('a', async () => {
       started.push(6);
       return 60;
     });
@@ -41,9 +41,32 @@ describe('Lanes', () => {
     expect(most).toBe(2);
   });
 
+  it("lets a tenant's piece run after at most one turn of each tenant already waiting", async () => {
+    const lanes = new Lanes(1);
+    const order: string[] = [];
+    const gate = (() => {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      return { open, opened };
+    })();
+    const piece = (tenant: string, name: string, wait?: Promise<void>) =>
+      lanes.run(tenant, async () => {
+        order.push(name);
+        await wait;
+      });
+    // Tenant a holds the only lane and queues a hundred more pieces, then b and c ask for one each.
+    const all = [piece('a', 'a0', gate.opened)];
+    for (let i = 1; i <= 100; i += 1) all.push(piece('a', `a${i}`));
+    all.push(piece('b', 'b0'), piece('c', 'c0'), piece('b', 'b1'));
+    gate.open();
+    await Promise.all(all);
+    expect(order.slice(0, 7)).toEqual(['a0', 'a1', 'b0', 'c0', 'a2', 'b1', 'a3']);
+    expect(order.slice(7)).toEqual(Array.from({ length: 97 }, (_, i) => `a${i + 4}`));
+  });
+
   it('frees the lane of work that fails', async () => {
     const lanes = new Lanes(1);
-    await expect(lanes.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    expect(await lanes.run(async () => 'next')).toBe('next');
+    await expect(lanes.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(await lanes.run('a', async () => 'next')).toBe('next');
   });
 });

@@ -173,7 +173,7 @@ export interface paths {
           };
           content: {
             'application/json': {
-              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope or server_error */
+              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
               error: string;
               error_description: string;
             };
@@ -186,7 +186,33 @@ export interface paths {
           };
           content: {
             'application/json': {
-              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope or server_error */
+              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
+              error: string;
+              error_description: string;
+            };
+          };
+        };
+        /** @description A body over 16384 bytes (invalid_request) */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
+              error: string;
+              error_description: string;
+            };
+          };
+        };
+        /** @description Too many token requests this minute for the client_id or from the address (temporarily_unavailable); Retry-After says when to try again */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
               error: string;
               error_description: string;
             };
@@ -199,7 +225,7 @@ export interface paths {
           };
           content: {
             'application/json': {
-              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope or server_error */
+              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
               error: string;
               error_description: string;
             };

@@ -316,6 +316,35 @@ export class DbGateRepository {
     return result.rows;
   }
 
+  /**
+   * One request counted against each key on one shard of its counter (keys share the apps'
+   * counter table: they are prefixed so that none is an app id); answers each key's total in
+   * the window.
+   */
+  async countKeys(keys: string[], counter: { window: number; shard: number }): Promise<Map<string, number>> {
+    if (keys.length === 0) return new Map();
+    const result = await sql<{ key: string; total: number }>`
+      with keys as (select distinct unnest(${keys}::text[]) as key),
+      rate as (
+        insert into rate_counters (app_id, window_start, shard, hits)
+        select key, ${counter.window}::bigint, ${counter.shard}::smallint, 1 from keys
+        on conflict (app_id, window_start, shard) do update set hits = rate_counters.hits + 1
+        returning app_id, hits
+      ),
+      others as (
+        select r.app_id, sum(r.hits)::int as hits
+          from rate_counters r join keys k on k.key = r.app_id
+         where r.window_start = ${counter.window}::bigint and r.shard <> ${counter.shard}::smallint
+         group by r.app_id
+      )
+      select rate.app_id as key, rate.hits + coalesce(o.hits, 0) as total
+        from rate
+        cross join (${ASYNC_COMMIT}) as durability
+        left join others o on o.app_id = rate.app_id
+    `.execute(this.db);
+    return new Map(result.rows.map((r) => [r.key, Number(r.total)]));
+  }
+
   async purge(oldestWindow: number): Promise<void> {
     await this.db
       .deleteFrom('nonces')

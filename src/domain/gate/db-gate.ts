@@ -76,6 +76,11 @@ export class DbGate implements RequestGate {
     };
   }
 
+  async countRequests(keys: string[]): Promise<number[]> {
+    const totals = await this.repository.countKeys(keys, { window: currentWindow(), shard: randomShard() });
+    return keys.map((key) => totals.get(key) ?? 0);
+  }
+
   async purge(): Promise<void> {
     await this.repository.purge(currentWindow() - 1);
   }

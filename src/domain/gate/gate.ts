@@ -31,6 +31,12 @@ export interface RequestGate {
   admit(appId: string, nonce: string): Promise<Admission>;
   /** The guards' one question per call: tokens, nonce and rate limit, in as few round trips as the store allows. */
   check(call: CallCheck): Promise<CallFacts>;
+  /**
+   * Counts one request against each key (distinct keys) in this minute's window and answers each
+   * key's count so far, this request included: rate limits beyond the per-app one, shared by every
+   * instance like it. Keys must not look like app ids; give them a prefix ending in ':'.
+   */
+  countRequests(keys: string[]): Promise<number[]>;
   purge(): Promise<void>;
   close(): Promise<void>;
 }

@@ -62,6 +62,19 @@ export class RedisGate implements RequestGate {
     return { app, admission, user };
   }
 
+  async countRequests(keys: string[]): Promise<number[]> {
+    if (keys.length === 0) return [];
+    const window = currentWindow();
+    const multi = (await this.redis).multi();
+    for (const key of keys)
+      multi.incr(`keyward:rate:${key}:${window}`).expire(`keyward:rate:${key}:${window}`, 120);
+    const result = await multi.exec();
+    if (result === null) throw new Error('redis transaction aborted');
+    const failed = result.find(([error]) => error);
+    if (failed) throw failed[0];
+    return keys.map((_, i) => Number(result[i * 2]?.[1]));
+  }
+
   async purge(): Promise<void> {}
 
   async close(): Promise<void> {

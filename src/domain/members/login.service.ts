@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import { verifyPassword } from '../shared/passwords.js';
+import { appTenant, verifyPassword } from '../shared/passwords.js';
 import { loginAddress } from './login-source.js';
 import { accountKey } from './member-rules.js';
 import { LoginRepository, type AttemptCount, type LoginSource } from './login.repository.js';
@@ -73,9 +73,9 @@ export class LoginService {
 
   /**
    * The member behind a full account and password, asked for by app `appId` from remote address
-   * `ip`. Unknown accounts are
-   * counted and locked like real ones, so neither the answer nor its speed tells which accounts
-   * exist.
+   * `ip`. Unknown accounts are counted and locked like real ones, so neither the answer nor its
+   * speed tells which accounts exist. The hash is checked in the asking app's turn
+   * (`appTenant`), so one app's logins cannot starve another's.
    */
   async verify(
     account: string,
@@ -86,7 +86,7 @@ export class LoginService {
     const source: LoginSource = { address: loginAddress(from.ip), appId: from.appId };
     if (!(await this.admitAttempt(key, source))) return { status: 'locked' };
     const candidate = await this.logins.findByAccount(key);
-    const ok = await verifyPassword(candidate?.passwordHash ?? DECOY_HASH, password);
+    const ok = await verifyPassword(candidate?.passwordHash ?? DECOY_HASH, password, appTenant(from.appId));
     if (!ok || !candidate?.passwordHash) return { status: 'refused' };
     await this.logins.forgive(key, source);
     return { status: 'ok', memberId: candidate.memberId };

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import { hashPassword } from '../shared/passwords.js';
+import { enterpriseTenant, hashPassword } from '../shared/passwords.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
 import { LoginRepository } from './login.repository.js';
 import { MemberAdminRepository, type MemberLimitView } from './member-admin.repository.js';
@@ -24,7 +24,7 @@ export class MemberAdminService {
     if (problem) throw problem.toError(`password: ${problem.message}`);
     const holder = await new MemberAdminRepository(this.db).findByAccount(account);
     if (!holder) return undefined;
-    const hash = await hashPassword(password);
+    const hash = await hashPassword(password, enterpriseTenant(holder.enterpriseId));
     const updated = await this.db.transaction().execute(async (trx) => {
       if (!(await new MembersRepository(trx).updatePassword(holder.enterpriseId, holder.memberId, hash))) {
         return false;

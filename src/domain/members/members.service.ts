@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.js';
 import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
 import { MemberCode, memberMessages } from '../../errors/member-codes.js';
 import { newGlobalId } from '../shared/ids.js';
-import { hashPassword } from '../shared/passwords.js';
+import { enterpriseTenant, hashPassword } from '../shared/passwords.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
 import { LoginRepository } from './login.repository.js';
 import {
@@ -14,6 +14,7 @@ import {
   checkRemark,
   optionalText,
 } from './member-rules.js';
+import { AccountClaims } from './account-claims.js';
 import { addedView, listedView, type AddedMemberView, type ListedMemberView } from './member-views.js';
 import { MembersRepository, type MemberRecord, type ProfileChanges } from './members.repository.js';
 import { pageInfo, type PageInfo } from './page-info.js';
@@ -62,6 +63,7 @@ function limitMessage(limit: number): string {
 /** Member-center ops 1–5 within the caller's enterprise; another enterprise's members are absent. */
 export class MembersService {
   private readonly releaseOnDelete: MemberReleaseHook[];
+  private readonly claims = new AccountClaims();
 
   constructor(
     private readonly db: Db,
@@ -91,6 +93,40 @@ export class MembersService {
       });
     }
     const { candidates, rejections } = screenUsers(userList, seats.code);
+    const release = await this.claims.claim(candidates.map((c) => c.key));
+    let created: MemberRecord[];
+    try {
+      created = await this.insertCandidates(enterpriseId, candidates, rejections);
+    } finally {
+      release();
+    }
+
+    const result: AddMembersResult = {
+      succeeded: created.map(addedView),
+      failed: rejections
+        .sort((a, b) => a.index - b.index)
+        .map((r) => ({ userName: r.userName, message: r.message })),
+    };
+    if (result.failed.length > 0) {
+      throw new KeywardError(MemberCode.partialFailure, memberMessages[MemberCode.partialFailure], {
+        cause: `${result.failed.length} of ${userList.length} users were not added`,
+        data: result,
+      });
+    }
+    return result;
+  }
+
+  /**
+   * Op 1 past the per-user checks, while its accounts are claimed: passwords are hashed only for
+   * users that are neither taken nor over the member limit now, and the transaction checks both
+   * again under a lock.
+   */
+  private async insertCandidates(
+    enterpriseId: number,
+    candidates: Candidate[],
+    rejections: Rejection[],
+  ): Promise<MemberRecord[]> {
+    const repo = new MembersRepository(this.db);
     const taken = await repo.takenAccounts(
       enterpriseId,
       candidates.map((c) => c.key),
@@ -100,19 +136,22 @@ export class MembersService {
         rejections.push({ index: c.index, userName: c.userName, message: ACCOUNT_EXISTS });
       return !taken.has(c.key);
     });
-    // Hash only those that fit now; the transaction re-checks the seats under a lock.
-    const room =
-      seats.memberLimit === null ? fresh.length : Math.max(0, seats.memberLimit - seats.memberCount);
+    // Read after the claim: a call that held these accounts may have filled seats meanwhile.
+    const seats = await repo.findSeats(enterpriseId);
+    const limit = seats?.memberLimit ?? null;
+    const room = limit === null ? fresh.length : Math.max(0, limit - (seats?.memberCount ?? 0));
     const hopeful = fresh.slice(0, room);
-    for (const c of fresh.slice(room)) rejections.push(this.overLimit(c, seats.memberLimit));
-    const hashes = await Promise.all(hopeful.map((c) => hashPassword(c.password)));
+    for (const c of fresh.slice(room)) rejections.push(this.overLimit(c, limit));
+    const tenant = enterpriseTenant(enterpriseId);
+    const hashes = await Promise.all(hopeful.map((c) => hashPassword(c.password, tenant)));
 
-    const created = await this.db.transaction().execute(async (trx) => {
+    return this.db.transaction().execute(async (trx) => {
       const tx = new MembersRepository(trx);
       const locked = await tx.findSeats(enterpriseId, { lock: true });
-      const limit = locked?.memberLimit ?? null;
-      const roomNow = limit === null ? hopeful.length : Math.max(0, limit - (locked?.memberCount ?? 0));
-      for (const c of hopeful.slice(roomNow)) rejections.push(this.overLimit(c, limit));
+      const lockedLimit = locked?.memberLimit ?? null;
+      const roomNow =
+        lockedLimit === null ? hopeful.length : Math.max(0, lockedLimit - (locked?.memberCount ?? 0));
+      for (const c of hopeful.slice(roomNow)) rejections.push(this.overLimit(c, lockedLimit));
       const accepted = hopeful.slice(0, roomNow);
       const inserted = await tx.insertMany(
         accepted.map((c, i) => ({
@@ -129,20 +168,6 @@ export class MembersService {
       );
       return this.matchInserted(accepted, inserted, rejections);
     });
-
-    const result: AddMembersResult = {
-      succeeded: created.map(addedView),
-      failed: rejections
-        .sort((a, b) => a.index - b.index)
-        .map((r) => ({ userName: r.userName, message: r.message })),
-    };
-    if (result.failed.length > 0) {
-      throw new KeywardError(MemberCode.partialFailure, memberMessages[MemberCode.partialFailure], {
-        cause: `${result.failed.length} of ${userList.length} users were not added`,
-        data: result,
-      });
-    }
-    return result;
   }
 
   private overLimit(c: Candidate, limit: number | null): Rejection {
@@ -213,7 +238,7 @@ export class MembersService {
     if (!member) throw notFound(memberGlobalId);
     const problem = checkPassword(password);
     if (problem) throw problem.toError(problem.message);
-    const hash = await hashPassword(password as string);
+    const hash = await hashPassword(password as string, enterpriseTenant(enterpriseId));
     await this.db.transaction().execute(async (trx) => {
       if (!(await new MembersRepository(trx).updatePassword(enterpriseId, member.id, hash))) {
         throw notFound(memberGlobalId);

@@ -87,9 +87,24 @@ export interface ActiveProduct {
 const column = <T, K>(rows: T[], pick: (row: T) => K): K[] => rows.map(pick);
 
 /**
+ * Rows one write statement carries. A statement on the embedded database cannot be interrupted and
+ * blocks the server's thread while it runs; cut at this size, each takes a fraction of a second
+ * there, and a call out of time stops at the next statement (TRANSACTION_LIMIT_MS).
+ */
+export const ROWS_PER_STATEMENT = 2000;
+
+function chunksOf<T>(rows: T[]): T[][] {
+  const chunks: T[][] = [];
+  for (let at = 0; at < rows.length; at += ROWS_PER_STATEMENT) {
+    chunks.push(rows.slice(at, at + ROWS_PER_STATEMENT));
+  }
+  return chunks;
+}
+
+/**
  * The asset rows license orders write: assets, extensions, merchandise trees and product
- * instances. Each write is one statement for all rows of an order (unnest of column arrays keeps
- * the parameter count fixed however many rows there are).
+ * instances. Each write is one statement per ROWS_PER_STATEMENT rows of a run of orders (unnest of
+ * column arrays keeps the parameter count fixed however many rows there are).
  */
 export class OrderAssetsRepository {
   constructor(private readonly db: Db) {}
@@ -98,9 +113,10 @@ export class OrderAssetsRepository {
    * Inserts the numbers nobody holds yet, each for its own order's customer and license type;
    * returns those it inserted. Concurrent inserts of a number wait for each other.
    */
-  async insertIfAbsent(assets: OwnedNewAsset[]): Promise<string[]> {
-    if (assets.length === 0) return [];
-    const result = await sql<{ asset_num: string }>`
+  async insertIfAbsent(rows: OwnedNewAsset[]): Promise<string[]> {
+    const inserted: string[] = [];
+    for (const assets of chunksOf(rows)) {
+      const result = await sql<{ asset_num: string }>`
       insert into assets (id, asset_num, license_type, customer_id, limit_start_time, limit_end_time,
                           borrowed_usb_key, transfered_asset_num)
       select v.id, v.asset_num, v.license_type, v.customer_id, v.ls, v.le,
@@ -115,7 +131,9 @@ export class OrderAssetsRepository {
       on conflict (asset_num) do nothing
       returning asset_num
     `.execute(this.db);
-    return result.rows.map((r) => r.asset_num);
+      inserted.push(...result.rows.map((r) => r.asset_num));
+    }
+    return inserted;
   }
 
   /**
@@ -141,9 +159,9 @@ export class OrderAssetsRepository {
   }
 
   /** A new purchase on assets the customer holds: given limits and flags replace, revoked ones return. */
-  async refresh(assets: Array<Omit<NewAsset, 'assetNum'>>): Promise<void> {
-    if (assets.length === 0) return;
-    await sql`
+  async refresh(all: Array<Omit<NewAsset, 'assetNum'>>): Promise<void> {
+    for (const assets of chunksOf(all)) {
+      await sql`
       update assets a
          set revoked = false,
              limit_start_time = coalesce(v.ls, a.limit_start_time),
@@ -159,33 +177,38 @@ export class OrderAssetsRepository {
              as v(id, ls, le, borrowed, transfered)
        where a.id = v.id
     `.execute(this.db);
+    }
   }
 
   async upsertExtends(
-    rows: Array<{ assetId: string; extendCode: string; extendValue: string | null }>,
+    all: Array<{ assetId: string; extendCode: string; extendValue: string | null }>,
   ): Promise<void> {
-    if (rows.length === 0) return;
-    await sql`
+    for (const rows of chunksOf(all)) {
+      await sql`
       insert into asset_extends (asset_id, extend_code, extend_value)
       select * from unnest(${column(rows, (r) => r.assetId)}::text[], ${column(rows, (r) => r.extendCode)}::text[],
                            ${column(rows, (r) => r.extendValue)}::text[])
       on conflict (asset_id, extend_code) do update set extend_value = excluded.extend_value
     `.execute(this.db);
+    }
   }
 
-  /** Ids for a whole forest drawn at once, so parents and children go in one insert. */
+  /** Ids for a whole forest drawn before it is written, so a child's row can name its parent. */
   async allocateMerchandiseIds(count: number): Promise<number[]> {
-    if (count === 0) return [];
-    const result = await sql<{ id: number }>`
-      select nextval(pg_get_serial_sequence('merchandise_instances', 'id'))::bigint as id
-        from generate_series(1, ${count}::int)
-    `.execute(this.db);
-    return result.rows.map((r) => Number(r.id));
+    const ids: number[] = [];
+    for (let left = count; left > 0; left -= ROWS_PER_STATEMENT) {
+      const result = await sql<{ id: number }>`
+        select nextval(pg_get_serial_sequence('merchandise_instances', 'id'))::bigint as id
+          from generate_series(1, ${Math.min(left, ROWS_PER_STATEMENT)}::int)
+      `.execute(this.db);
+      ids.push(...result.rows.map((r) => Number(r.id)));
+    }
+    return ids;
   }
 
-  async insertMerchandise(rows: NewMerchandise[], owner: InstanceOwner): Promise<void> {
-    if (rows.length === 0) return;
-    await sql`
+  async insertMerchandise(all: NewMerchandise[], owner: InstanceOwner): Promise<void> {
+    for (const rows of chunksOf(all)) {
+      await sql`
       insert into merchandise_instances (id, asset_id, parent_id, license_order_id, channel_order_id, channel_code,
         customer_id, license_type, crm_product_id, parent_crm_product_id, merchandise_num, merchandise_name,
         parent_merchandise_num, time_duration_expression, src_license_order_id)
@@ -204,11 +227,12 @@ export class OrderAssetsRepository {
              as v(id, asset_id, license_order_id, customer_id, license_type, parent_id, crm, parent_crm, num, name,
                   parent_num, expr, src)
     `.execute(this.db);
+    }
   }
 
-  async insertProducts(rows: NewProduct[], owner: InstanceOwner): Promise<void> {
-    if (rows.length === 0) return;
-    await sql`
+  async insertProducts(all: NewProduct[], owner: InstanceOwner): Promise<void> {
+    for (const rows of chunksOf(all)) {
+      await sql`
       insert into product_instances (asset_id, merchandise_ins_id, license_order_id, channel_order_id, channel_code,
         customer_id, license_type, crm_product_id, parent_crm_product_id, product_uri, gms_pid, app_key,
         product_name, product_type, limit_start_time, limit_end_time, limit_concurrent, limit_time_duration,
@@ -236,6 +260,7 @@ export class OrderAssetsRepository {
                   gms_pid, app_key, name, type, ls, le,
                   concurrent, duration, trial, trial_end, time_unit, time_unit_quantity, expr, src, passwords, features)
     `.execute(this.db);
+    }
   }
 
   /** The assets among `assetIds` that hold a product or merchandise of the license order. */

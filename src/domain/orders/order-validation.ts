@@ -15,7 +15,11 @@ function checkExpression(expression: string | null, path: string): void {
   }
 }
 
-/** Checks one asset entry; returns the product and merchandise rows it will write. */
+/**
+ * Checks one asset entry; returns the rows it will write. Everything the entry carries is written
+ * once per asset number: the asset row, its extensions, its merchandise and products, and each
+ * product's features and passwords (stored inside the product row, but copied all the same).
+ */
 function checkAsset(order: Order, asset: Asset, path: string, seen: Map<string, string>): number {
   if (asset.assetNos.length === 0 && !(order.orderType === 'new_buy' && isCloud(order.licenseType))) {
     throw invalid(`${path}.assetNos`, 'must not be empty unless a cloud license type is bought');
@@ -27,7 +31,8 @@ function checkAsset(order: Order, asset: Asset, path: string, seen: Map<string, 
     seen.set(assetNo, `${path}.assetNos[${j}]`);
   });
   checkWindow(asset.limitStartDate, asset.limitEndDate, path);
-  if (order.orderType === 'delete_asset') return 0;
+  // A revocation updates the listed assets (and what they hold, which this call did not send).
+  if (order.orderType === 'delete_asset') return asset.assetNos.length;
 
   const merchandise = order.orderType === 'new_buy' ? merchandiseVisits(asset, path) : [];
   const products = productVisits(asset, path, merchandise);
@@ -47,8 +52,13 @@ function checkAsset(order: Order, asset: Asset, path: string, seen: Map<string, 
     checkWindow(product.limitStartDate, product.limitEndDate, at);
     checkExpression(product.timeDurationExpression, at);
   }
-  // Every asset number of the entry gets its own copy of the products and merchandise.
-  return Math.max(asset.assetNos.length, 1) * (products.length + merchandise.length);
+  if (order.orderType === 'delete_product') return Math.max(asset.assetNos.length, 1) * products.length;
+  const copied = products.reduce(
+    (entries, { product }) => entries + product.productFeatures.length + product.passwords.length,
+    1 + asset.extends.length + merchandise.length + products.length,
+  );
+  // A cloud asset without numbers gets one fresh number.
+  return Math.max(asset.assetNos.length, 1) * copied;
 }
 
 function checkOrder(order: Order): number {
@@ -69,8 +79,8 @@ function checkOrder(order: Order): number {
 
 /**
  * The rules that need no stored data; checked before anything is written. `maxRows` bounds the
- * product and merchandise rows one call may write: each array is capped, but products are copied
- * onto every asset number, so their product could otherwise reach millions of rows.
+ * rows one call may write: each array is capped, but an asset entry is copied onto every one of
+ * its asset numbers, so a small body could otherwise write millions of rows.
  */
 export function checkBatch(batch: Batch, maxRows: number): void {
   const sequences = new Set<number>();
@@ -85,7 +95,7 @@ export function checkBatch(batch: Batch, maxRows: number): void {
   if (rows > maxRows) {
     throw invalid(
       'orderList',
-      `a call may write at most ${maxRows} product and merchandise instances (this one: ${rows})`,
+      `a call may write at most ${maxRows} rows (assets, extensions, merchandise, products and their features and passwords, counted once per asset number; this one: ${rows})`,
     );
   }
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.js';
+import { withTransactionTimeLimit } from '../../db/time-limit.js';
 import type { AssetNumbersService } from '../asset-numbers/asset-numbers.service.js';
 import { newGlobalId } from '../shared/ids.js';
 import { applyOrders } from './apply-orders.js';
@@ -30,7 +31,7 @@ export class OrdersService {
   constructor(
     private readonly db: Db,
     private readonly assetNumbers: AssetNumbersService,
-    private readonly maxInstanceRows: number,
+    private readonly limits: { instanceRowsPerCall: number; transactionLimitMs: number },
   ) {}
 
   /**
@@ -40,7 +41,7 @@ export class OrdersService {
    */
   async submit(app: OrderApp, input: BatchInput): Promise<OrderResultItem[]> {
     const batch = normalizeBatch(input);
-    checkBatch(batch, this.maxInstanceRows);
+    checkBatch(batch, this.limits.instanceRowsPerCall);
     const bodyHash = batchHash(batch);
     const earlier = await this.replay(app.appId, batch, bodyHash);
     if (earlier) return earlier;
@@ -65,13 +66,16 @@ export class OrdersService {
   /**
    * The worker's step: applies the oldest waiting async batch and marks it, in one transaction
    * that holds the batch row, so each batch is applied exactly once whatever the instances.
-   * A refused order fails the whole batch (nothing applied); a fault leaves it waiting.
+   * A refused order fails the whole batch (nothing applied); a fault leaves it waiting. Applying
+   * holds the database no longer than a request may (running out of time is a fault).
    * Returns false when nothing is waiting.
    */
   async processNextBatch(): Promise<boolean> {
     let claimedId: string | undefined;
     try {
-      return await this.applyNextBatch((id) => (claimedId = id));
+      return await withTransactionTimeLimit(this.limits.transactionLimitMs, () =>
+        this.applyNextBatch((id) => (claimedId = id)),
+      );
     } catch (error) {
       if (claimedId !== undefined) await this.deferAfterFault(claimedId);
       throw error;

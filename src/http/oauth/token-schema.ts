@@ -1,6 +1,12 @@
 import { Type } from 'typebox';
 
 /**
+ * The token endpoint's largest body. Its fields are a few short strings; a larger body is refused
+ * before it is read in full, let alone parsed or its client authenticated.
+ */
+export const TOKEN_BODY_LIMIT_BYTES = 16 * 1024;
+
+/**
  * The token endpoint's body, form-encoded or JSON. Only grant_type is required here: which other
  * fields a grant needs, and the RFC 6749 error for a missing one, is the handler's decision.
  */
@@ -33,7 +39,7 @@ const OAuthErrorAnswer = (description: string) =>
     {
       error: Type.String({
         description:
-          'invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope or server_error',
+          'invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error',
       }),
       error_description: Type.String(),
     },
@@ -50,6 +56,10 @@ export const tokenSchema = {
     200: TokenAnswer,
     400: OAuthErrorAnswer('RFC 6749 §5.2 error'),
     401: OAuthErrorAnswer('Client authentication failed (invalid_client)'),
+    413: OAuthErrorAnswer(`A body over ${TOKEN_BODY_LIMIT_BYTES} bytes (invalid_request)`),
+    429: OAuthErrorAnswer(
+      'Too many token requests this minute for the client_id or from the address (temporarily_unavailable); Retry-After says when to try again',
+    ),
     500: OAuthErrorAnswer('A fault of the server (server_error)'),
   },
 };

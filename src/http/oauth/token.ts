@@ -2,9 +2,10 @@ import type { FastifyReply } from 'fastify';
 import type { AppRecord } from '../../domain/apps/apps.repository.js';
 import type { IssuedToken } from '../../domain/tokens/tokens.service.js';
 import type { App } from '../app-type.js';
-import { tokenSchema } from './token-schema.js';
+import { TOKEN_BODY_LIMIT_BYTES, tokenSchema } from './token-schema.js';
 
 type OAuthError =
+  | 'temporarily_unavailable'
   | 'invalid_request'
   | 'invalid_client'
   | 'invalid_grant'
@@ -42,64 +43,84 @@ function basicCredentials(header: string | undefined): [string, string] | undefi
 
 /** `POST /oauth2/token`: client_credentials for app tokens, password for a member's user token. */
 export function tokenRoute(app: App): void {
-  app.post('/oauth2/token', { schema: tokenSchema }, async (request, reply) => {
-    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-    const body =
-      request.body !== null && typeof request.body === 'object'
-        ? (request.body as Record<string, unknown>)
-        : {};
-    const basic = basicCredentials(request.headers.authorization);
-    if (basic === 'malformed') return oauthError(reply, 'invalid_client', 'malformed Basic credentials', 401);
-    const bodyId = field(body, 'client_id');
-    const bodySecret = field(body, 'client_secret');
-    if (basic !== undefined && (bodyId !== undefined || bodySecret !== undefined)) {
-      return oauthError(reply, 'invalid_request', 'use one client authentication method, not two');
-    }
-    const [clientId, clientSecret] = basic ?? [bodyId, bodySecret];
-    const grantType = field(body, 'grant_type');
-    if (grantType === undefined) return oauthError(reply, 'invalid_request', 'grant_type is required');
-    if (grantType !== 'client_credentials' && grantType !== 'password') {
-      return oauthError(reply, 'unsupported_grant_type', `grant_type ${grantType} is not supported`);
-    }
-    if (clientId === undefined || clientSecret === undefined) {
-      return oauthError(reply, 'invalid_client', 'client authentication required', 401);
-    }
-    const client = await app.services.apps.authenticate(clientId, clientSecret);
-    if (!client) return oauthError(reply, 'invalid_client', 'client authentication failed', 401);
+  app.post(
+    '/oauth2/token',
+    { schema: tokenSchema, bodyLimit: TOKEN_BODY_LIMIT_BYTES },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      const body =
+        request.body !== null && typeof request.body === 'object'
+          ? (request.body as Record<string, unknown>)
+          : {};
+      const basic = basicCredentials(request.headers.authorization);
+      const bodyId = field(body, 'client_id');
+      // Counted before anything is checked: every guess costs the guesser its share of the limits.
+      const admission = await app.services.tokenLimits.admit(
+        request.ip,
+        Array.isArray(basic) ? basic[0] : bodyId,
+      );
+      if (admission.limited) {
+        reply.header('retry-after', String(admission.retryAfterSeconds));
+        const from = admission.subject === 'client' ? 'for this client' : 'from this address';
+        const description = `too many token requests ${from}; retry in ${admission.retryAfterSeconds} seconds`;
+        return oauthError(reply, 'temporarily_unavailable', description, 429);
+      }
+      if (basic === 'malformed')
+        return oauthError(reply, 'invalid_client', 'malformed Basic credentials', 401);
+      const bodySecret = field(body, 'client_secret');
+      if (basic !== undefined && (bodyId !== undefined || bodySecret !== undefined)) {
+        return oauthError(reply, 'invalid_request', 'use one client authentication method, not two');
+      }
+      const [clientId, clientSecret] = basic ?? [bodyId, bodySecret];
+      const grantType = field(body, 'grant_type');
+      if (grantType === undefined) return oauthError(reply, 'invalid_request', 'grant_type is required');
+      if (grantType !== 'client_credentials' && grantType !== 'password') {
+        return oauthError(reply, 'unsupported_grant_type', `grant_type ${grantType} is not supported`);
+      }
+      if (clientId === undefined || clientSecret === undefined) {
+        return oauthError(reply, 'invalid_client', 'client authentication required', 401);
+      }
+      const client = await app.services.apps.authenticate(clientId, clientSecret);
+      if (!client) return oauthError(reply, 'invalid_client', 'client authentication failed', 401);
 
-    if (grantType === 'client_credentials') {
-      const scopes = requestedScopes(field(body, 'scope'), client);
-      if (scopes === undefined) return oauthError(reply, 'invalid_scope', 'scope exceeds the application');
-      return issued(reply, await app.services.tokens.issue({ app: client, scopes, memberId: null }));
-    }
+      if (grantType === 'client_credentials') {
+        const scopes = requestedScopes(field(body, 'scope'), client);
+        if (scopes === undefined) return oauthError(reply, 'invalid_scope', 'scope exceeds the application');
+        return issued(reply, await app.services.tokens.issue({ app: client, scopes, memberId: null }));
+      }
 
-    if (!client.scopes.includes('auth_me')) {
-      return oauthError(reply, 'unauthorized_client', 'the password grant needs scope auth_me');
-    }
-    const username = field(body, 'username');
-    const password = field(body, 'password');
-    if (username === undefined || password === undefined) {
-      return oauthError(reply, 'invalid_request', 'username and password are required');
-    }
-    const outcome = await app.services.login.verify(username, password, { ip: request.ip, appId: client.id });
-    if (outcome.status === 'locked') {
-      return oauthError(reply, 'invalid_grant', 'too many failed attempts; try again later');
-    }
-    if (outcome.status === 'refused') return oauthError(reply, 'invalid_grant', 'wrong account or password');
-    return issued(
-      reply,
-      await app.services.tokens.issue({ app: client, scopes: ['auth_me'], memberId: outcome.memberId }),
-    );
-  });
-}
-
-/** No token when the client's secret was rotated, or its app disabled, while it was being answered. */
-function issued(reply: FastifyReply, token: IssuedToken | undefined) {
-  return token ?? oauthError(reply, 'invalid_client', 'client authentication failed', 401);
+      if (!client.scopes.includes('auth_me')) {
+        return oauthError(reply, 'unauthorized_client', 'the password grant needs scope auth_me');
+      }
+      const username = field(body, 'username');
+      const password = field(body, 'password');
+      if (username === undefined || password === undefined) {
+        return oauthError(reply, 'invalid_request', 'username and password are required');
+      }
+      const outcome = await app.services.login.verify(username, password, {
+        ip: request.ip,
+        appId: client.id,
+      });
+      if (outcome.status === 'locked') {
+        return oauthError(reply, 'invalid_grant', 'too many failed attempts; try again later');
+      }
+      if (outcome.status === 'refused')
+        return oauthError(reply, 'invalid_grant', 'wrong account or password');
+      return issued(
+        reply,
+        await app.services.tokens.issue({ app: client, scopes: ['auth_me'], memberId: outcome.memberId }),
+      );
+    },
+  );
 }
 
 function requestedScopes(scope: string | undefined, client: AppRecord): string[] | undefined {
   if (scope === undefined) return client.scopes;
   const wanted = scope.split(' ').filter((s) => s !== '');
   return wanted.every((s) => client.scopes.includes(s)) ? wanted : undefined;
+}
+
+/** No token when the client's secret was rotated, or its app disabled, while it was being answered. */
+function issued(reply: FastifyReply, token: IssuedToken | undefined) {
+  return token ?? oauthError(reply, 'invalid_client', 'client authentication failed', 401);
 }

@@ -1,0 +1,6 @@
+/**
+ * Settings every test server starts with. All test files call from one address and, on PostgreSQL,
+ * count in one database, so the token endpoint's per-address limit would be the whole suite's;
+ * the tests of that limit set their own.
+ */
+export const TEST_ENV: Record<string, string> = { TOKEN_RATE_PER_IP: '1000000' };
