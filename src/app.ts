@@ -32,12 +32,25 @@ export interface BuildOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** How often Node looks for requests past their timeouts: they close within this of being due. */
+const CONNECTION_CHECK_MS = 1000;
+
 /** Builds the whole server around an open database; `server.ts` listens, tests inject. */
 export async function buildApp(options: BuildOptions): Promise<App & { services: Services }> {
   const { config, db } = options;
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: config.limits.bodyBytes,
+    // A request must arrive whole within requestTimeout (its headers within headersTimeout), and an
+    // idle kept-alive connection closes after keepAliveTimeout: slow senders cannot hold
+    // connections. Node checks these every connectionsCheckingInterval.
+    requestTimeout: config.connections.requestTimeoutMs,
+    keepAliveTimeout: config.connections.keepAliveTimeoutMs,
+    http: {
+      requestTimeout: config.connections.requestTimeoutMs,
+      headersTimeout: config.connections.headersTimeoutMs,
+      connectionsCheckingInterval: CONNECTION_CHECK_MS,
+    },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: answerFrameworkError,
     // Taken from the caller when it is a sane token, so its logs and ours line up.
@@ -51,6 +64,9 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
       plugins: [intLikeKeyword],
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Connections past the cap are closed as they are accepted.
+  app.server.maxConnections = config.connections.max;
 
   const services = createServices(db, config);
   app.decorate('services', services);
