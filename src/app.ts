@@ -33,6 +33,9 @@ export interface BuildOptions {
   logger?: FastifyBaseLogger;
 }
 
+/** How often Node looks for requests past their timeouts: they close within this of being due. */
+const CONNECTION_CHECK_MS = 1000;
+
 /** Builds the whole server around an open database; `server.ts` listens, tests inject. */
 export async function buildApp(options: BuildOptions): Promise<App & { services: Services }> {
   const { config, db } = options;
@@ -44,6 +47,16 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     // of proxies is the hops to believe, which Fastify's types only take as a function.
     trustProxy:
       typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
+    // A request must arrive whole within requestTimeout (its headers within headersTimeout), and an
+    // idle kept-alive connection closes after keepAliveTimeout: slow senders cannot hold
+    // connections. Node checks these every connectionsCheckingInterval.
+    requestTimeout: config.connections.requestTimeoutMs,
+    keepAliveTimeout: config.connections.keepAliveTimeoutMs,
+    http: {
+      requestTimeout: config.connections.requestTimeoutMs,
+      headersTimeout: config.connections.headersTimeoutMs,
+      connectionsCheckingInterval: CONNECTION_CHECK_MS,
+    },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: answerFrameworkError,
     // Always our own: a caller's x-request-id is kept apart (request-ids.ts).
@@ -61,6 +74,9 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
       plugins: [intLikeKeyword],
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Connections past the cap are closed as they are accepted.
+  app.server.maxConnections = config.connections.max;
 
   const services = createServices(db, config);
   app.decorate('services', services);

@@ -24,6 +24,13 @@ export interface Config {
   metricsToken: string | undefined;
   /** /oauth2/token requests per minute per client_id and per remote address. */
   tokenRate: { perClient: number; perAddress: number };
+  /** Bounds on connections, so slow or idle clients cannot hold them all. */
+  connections: {
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    max: number;
+  };
   limits: {
     ordersPerCall: number;
     arrayElements: number;
@@ -93,6 +100,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const port = intFrom(env, 'PORT', 8080, 0);
   const host = env.HOST ?? '127.0.0.1';
+  const requestTimeoutMs = intFrom(env, 'REQUEST_TIMEOUT_MS', 30000, 1);
+  const headersTimeoutMs = intFrom(env, 'HEADERS_TIMEOUT_MS', 10000, 1);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new Error('HEADERS_TIMEOUT_MS must not be more than REQUEST_TIMEOUT_MS');
+  }
   return {
     port,
     host,
@@ -110,6 +122,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenRate: {
       perClient: intFrom(env, 'TOKEN_RATE_PER_CLIENT', 300, 1),
       perAddress: intFrom(env, 'TOKEN_RATE_PER_IP', 600, 1),
+    },
+    connections: {
+      requestTimeoutMs,
+      headersTimeoutMs,
+      keepAliveTimeoutMs: intFrom(env, 'KEEPALIVE_TIMEOUT_MS', 5000, 1),
+      max: intFrom(env, 'MAX_CONNECTIONS', 1024, 1),
     },
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
