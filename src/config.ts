@@ -133,7 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
       arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),
       // The embedded database writes on the server's own thread, some ten times slower than a
-      // PostgreSQL server: its default keeps the largest call within about two seconds.
+      // PostgreSQL server: its default keeps the largest call to a second or two there.
       instanceRowsPerCall: intFrom(env, 'INSTANCE_ROWS_LIMIT', databaseUrl === undefined ? 20000 : 100000, 1),
       bodyBytes: intFrom(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
       transactionLimitMs: intFrom(env, 'TRANSACTION_LIMIT_MS', 5000, 1),
