@@ -4,6 +4,13 @@ import { TEST_ENV } from './test-env.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/keyward.js');
 
+/**
+ * A fresh embedded server runs initdb and every migration before it listens: seconds alone, but
+ * far longer on a shared 2-core machine under two test workers. This only guards a server that
+ * never starts, so it is generous.
+ */
+const START_LIMIT_MS = 90_000;
+
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
@@ -25,7 +32,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       // Not left running behind the failed test, holding its data directory and a core.
       child.kill('SIGKILL');
       reject(new Error(`server did not start:\n${output}`));
-    }, 30_000);
+    }, START_LIMIT_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
