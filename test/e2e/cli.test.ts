@@ -153,7 +153,8 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
 });
 
 describe.skipIf(onPostgres())('graceful shutdown', () => {
-  it('closes on SIGTERM with exit 0, releasing the data directory', async () => {
+  // Starts two fresh servers, one after the other.
+  it('closes on SIGTERM with exit 0, releasing the data directory', { timeout: 120_000 }, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-stop-'));
     try {
       const first = await startServerProcess({ DATA_DIR: dir, DATABASE_URL: '' });
@@ -166,7 +167,7 @@ describe.skipIf(onPostgres())('graceful shutdown', () => {
     }
   });
 
-  it('migrates with `keyward migrate` and reports when up to date', async () => {
+  it('migrates with `keyward migrate` and reports when up to date', { timeout: 120_000 }, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-migrate-'));
     try {
       const first = await runCli(['migrate'], { DATA_DIR: dir, DATABASE_URL: '' });

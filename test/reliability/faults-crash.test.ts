@@ -88,7 +88,8 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('kill -9 and restart', () => {
+// Each test kills and restarts a real server inside itself: a loaded 2-core machine needs time.
+describe('kill -9 and restart', { timeout: 120_000 }, () => {
   it('keeps every sync batch whole or absent, and the client’s retries apply each exactly once', async () => {
     const sent = Array.from({ length: 24 }, () => purchaseBatch(app, { orders: ORDERS, assets: ASSETS }));
     const answered = new Map<number, unknown>();
