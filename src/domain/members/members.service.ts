@@ -16,7 +16,12 @@ import {
 } from './member-rules.js';
 import { AccountClaims } from './account-claims.js';
 import { addedView, listedView, type AddedMemberView, type ListedMemberView } from './member-views.js';
-import { MembersRepository, type MemberRecord, type ProfileChanges } from './members.repository.js';
+import {
+  MembersRepository,
+  type EnterpriseSeats,
+  type MemberRecord,
+  type ProfileChanges,
+} from './members.repository.js';
 import { pageInfo, type PageInfo } from './page-info.js';
 import { screenUsers, type Candidate, type Rejection } from './user-screening.js';
 
@@ -137,22 +142,13 @@ export class MembersService {
       return !taken.has(c.key);
     });
     // Read after the claim: a call that held these accounts may have filled seats meanwhile.
-    const seats = await repo.findSeats(enterpriseId);
-    const limit = seats?.memberLimit ?? null;
-    const room = limit === null ? fresh.length : Math.max(0, limit - (seats?.memberCount ?? 0));
-    const hopeful = fresh.slice(0, room);
-    for (const c of fresh.slice(room)) rejections.push(this.overLimit(c, limit));
+    const hopeful = this.fitSeats(fresh, await repo.findSeats(enterpriseId), rejections);
     const tenant = enterpriseTenant(enterpriseId);
     const hashes = await Promise.all(hopeful.map((c) => hashPassword(c.password, tenant)));
 
     return this.db.transaction().execute(async (trx) => {
       const tx = new MembersRepository(trx);
-      const locked = await tx.findSeats(enterpriseId, { lock: true });
-      const lockedLimit = locked?.memberLimit ?? null;
-      const roomNow =
-        lockedLimit === null ? hopeful.length : Math.max(0, lockedLimit - (locked?.memberCount ?? 0));
-      for (const c of hopeful.slice(roomNow)) rejections.push(this.overLimit(c, lockedLimit));
-      const accepted = hopeful.slice(0, roomNow);
+      const accepted = this.fitSeats(hopeful, await tx.findSeats(enterpriseId, { lock: true }), rejections);
       const inserted = await tx.insertMany(
         accepted.map((c, i) => ({
           globalId: newGlobalId(),
@@ -170,8 +166,19 @@ export class MembersService {
     });
   }
 
-  private overLimit(c: Candidate, limit: number | null): Rejection {
-    return { index: c.index, userName: c.userName, message: limitMessage(limit ?? 0) };
+  /** The candidates the enterprise's free seats take, in order; the rest are rejected over the limit. */
+  private fitSeats(
+    candidates: Candidate[],
+    seats: EnterpriseSeats | undefined,
+    rejections: Rejection[],
+  ): Candidate[] {
+    const limit = seats?.memberLimit ?? null;
+    if (limit === null) return candidates;
+    const room = Math.max(0, limit - (seats?.memberCount ?? 0));
+    for (const c of candidates.slice(room)) {
+      rejections.push({ index: c.index, userName: c.userName, message: limitMessage(limit) });
+    }
+    return candidates.slice(0, room);
   }
 
   /** Inserted rows in input order; a row skipped by a concurrent insert of its account is rejected. */
