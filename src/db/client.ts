@@ -4,7 +4,7 @@ import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { PgliteDialect } from './pglite-dialect.js';
 import { prepareMarkedStatements } from './prepared-statements.js';
 import type { Database } from './schema.js';
-import { timeLimited } from './time-limit.js';
+import { ShareableDialect } from './time-limit.js';
 
 export type Db = Kysely<Database>;
 
@@ -14,6 +14,29 @@ const embedded = new WeakSet<Db>();
 /** Whether `db` is the embedded database, where every statement is planned anew and runs in turn. */
 export function isEmbedded(db: Db): boolean {
   return embedded.has(db);
+}
+
+/** The dialect of every handle's Kysely, so that views of it can share its connections. */
+const dialects = new WeakMap<Db, ShareableDialect>();
+
+function kyselyOver(dialect: ShareableDialect): Db {
+  const db = new Kysely<Database>({ dialect });
+  dialects.set(db, dialect);
+  return db;
+}
+
+/**
+ * `db` over the same connections, with a time limit on each one taken: a transaction (or a lone
+ * statement) that has held its connection `limitMs` or longer fails at its next statement and
+ * rolls back. Every service works through such a view (TRANSACTION_LIMIT_MS): requests, async
+ * batches, and housekeeping's lone deletes; migrations use the handle's own instance.
+ */
+export function withTimeLimit(db: Db, limitMs: number): Db {
+  const dialect = dialects.get(db);
+  if (dialect === undefined) throw new Error("not a database handle: time limits apply to a handle's own db");
+  const limited = new Kysely<Database>({ dialect: dialect.limitedTo(limitMs) });
+  if (embedded.has(db)) embedded.add(limited);
+  return limited;
 }
 
 export interface DatabaseHandle {
@@ -52,8 +75,16 @@ export async function openPostgres(url: string): Promise<DatabaseHandle> {
     client.on('error', () => undefined);
     prepareMarkedStatements(client);
   });
-  const db = new Kysely<Database>({ dialect: timeLimited(new PostgresDialect({ pool })) });
-  return { db, kind: 'postgres', close: () => db.destroy() };
+  const dialect = new ShareableDialect(new PostgresDialect({ pool }));
+  const db = kyselyOver(dialect);
+  return {
+    db,
+    kind: 'postgres',
+    async close() {
+      await db.destroy();
+      await dialect.destroy();
+    },
+  };
 }
 
 export interface EmbeddedOptions {
@@ -63,11 +94,16 @@ export interface EmbeddedOptions {
   loadDataDir?: Blob;
 }
 
+/** Where in DATA_DIR the embedded database keeps its cluster. */
+export function embeddedClusterDir(dataDir: string): string {
+  return `${dataDir}/pgdata`;
+}
+
 export async function openEmbedded(options: EmbeddedOptions): Promise<DatabaseHandle> {
   let lock: DataDirLock | undefined;
   if (options.dataDir !== undefined) lock = acquireDataDirLock(options.dataDir);
   try {
-    const pgDataDir = options.dataDir === undefined ? undefined : `${options.dataDir}/pgdata`;
+    const pgDataDir = options.dataDir === undefined ? undefined : embeddedClusterDir(options.dataDir);
     // Loaded only here: the embedded database's code costs a server on PostgreSQL some 40 MB.
     const { PGlite } = await import('@electric-sql/pglite');
     const pglite = await PGlite.create({
@@ -75,7 +111,7 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<DatabaseHa
       ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
       parsers: { [INT8_OID]: parseInt8 },
     });
-    const db = new Kysely<Database>({ dialect: timeLimited(new PgliteDialect(pglite)) });
+    const db = kyselyOver(new ShareableDialect(new PgliteDialect(pglite)));
     embedded.add(db);
     return {
       db,

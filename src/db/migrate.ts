@@ -14,6 +14,7 @@ import * as m0083 from './migrations/0083_issued_number_runs.js';
 import * as m0090 from './migrations/0090_issued_number_ranges.js';
 import * as m0100 from './migrations/0100_login_sources.js';
 import * as m0105 from './migrations/0105_audit_client_request_id.js';
+import * as m0110 from './migrations/0110_audit_enterprise.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0090_issued_number_ranges': m0090,
   '0100_login_sources': m0100,
   '0105_audit_client_request_id': m0105,
+  '0110_audit_enterprise': m0110,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
@@ -43,6 +45,15 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   const { error, results } = await migratorOf(db).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Which of this version's migrations the database has, and which it still lacks, by name. */
+export async function migrationStatus(db: Db): Promise<{ applied: string[]; pending: string[] }> {
+  const known = await migratorOf(db).getMigrations();
+  return {
+    applied: known.filter((m) => m.executedAt !== undefined).map((m) => m.name),
+    pending: known.filter((m) => m.executedAt === undefined).map((m) => m.name),
+  };
 }
 
 /** Applies (or reverts) migrations up to and including `name`: for tests of a migration's data. */

@@ -51,6 +51,8 @@ export interface AuditLogTable {
   request_id: string | null;
   /** The caller's own x-request-id, when sane (migration 0105). */
   client_request_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The enterprise the change belongs to, when it belongs to one (migration 0110). */
+  enterprise_id: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Stamp;
 }
 

@@ -1,9 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type {
   CompiledQuery,
   DatabaseConnection,
   Dialect,
   Driver,
+  Kysely,
   QueryCompiler,
   QueryResult,
   TransactionSettings,
@@ -15,17 +15,6 @@ export class TransactionTimeLimitError extends Error {
     super(`the transaction held the database longer than ${limitMs} ms and was rolled back`);
     this.name = 'TransactionTimeLimitError';
   }
-}
-
-const limits = new AsyncLocalStorage<number>();
-
-/**
- * Runs `work` with a time limit on every connection it takes: a transaction (or a lone statement)
- * that has held its connection `limitMs` or longer fails at its next statement and rolls back.
- * Requests and async batches run under it; migrations and housekeeping do not.
- */
-export function withTransactionTimeLimit<T>(limitMs: number, work: () => T): T {
-  return limits.run(limitMs, work);
 }
 
 /**
@@ -60,18 +49,55 @@ class TimedConnection implements DatabaseConnection {
 const innerOf = (connection: DatabaseConnection): DatabaseConnection =>
   connection instanceof TimedConnection ? connection.inner : connection;
 
-class TimeLimitedDriver implements Driver {
-  constructor(private readonly inner: Driver) {}
+/** A statement on a timed connection past its time fails here, before it reaches the database. */
+const checkTime = (connection: DatabaseConnection): void => {
+  if (connection instanceof TimedConnection) connection.check();
+};
+
+/**
+ * One driver (one pool; on the embedded database, its single session and the queue in front of
+ * it) for the handle's own Kysely and every time-limited view of it, initialised and destroyed
+ * once whichever instance asks first: the handle's own may never have run a statement.
+ */
+class SharedConnections {
+  private initialised: Promise<void> | undefined;
+  private destroyed: Promise<void> | undefined;
+
+  constructor(readonly driver: Driver) {}
 
   init(): Promise<void> {
-    return this.inner.init();
+    this.initialised ??= this.driver.init();
+    return this.initialised;
+  }
+
+  destroy(): Promise<void> {
+    this.destroyed ??= this.driver.destroy();
+    return this.destroyed;
+  }
+}
+
+/**
+ * One Kysely instance's driver over the shared connections: the handle's own (no limit, and it
+ * closes them), or a view whose connections refuse statements once held `limitMs` or longer.
+ */
+class ViewDriver implements Driver {
+  constructor(
+    private readonly shared: SharedConnections,
+    private readonly limitMs: number | undefined,
+  ) {}
+
+  private get inner(): Driver {
+    return this.shared.driver;
+  }
+
+  init(): Promise<void> {
+    return this.shared.init();
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    // Read before waiting: the wait for a connection is not time the call holds one.
-    const limitMs = limits.getStore();
+    // The clock starts once the connection is held: waiting for it is not holding it.
     const connection = await this.inner.acquireConnection();
-    return limitMs === undefined ? connection : new TimedConnection(connection, limitMs);
+    return this.limitMs === undefined ? connection : new TimedConnection(connection, this.limitMs);
   }
 
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -80,7 +106,7 @@ class TimeLimitedDriver implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     // Past the limit a transaction does not commit: the caller rolls it back and answers a fault.
-    if (connection instanceof TimedConnection) connection.check();
+    checkTime(connection);
     return this.inner.commitTransaction(innerOf(connection));
   }
 
@@ -94,7 +120,7 @@ class TimeLimitedDriver implements Driver {
     compile: QueryCompiler['compileQuery'],
   ): Promise<void> {
     if (!this.inner.savepoint) throw new Error('the driver has no savepoints');
-    if (connection instanceof TimedConnection) connection.check();
+    checkTime(connection);
     return this.inner.savepoint(innerOf(connection), name, compile);
   }
 
@@ -120,17 +146,61 @@ class TimeLimitedDriver implements Driver {
     return this.inner.releaseConnection(innerOf(connection));
   }
 
+  // A view borrows the connections; the handle's own instance closes them.
   destroy(): Promise<void> {
-    return this.inner.destroy();
+    return this.limitMs === undefined ? this.shared.destroy() : Promise.resolve();
   }
 }
 
-/** The dialect with withTransactionTimeLimit honoured by its driver. */
-export function timeLimited(dialect: Dialect): Dialect {
-  return {
-    createAdapter: () => dialect.createAdapter(),
-    createDriver: () => new TimeLimitedDriver(dialect.createDriver()),
-    createQueryCompiler: () => dialect.createQueryCompiler(),
-    createIntrospector: (db) => dialect.createIntrospector(db),
-  };
+/**
+ * A dialect whose connections can be shared with time-limited views (`limitedTo`). The limit is a
+ * property of the Kysely instance, not of the call: an AsyncLocalStorage scope per request would
+ * turn on promise hooks for the whole process, which cost the read path about a quarter of its CPU.
+ */
+export class ShareableDialect implements Dialect {
+  private shared: SharedConnections | undefined;
+
+  constructor(private readonly inner: Dialect) {}
+
+  private connections(): SharedConnections {
+    this.shared ??= new SharedConnections(this.inner.createDriver());
+    return this.shared;
+  }
+
+  createAdapter() {
+    return this.inner.createAdapter();
+  }
+
+  createDriver(): Driver {
+    return new ViewDriver(this.connections(), undefined);
+  }
+
+  createQueryCompiler() {
+    return this.inner.createQueryCompiler();
+  }
+
+  createIntrospector(db: Kysely<unknown>) {
+    return this.inner.createIntrospector(db);
+  }
+
+  /**
+   * Closes the connections. Destroying the handle's own Kysely does not when that instance never
+   * ran a statement (Kysely initialises a driver on first use), as when only views were used.
+   */
+  destroy(): Promise<void> {
+    return this.connections().destroy();
+  }
+
+  /**
+   * The same dialect over the same connections, where a transaction (or a lone statement) that has
+   * held its connection `limitMs` or longer fails at its next statement and rolls back.
+   */
+  limitedTo(limitMs: number): Dialect {
+    return {
+      createAdapter: () => this.createAdapter(),
+      createDriver: () => new ViewDriver(this.connections(), limitMs),
+      createQueryCompiler: () => this.createQueryCompiler(),
+      createIntrospector: (db) => this.createIntrospector(db),
+    };
+  }
 }

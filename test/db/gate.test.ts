@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DbGate } from '../../src/domain/gate/db-gate.js';
 import { RedisGate } from '../../src/domain/gate/redis-gate.js';
@@ -6,6 +5,7 @@ import type { RequestGate } from '../../src/domain/gate/gate.js';
 import type { DatabaseHandle } from '../../src/db/client.js';
 import { openTestDatabase } from '../support/database.js';
 import { nonce, uniqueCode } from '../support/harness.js';
+import { REDIS_URL, redisAvailable } from '../support/redis.js';
 
 let database: DatabaseHandle;
 beforeAll(async () => {
@@ -13,26 +13,6 @@ beforeAll(async () => {
 });
 afterAll(async () => database.close());
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-/** Redis is optional for Keyward; CI sets KEYWARD_REQUIRE_REDIS so its suite never silently skips. */
-async function redisAvailable(): Promise<boolean> {
-  if (process.env.KEYWARD_REQUIRE_REDIS === '1') return true;
-  const probe = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 const hasRedis = await redisAvailable();
 
 function gateSuite(name: string, make: (limit: number) => RequestGate, enabled = true): void {

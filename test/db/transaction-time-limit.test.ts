@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/db/client.js';
-import { TransactionTimeLimitError, withTransactionTimeLimit } from '../../src/db/time-limit.js';
+import { withTimeLimit, type DatabaseHandle, type Db } from '../../src/db/client.js';
+import { TransactionTimeLimitError } from '../../src/db/time-limit.js';
 import { openTestDatabase } from '../support/database.js';
 
 // TRANSACTION_LIMIT_MS on both databases. pg_sleep makes a transaction outlast its limit
@@ -19,8 +19,8 @@ afterAll(async () => {
   await database.close();
 });
 
-const slowTransaction = (id: number) =>
-  database.db.transaction().execute(async (trx) => {
+const slowTransaction = (id: number, db: Db = database.db) =>
+  db.transaction().execute(async (trx) => {
     await sql`insert into ${table} (id) values (${id})`.execute(trx);
     await sql`select pg_sleep(0.1)`.execute(trx);
     await sql`insert into ${table} (id) values (${id + 1})`.execute(trx);
@@ -33,22 +33,21 @@ async function stored(): Promise<number[]> {
 
 describe('the transaction time limit', () => {
   it('rolls back a transaction that holds its connection past the limit', async () => {
-    await expect(withTransactionTimeLimit(20, () => slowTransaction(10))).rejects.toBeInstanceOf(
-      TransactionTimeLimitError,
-    );
+    const limited = withTimeLimit(database.db, 20);
+    await expect(slowTransaction(10, limited)).rejects.toBeInstanceOf(TransactionTimeLimitError);
     expect(await stored()).toEqual([]);
     // The connection went back: the next caller gets it at once (on the embedded database, the only one).
-    await withTransactionTimeLimit(20, () => sql`insert into ${table} (id) values (1)`.execute(database.db));
+    await sql`insert into ${table} (id) values (1)`.execute(limited);
     expect(await stored()).toEqual([1]);
   });
 
-  it('does not limit work outside a limited call (migrations, housekeeping)', async () => {
+  it("does not limit the handle's own db (migrations)", async () => {
     await slowTransaction(20);
     expect(await stored()).toEqual([1, 20, 21]);
   });
 
   it('lets a transaction within its limit commit', async () => {
-    await withTransactionTimeLimit(60_000, () => slowTransaction(30));
+    await slowTransaction(30, withTimeLimit(database.db, 60_000));
     expect(await stored()).toEqual([1, 20, 21, 30, 31]);
   });
 });

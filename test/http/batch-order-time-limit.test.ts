@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withTimeLimit } from '../../src/db/client.js';
 import { TransactionTimeLimitError } from '../../src/db/time-limit.js';
+import { AppsService } from '../../src/domain/apps/apps.service.js';
 import { OrdersService } from '../../src/domain/orders/orders.service.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { appToken } from '../support/fixtures.js';
+import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import {
   assetNum,
   batch,
@@ -23,15 +26,31 @@ let tenant: OrderTenant;
 let normal: Harness;
 let normalTenant: OrderTenant;
 
+/**
+ * The limited server's tenant, made through the handle's own db: the services' view holds the
+ * 1 ms limit, and an app's creation (its row, then its audit row) takes more than one statement.
+ */
+async function unlimitedTenant(h: Harness): Promise<OrderTenant> {
+  const channels = [uniqueCode('CH')];
+  const created = await new AppsService(h.database.db).create({
+    name: 'test app',
+    scopes: ['auth_order'],
+    channels,
+    pending: false,
+  });
+  const app = { appKey: created.appKey, appSecret: created.appSecret, channels };
+  return { app, channel: channels[0] as string, token: await appToken(h, app) };
+}
+
 beforeAll(async () => {
   limited = await startHarness({ TRANSACTION_LIMIT_MS: '1' });
-  tenant = await orderTenant(limited);
+  tenant = await unlimitedTenant(limited);
   normal = await startHarness();
   normalTenant = await orderTenant(normal);
 });
 afterAll(async () => {
-  await limited.close();
-  await normal.close();
+  await limited?.close();
+  await normal?.close();
 });
 
 /** A new_buy of 100 asset numbers with 18 extensions and a product each: 2,000 rows. */
@@ -65,10 +84,13 @@ describe('a call past the transaction time limit', () => {
     const nums = hundredNums();
     const body = batch(normalTenant, [bigOrder(nums)], { syncMode: 'async' });
     const [accepted] = await submit(normal, normalTenant, body);
-    const hurried = new OrdersService(normal.database.db, normal.app.services.assetNumbers, {
-      instanceRowsPerCall: 100_000,
-      transactionLimitMs: 1,
-    });
+    const hurried = new OrdersService(
+      withTimeLimit(normal.database.db, 1),
+      normal.app.services.assetNumbers,
+      {
+        instanceRowsPerCall: 100_000,
+      },
+    );
     await expect(hurried.processNextBatch()).rejects.toBeInstanceOf(TransactionTimeLimitError);
     expect(await assetCount(normal, nums)).toBe(0);
     const waiting = await normal.database.db
