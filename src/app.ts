@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
-import type { Db } from './db/client.js';
+import { withTimeLimit, type Db } from './db/client.js';
 import { adminApi } from './http/admin/index.js';
 import { keepAdminApart } from './http/admin-listener.js';
 import { registerApiDocs } from './http/docs/index.js';
@@ -17,13 +17,13 @@ import { memberSurface } from './http/me/index.js';
 import { tokenRoute } from './http/oauth/token.js';
 import { healthRoutes } from './http/ops/health.js';
 import { metricsRoutes } from './http/ops/metrics.js';
+import { rootRedirectRoute } from './http/ops/root-redirect.js';
 import { orderSurface } from './http/order/index.js';
 import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
-import { withTransactionTimeLimit } from './db/time-limit.js';
 
 export interface BuildOptions {
   config: Config;
@@ -78,7 +78,9 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   // Connections past the cap are closed as they are accepted.
   app.server.maxConnections = config.connections.max;
 
-  const services = createServices(db, config);
+  // A request or an async batch holds the database (on the embedded one: the whole server's) for
+  // a bounded time.
+  const services = createServices(withTimeLimit(db, config.limits.transactionLimitMs), config);
   app.decorate('services', services);
   app.decorate('config', config);
   app.decorate('db', db);
@@ -100,13 +102,10 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   if (config.adminListener !== undefined) keepAdminApart(app);
   installErrorHandler(app, config.limits.bodyBytes);
   app.addHook('preHandler', refuseControlCharacters);
-  // A request holds the database (on the embedded one: the whole server's) for a bounded time.
-  app.addHook('preHandler', (_request, _reply, done) =>
-    withTransactionTimeLimit(config.limits.transactionLimitMs, done),
-  );
   // Before every route: the document is built from the routes as they register.
   await registerApiDocs(app);
 
+  rootRedirectRoute(app);
   healthRoutes(app);
   metricsRoutes(app);
   tokenRoute(app);

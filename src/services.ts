@@ -16,6 +16,7 @@ import { LoginService } from './domain/members/login.service.js';
 import { MemberAdminService } from './domain/members/member-admin.service.js';
 import { MembersService } from './domain/members/members.service.js';
 import { OrdersService } from './domain/orders/orders.service.js';
+import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
 
 /** Every service the surfaces call, built once per process around one database handle. */
@@ -35,6 +36,7 @@ export interface Services {
   assets: AssetsService;
   memberAssets: MemberAssetsService;
   lending: LendingService;
+  status: ServerStatusService;
 }
 
 export function createServices(db: Db, config: Config): Services {
@@ -63,5 +65,6 @@ export function createServices(db: Db, config: Config): Services {
     assets: new AssetsService(db),
     memberAssets: new MemberAssetsService(db),
     lending: new LendingService(db),
+    status: new ServerStatusService(db),
   };
 }

@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOrderWorker } from '../../src/jobs/order-worker.js';
-import { newGlobalId } from '../../src/domain/shared/ids.js';
 import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
+import { seedAsset } from './enterprise-helpers.js';
 import {
   assetNum,
   assetRow,
@@ -56,23 +56,7 @@ const cloudBuy = (assets: number, overrides: Record<string, unknown> = {}) =>
  * were: the data an upgraded installation may hold.
  */
 async function plantLegacy(customerId: string, nums: string[]): Promise<void> {
-  await h.database.db
-    .insertInto('assets')
-    .values(
-      nums.map((n) => ({
-        id: newGlobalId(),
-        asset_num: n,
-        license_type: 'normal_recover_usbkey',
-        customer_id: customerId,
-        grantable: true,
-        locked: false,
-        freezing: false,
-        borrowed_usb_key: false,
-        transfered_asset_num: false,
-        revoked: false,
-      })),
-    )
-    .execute();
+  for (const assetNum of nums) await seedAsset(h, customerId, 'normal_recover_usbkey', { assetNum });
 }
 
 /** A customer of the tenant, made by an order on a foreign-format number. */

@@ -89,6 +89,23 @@ describe('order op 5: syncMode async', () => {
     expect(await productsOn(h, num)).toHaveLength(1);
   });
 
+  it('keeps text holding a lone UTF-16 surrogate as a text column would, U+FFFD, and applies it', async () => {
+    const num = assetNum();
+    const body = asyncBatch([
+      newBuy({ customerName: 'Acme\ud800', assets: [{ assetNos: [num], products: [product()] }] }),
+    ]);
+    const [order] = await submit(h, tenant, body);
+    const stored = await h.database.db
+      .selectFrom('order_batches')
+      .select('payload')
+      .where('channel_order_id', '=', body.channelOrderId as string)
+      .executeTakeFirstOrThrow();
+    expect(stored.payload).toMatchObject({ orders: [{ customerName: 'Acme\ufffd' }] });
+    const done = await withWorker(() => settled(h.app, tenant, order?.licenseOrderId as string));
+    expect(done).toMatchObject({ status: 'completed', reason: null });
+    expect(await assetRow(h, num)).toMatchObject({ customer_id: order?.customerId });
+  });
+
   it('fails the whole batch when one order is refused, applying nothing', async () => {
     const taken = assetNum();
     await submit(

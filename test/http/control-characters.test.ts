@@ -160,7 +160,8 @@ describe('the CLI escapes what the database holds', { timeout: 90_000 }, () => {
       .execute();
     const result = await runCli(['audit', '--subject', subject], cliEnv);
     expect(result.code, result.stderr).toBe(0);
-    const lines = result.stdout.trimEnd().split('\n');
+    const [header, ...lines] = result.stdout.trimEnd().split('\n');
+    expect(header).toBe('time\taction\tsubject\toperator\trequestId\tclientRequestId');
     expect(lines).toHaveLength(2);
     expect(lines[0]).toContain('\tops\\x1b[2J\\x9b1m\\x7f\t');
     expect(lines[1]).toContain('\tops\\x0d\\x0a1999-01-01\\x09forged\t');

@@ -143,10 +143,17 @@ describe('member op 4: delete an employee', () => {
         },
       ],
     });
-    await expect(failing.delete(s.enterprise.id, member.globalId)).rejects.toThrow('lent lock');
+    const actor = { appId: null, operator: 'test', requestId: null, clientRequestId: null };
+    await expect(failing.delete(s.enterprise.id, member.globalId, actor)).rejects.toThrow('lent lock');
     expect(seen).toEqual([member.id]);
     expect(await row(member.id)).toMatchObject({ deleted: false });
     expect(await assignmentsOf(member.id)).toHaveLength(1);
+    const audited = await h.database.db
+      .selectFrom('audit_log')
+      .select('action')
+      .where('subject', '=', member.account)
+      .execute();
+    expect(audited).toEqual([]);
     expectFailure(await memberCalls(h, s.appTok, token)('DELETE', memberPath(s, member.globalId)), '33003');
   });
 

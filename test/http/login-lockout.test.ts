@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_LOCKOUT, LoginService } from '../../src/domain/members/login.service.js';
-import { createTestApp, seedEnterprise, type TestApp, type TestEnterprise } from '../support/fixtures.js';
+import {
+  createTestApp,
+  passwordLogin,
+  seedEnterprise,
+  type TestApp,
+  type TestEnterprise,
+} from '../support/fixtures.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { seedMember } from './member-helpers.js';
 
@@ -27,17 +33,8 @@ interface From {
 
 async function login(account: string, password: string, from: From = {}) {
   const client = from.client ?? app;
-  const response = await h.app.inject({
-    method: 'POST',
-    url: '/oauth2/token',
+  const response = await passwordLogin(h, client, account, password, {
     remoteAddress: from.address ?? HOME,
-    payload: {
-      grant_type: 'password',
-      client_id: client.appKey,
-      client_secret: client.appSecret,
-      username: account,
-      password,
-    },
   });
   return { statusCode: response.statusCode, body: response.json() as Record<string, unknown> };
 }
@@ -267,18 +264,7 @@ describe('a lock stays with the address and the app that earned it', () => {
 
 describe('the address behind a proxy', () => {
   const guess = (target: Harness, account: string, forwarded: string, password = 'not-the-password') =>
-    target.app.inject({
-      method: 'POST',
-      url: '/oauth2/token',
-      headers: { 'x-forwarded-for': forwarded },
-      payload: {
-        grant_type: 'password',
-        client_id: app.appKey,
-        client_secret: app.appSecret,
-        username: account,
-        password,
-      },
-    });
+    passwordLogin(target, app, account, password, { headers: { 'x-forwarded-for': forwarded } });
 
   it('ignores X-Forwarded-For by default, so a client cannot pose as a fresh address', async () => {
     const member = await seedMember(h, enterprise);
@@ -297,17 +283,8 @@ describe('the address behind a proxy', () => {
       const home = await seedEnterprise(proxied);
       const member = await seedMember(proxied, home);
       const attempt = (forwarded: string, password: string) =>
-        proxied.app.inject({
-          method: 'POST',
-          url: '/oauth2/token',
+        passwordLogin(proxied, client, member.account, password, {
           headers: { 'x-forwarded-for': forwarded },
-          payload: {
-            grant_type: 'password',
-            client_id: client.appKey,
-            client_secret: client.appSecret,
-            username: member.account,
-            password,
-          },
         });
       for (let i = 0; i < 5; i += 1) {
         await proxied.database.db

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { enterpriseCommand } from '../../src/cli/commands/enterprise.js';
-import { memberCommand } from '../../src/cli/commands/member.js';
+import { keywardCli } from '../../src/cli/cli.js';
 import { createTestApp, seedEnterprise, userToken, type TestApp } from '../support/fixtures.js';
 import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
 import {
@@ -171,13 +170,14 @@ describe('keyward member set-password / enterprise set-member-limit', () => {
     vi.unstubAllEnvs();
   });
 
-  const run = async (command: (args: string[]) => Promise<void>, args: string[]) => {
+  // The CLI in-process: commander's own mistakes reject with its error, the commands' with theirs.
+  const run = async (args: string[]) => {
     printed = [];
     const spy = vi.spyOn(console, 'log').mockImplementation((line: unknown) => {
       printed.push(String(line));
     });
     try {
-      await command(args);
+      await keywardCli().parseAsync(args, { from: 'user' });
     } finally {
       spy.mockRestore();
     }
@@ -186,7 +186,8 @@ describe('keyward member set-password / enterprise set-member-limit', () => {
 
   it('sets a password through the running server', async () => {
     const enterprise = await seedEnterprise(h);
-    const out = await run(memberCommand, [
+    const out = await run([
+      'member',
       'set-password',
       '--account',
       enterprise.adminAccount,
@@ -195,7 +196,8 @@ describe('keyward member set-password / enterprise set-member-limit', () => {
     ]);
     expect(out).toBe(`password set for ${enterprise.adminAccount}; its sessions were ended`);
     expect((await loginStatus(h, app, enterprise.adminAccount, 'From-the-cli1')).statusCode).toBe(200);
-    const json = await run(memberCommand, [
+    const json = await run([
+      'member',
       'set-password',
       '--account',
       enterprise.adminAccount,
@@ -212,21 +214,23 @@ describe('keyward member set-password / enterprise set-member-limit', () => {
   it('fails clearly on a bad password, an unknown account or missing options', async () => {
     const enterprise = await seedEnterprise(h);
     await expect(
-      run(memberCommand, ['set-password', '--account', enterprise.adminAccount, '--password', 'short']),
+      run(['member', 'set-password', '--account', enterprise.adminAccount, '--password', 'short']),
     ).rejects.toThrow('password length must lie between 8 and 16');
     await expect(
-      run(memberCommand, ['set-password', '--account', 'ghost@nowhere', '--password', 'Long-enough1']),
+      run(['member', 'set-password', '--account', 'ghost@nowhere', '--password', 'Long-enough1']),
     ).rejects.toThrow('no member with account ghost@nowhere');
-    await expect(run(memberCommand, ['set-password', '--account', 'a@b'])).rejects.toThrow('usage:');
+    await expect(run(['member', 'set-password', '--account', 'a@b'])).rejects.toThrow(
+      "required option '--password <PASSWORD>' not specified",
+    );
   });
 
   it('sets and removes a member limit', async () => {
     const enterprise = await seedEnterprise(h);
-    expect(await run(enterpriseCommand, ['set-member-limit', enterprise.globalId, '5'])).toBe(
+    expect(await run(['enterprise', 'set-member-limit', enterprise.globalId, '5'])).toBe(
       `${enterprise.globalId}: at most 5 members (1 now)`,
     );
     expect(
-      JSON.parse(await run(enterpriseCommand, ['set-member-limit', enterprise.globalId, 'none', '--json'])),
+      JSON.parse(await run(['enterprise', 'set-member-limit', enterprise.globalId, 'none', '--json'])),
     ).toEqual({
       enterpriseGlobalId: enterprise.globalId,
       memberLimit: null,
@@ -238,10 +242,10 @@ describe('keyward member set-password / enterprise set-member-limit', () => {
       .where('id', '=', enterprise.id)
       .executeTakeFirstOrThrow();
     expect(row.member_limit).toBeNull();
-    await expect(run(enterpriseCommand, ['set-member-limit', enterprise.globalId, 'lots'])).rejects.toThrow(
+    await expect(run(['enterprise', 'set-member-limit', enterprise.globalId, 'lots'])).rejects.toThrow(
       'the limit must be a whole number from 1 or none',
     );
-    await expect(run(enterpriseCommand, ['set-member-limit', 'missing-enterprise', '3'])).rejects.toThrow(
+    await expect(run(['enterprise', 'set-member-limit', 'missing-enterprise', '3'])).rejects.toThrow(
       'no enterprise missing-enterprise',
     );
   });

@@ -6,6 +6,7 @@ import { ME_PREFIX } from '../../src/http/surface.js';
 import {
   appToken,
   createTestApp,
+  passwordLogin,
   seedEnterprise,
   userToken,
   type TestApp,
@@ -147,16 +148,6 @@ export async function loginStatus(
   account: string,
   password: string,
 ): Promise<{ statusCode: number; body: Record<string, unknown> }> {
-  const response = await h.app.inject({
-    method: 'POST',
-    url: '/oauth2/token',
-    payload: {
-      grant_type: 'password',
-      client_id: app.appKey,
-      client_secret: app.appSecret,
-      username: account,
-      password,
-    },
-  });
+  const response = await passwordLogin(h, app, account, password);
   return { statusCode: response.statusCode, body: response.json() as Record<string, unknown> };
 }

@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ME_PREFIX, ORDER_PREFIX } from '../../src/http/surface.js';
 import {
@@ -10,29 +9,11 @@ import {
 } from '../support/fixtures.js';
 import { nonce, startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import { dataOf, expectFailure } from './member-helpers.js';
+import { REDIS_URL, redisAvailable } from '../support/redis.js';
 
 // A token carries the scopes it was issued with (DOMAIN.md §2): an app holding both scopes that
 // asks for one gets a token good for that surface only, on the database gate and the Redis gate.
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-async function redisAvailable(): Promise<boolean> {
-  if (process.env.KEYWARD_REQUIRE_REDIS === '1') return true;
-  const probe = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  probe.on('error', () => undefined);
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 const hasRedis = await redisAvailable();
 
 function scopeSuite(name: string, env: Record<string, string>, enabled: boolean): void {

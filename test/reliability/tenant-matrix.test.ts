@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/domain/shared/secrets.js';
 import { ME_PREFIX, ORDER_PREFIX } from '../../src/http/surface.js';
-import { appToken, createTestApp, userToken } from '../support/fixtures.js';
+import { appToken, createTestApp, passwordLogin, userToken } from '../support/fixtures.js';
 import { nonce, startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import {
   addMember,
@@ -508,17 +508,7 @@ describe('guessing a password', () => {
 
   it('keeps another tenant’s guesses from locking A’s administrator out of A’s own app', async () => {
     const login = (client: { appKey: string; appSecret: string }, password: string) =>
-      h.app.inject({
-        method: 'POST',
-        url: '/oauth2/token',
-        payload: {
-          grant_type: 'password',
-          client_id: client.appKey,
-          client_secret: client.appSecret,
-          username: a.admin.account,
-          password,
-        },
-      });
+      passwordLogin(h, client, a.admin.account, password);
     // B's app, from the same address as A's console, guesses until it is locked.
     for (let i = 0; i < 5; i += 1) {
       await h.database.db

@@ -59,12 +59,11 @@ export class AppsRepository {
     return toRecord(row);
   }
 
-  async findByKey(appKey: string): Promise<AppRecord | undefined> {
-    const row = await this.db
-      .selectFrom('apps')
-      .select(columns)
-      .where('app_key', '=', appKey)
-      .executeTakeFirst();
+  /** With `lock`, the row stays locked to the transaction: its status is the one it changes. */
+  async findByKey(appKey: string, options: { lock?: boolean } = {}): Promise<AppRecord | undefined> {
+    let query = this.db.selectFrom('apps').select(columns).where('app_key', '=', appKey);
+    if (options.lock === true) query = query.forUpdate();
+    const row = await query.executeTakeFirst();
     return row && toRecord(row);
   }
 

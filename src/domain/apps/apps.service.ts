@@ -1,4 +1,6 @@
 import type { Db } from '../../db/client.js';
+import { NO_REQUEST, operatorActor, type AuditChange, type RequestIds } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { randomSecret, safeEqual, sha256 } from '../shared/secrets.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
@@ -46,6 +48,23 @@ function view(app: AppRecord): AppView {
   };
 }
 
+function withSecret(app: AppRecord, appSecret: string): AppWithSecret {
+  return { appKey: app.appKey, appSecret, scopes: app.scopes, channels: app.channels, status: app.status };
+}
+
+/** A row about an app: its key (its public id) is the subject, its id in the detail. */
+function appChange(
+  action: AuditChange['action'],
+  app: AppRecord,
+  detail: AuditChange['detail'] = {},
+): AuditChange {
+  return { action, subject: app.appKey, enterprise: null, detail: { appId: app.id, ...detail } };
+}
+
+/**
+ * The operator's applications (`keyward app …`). Each change is audited in its own transaction;
+ * `request` names the admin-API call that asked for it.
+ */
 export class AppsService {
   private readonly apps: AppsRepository;
 
@@ -53,12 +72,15 @@ export class AppsService {
     this.apps = new AppsRepository(db);
   }
 
-  async create(input: {
-    name: string;
-    scopes: string[];
-    channels: string[];
-    pending: boolean;
-  }): Promise<AppWithSecret> {
+  async create(
+    input: {
+      name: string;
+      scopes: string[];
+      channels: string[];
+      pending: boolean;
+    },
+    request: RequestIds = NO_REQUEST,
+  ): Promise<AppWithSecret> {
     const name = input.name.trim();
     if (name === '' || name.length > 100) throw new AppInputError('name must be 1–100 characters');
     if (input.scopes.length === 0) throw new AppInputError('scopes must not be empty');
@@ -73,42 +95,59 @@ export class AppsService {
       }
     }
     const appSecret = randomSecret();
-    const app = await this.apps.insert({
-      id: newGlobalId(),
-      appKey: `kw_${randomSecret(12)}`,
-      secretHash: sha256(appSecret),
-      name,
-      scopes: [...new Set(input.scopes)],
-      channels: [...new Set(input.channels)],
-      status: input.pending ? 'pending' : 'active',
+    const app = await this.db.transaction().execute(async (trx) => {
+      const inserted = await new AppsRepository(trx).insert({
+        id: newGlobalId(),
+        appKey: `kw_${randomSecret(12)}`,
+        secretHash: sha256(appSecret),
+        name,
+        scopes: [...new Set(input.scopes)],
+        channels: [...new Set(input.channels)],
+        status: input.pending ? 'pending' : 'active',
+      });
+      const { scopes, channels, status } = inserted;
+      await new AuditRepository(trx).record(operatorActor(request), [
+        appChange('app.created', inserted, { name, scopes, channels, status }),
+      ]);
+      return inserted;
     });
-    return {
-      appKey: app.appKey,
-      appSecret,
-      scopes: app.scopes,
-      channels: app.channels,
-      status: app.status,
-    };
+    return withSecret(app, appSecret);
   }
 
   async list(): Promise<AppView[]> {
     return (await this.apps.list()).map(view);
   }
 
-  async approve(appKey: string): Promise<AppView> {
-    const current = await this.require(appKey);
-    if (current.status === 'disabled') {
-      throw new AppInputError('a disabled application cannot be approved; create a new one');
-    }
-    return view((await this.apps.update(appKey, { status: 'active' })) ?? current);
+  /** Approving an active app changes nothing and is not audited. */
+  async approve(appKey: string, request: RequestIds = NO_REQUEST): Promise<AppView> {
+    return this.db.transaction().execute(async (trx) => {
+      const apps = new AppsRepository(trx);
+      const current = await this.require(apps, appKey);
+      if (current.status === 'disabled') {
+        throw new AppInputError('a disabled application cannot be approved; create a new one');
+      }
+      if (current.status === 'active') return view(current);
+      const app = (await apps.update(appKey, { status: 'active' })) ?? current;
+      await new AuditRepository(trx).record(operatorActor(request), [appChange('app.approved', app)]);
+      return view(app);
+    });
   }
 
-  /** Disabling revokes every token of the app in the same transaction: refused everywhere at once. */
-  async disable(appKey: string): Promise<AppView> {
+  /**
+   * Disabling revokes every token of the app in the same transaction: refused everywhere at once.
+   * Disabling it again changes nothing and is not audited.
+   */
+  async disable(appKey: string, request: RequestIds = NO_REQUEST): Promise<AppView> {
     return this.db.transaction().execute(async (trx) => {
-      const app = await new AppsRepository(trx).update(appKey, { status: 'disabled' });
-      if (!app) throw new AppNotFoundError(`no application ${appKey}`);
+      const apps = new AppsRepository(trx);
+      const before = await this.require(apps, appKey);
+      const app = (await apps.update(appKey, { status: 'disabled' })) ?? before;
       await new TokensRepository(trx).revokeForApp(app.id);
+      if (before.status !== 'disabled') {
+        await new AuditRepository(trx).record(operatorActor(request), [
+          appChange('app.disabled', app, { previousStatus: before.status, tokensRevoked: true }),
+        ]);
+      }
       return view(app);
     });
   }
@@ -118,20 +157,20 @@ export class AppsService {
    * the same transaction, so the old ones are refused on every instance from their next call.
    * Without it they live until they expire, which lets clients switch secrets without a gap.
    */
-  async rotateSecret(appKey: string, options: { revokeTokens: boolean }): Promise<RotatedSecret> {
+  async rotateSecret(
+    appKey: string,
+    options: { revokeTokens: boolean },
+    request: RequestIds = NO_REQUEST,
+  ): Promise<RotatedSecret> {
     const appSecret = randomSecret();
     return this.db.transaction().execute(async (trx) => {
       const app = await new AppsRepository(trx).update(appKey, { secretHash: sha256(appSecret) });
       if (!app) throw new AppNotFoundError(`no application ${appKey}`);
       if (options.revokeTokens) await new TokensRepository(trx).revokeForApp(app.id);
-      return {
-        appKey: app.appKey,
-        appSecret,
-        scopes: app.scopes,
-        channels: app.channels,
-        status: app.status,
-        tokensRevoked: options.revokeTokens,
-      };
+      await new AuditRepository(trx).record(operatorActor(request), [
+        appChange('app.secret_rotated', app, { tokensRevoked: options.revokeTokens }),
+      ]);
+      return { ...withSecret(app, appSecret), tokensRevoked: options.revokeTokens };
     });
   }
 
@@ -142,8 +181,9 @@ export class AppsService {
     return safeEqual(sha256(appSecret), app.secretHash) ? app : undefined;
   }
 
-  private async require(appKey: string): Promise<AppRecord> {
-    const app = await this.apps.findByKey(appKey);
+  /** The app, row-locked in the caller's transaction. */
+  private async require(apps: AppsRepository, appKey: string): Promise<AppRecord> {
+    const app = await apps.findByKey(appKey, { lock: true });
     if (!app) throw new AppNotFoundError(`no application ${appKey}`);
     return app;
   }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import type { AuditAction, AuditActor } from '../audit/audit-actions.js';
 
 /** Physical locks ops 6–7 may switch: refillable locks and large-customer locks (DOMAIN.md §6). */
 export const LOCKABLE_TYPES = [
@@ -73,13 +74,7 @@ export class AssetsRepository {
     assetNums: string[];
     channels: string[];
     locked: boolean;
-    audit: {
-      action: string;
-      appId: string;
-      operator: string;
-      requestId: string;
-      clientRequestId: string | null;
-    };
+    audit: AuditActor & { action: AuditAction };
   }): Promise<SwitchedAsset[]> {
     const { locked, audit } = input;
     const result = await sql<{
@@ -92,7 +87,7 @@ export class AssetsRepository {
       changed: boolean;
     }>`
       with found as (
-        select a.id, a.asset_num, a.license_type, a.customer_id, a.locked, a.revoked
+        select a.id, a.asset_num, a.license_type, a.customer_id, a.locked, a.revoked, c.enterprise_id
           from assets a join customers c on c.id = a.customer_id
          where a.asset_num = any(${input.assetNums}::text[]) and ${visibleCustomer(input.channels)}
          order by a.asset_num
@@ -105,11 +100,11 @@ export class AssetsRepository {
         returning a.id, a.asset_num
       ),
       audited as (
-        insert into audit_log (action, app_id, operator, subject, detail, request_id, client_request_id)
-        select ${audit.action}, ${audit.appId}, ${audit.operator}, ch.asset_num,
-               jsonb_build_object('assetId', ch.id, 'locked', ${locked}::boolean), ${audit.requestId},
+        insert into audit_log (action, app_id, operator, subject, enterprise_id, detail, request_id, client_request_id)
+        select ${audit.action}, ${audit.appId}::text, ${audit.operator}::text, ch.asset_num, f.enterprise_id,
+               jsonb_build_object('assetId', ch.id, 'locked', ${locked}::boolean), ${audit.requestId}::text,
                ${audit.clientRequestId}::text
-          from changed ch
+          from changed ch join found f on f.id = ch.id
       )
       select f.id, f.asset_num, f.license_type, f.customer_id, f.locked, f.revoked, ch.id is not null as changed
         from found f left join changed ch on ch.id = f.id

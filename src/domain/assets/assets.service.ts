@@ -1,4 +1,7 @@
 import type { Db } from '../../db/client.js';
+import type { AuditActor } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import { releasedLockChanges } from '../lending/lending-audit.js';
 import { LendingRepository } from '../lending/lending.repository.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import { OrderCode } from '../../errors/order-codes.js';
@@ -94,30 +97,25 @@ export class AssetsService {
 
   /**
    * Ops 6 (locked = true) and 7 (false). Idempotent: a lock already in the state answers 1 and
-   * writes nothing. Every change is audited in the transaction that makes it.
+   * writes nothing. Every change is audited in the transaction that makes it, under the
+   * operator the call names.
    */
   async setLocked(input: {
     scope: AssetScope;
     assetNums: string[];
     operatorIdentity: string;
     locked: boolean;
-    requestId: string;
-    clientRequestId: string | undefined;
+    actor: AuditActor;
   }): Promise<LockOutcome[]> {
     const operator = input.operatorIdentity.trim();
     if (operator === '') throw invalid('operatorIdentity: must not be empty');
+    const actor: AuditActor = { ...input.actor, operator };
     const switchLocks = (db: Db) =>
       new AssetsRepository(db).switchLocked({
         assetNums: [...new Set(input.assetNums)],
         channels: input.scope.channels,
         locked: input.locked,
-        audit: {
-          action: input.locked ? 'asset.lock' : 'asset.unlock',
-          appId: input.scope.appId,
-          operator,
-          requestId: input.requestId,
-          clientRequestId: input.clientRequestId ?? null,
-        },
+        audit: { ...actor, action: input.locked ? 'asset.lock' : 'asset.unlock' },
       });
     // Enabling is one statement. Disabling also ends what was lent to the locks, in a second
     // statement of the same transaction: its fresh snapshot sees every lending that committed
@@ -127,9 +125,10 @@ export class AssetsService {
       ? await switchLocks(this.db)
       : await this.db.transaction().execute(async (trx) => {
           const switched = await switchLocks(trx);
-          await new LendingRepository(trx).endForLocks(
+          const released = await new LendingRepository(trx).endForLocks(
             switched.filter((a) => lockStatus(a) === 1).map((a) => a.id),
           );
+          await new AuditRepository(trx).record(actor, releasedLockChanges(released, 'lock_disabled'));
           return switched;
         });
     const statusOf = new Map(found.map((a) => [a.assetNum, lockStatus(a)]));

@@ -1,4 +1,8 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { jsonbText } from '../../db/json.js';
+import { PREPARED } from '../../db/prepared-statements.js';
+import type { AuditAction, AuditActor, AuditChange } from './audit-actions.js';
 
 export interface AuditEntry {
   action: string;
@@ -10,6 +14,8 @@ export interface AuditEntry {
   requestId: string | null;
   /** The id the caller sent, when sane; the caller's word only. */
   clientRequestId: string | null;
+  /** The global id of the enterprise the change belongs to (migration 0110). */
+  enterpriseId: string | null;
 }
 
 export interface AuditRecord extends AuditEntry {
@@ -17,12 +23,75 @@ export interface AuditRecord extends AuditEntry {
   createdAt: number;
 }
 
+/** `GET /admin/audit`'s filters, all optional but the page size; newest first. */
+export interface AuditFilter {
+  subject?: string;
+  /** An enterprise's global id. */
+  enterprise?: string;
+  /** An app's id, or its key. */
+  app?: string;
+  action?: AuditAction;
+  /** Rows written at or after this instant. */
+  since?: Date;
+  /** Rows written before this instant. */
+  until?: Date;
+  /** Rows with a smaller id: the last id of the previous page. */
+  before?: number;
+  limit: number;
+}
+
 export class AuditRepository {
   constructor(private readonly db: Db) {}
 
-  async list(filter: { subject?: string; limit: number }): Promise<AuditRecord[]> {
-    let query = this.db.selectFrom('audit_log').selectAll().orderBy('id', 'desc').limit(filter.limit);
-    if (filter.subject !== undefined) query = query.where('subject', '=', filter.subject);
+  /**
+   * Writes a change's rows in the caller's transaction, so a change that rolls back leaves no row
+   * behind; a bulk change writes all its rows in this one statement.
+   */
+  async record(actor: AuditActor, changes: readonly AuditChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const enterprise = changes.map((c) =>
+      c.enterprise !== null && 'id' in c.enterprise ? c.enterprise.id : null,
+    );
+    const customer = changes.map((c) =>
+      c.enterprise !== null && 'customerOf' in c.enterprise ? c.enterprise.customerOf : null,
+    );
+    // One statement of fixed text (the rows go in as arrays), prepared once per connection.
+    await sql`${sql.raw(PREPARED)}
+      insert into audit_log (action, app_id, operator, subject, enterprise_id, detail, request_id, client_request_id)
+      select u.action, ${actor.appId}::text, ${actor.operator}::text, u.subject,
+             coalesce(u.enterprise_id, (select c.enterprise_id from customers c where c.id = u.customer_id)),
+             u.detail::jsonb, ${actor.requestId}::text, ${actor.clientRequestId}::text
+        from unnest(${changes.map((c) => c.action)}::text[], ${changes.map((c) => c.subject)}::text[],
+                    ${enterprise}::bigint[], ${customer}::text[],
+                    ${changes.map((c) => jsonbText(c.detail))}::text[])
+             as u(action, subject, enterprise_id, customer_id, detail)
+    `.execute(this.db);
+  }
+
+  async list(filter: AuditFilter): Promise<AuditRecord[]> {
+    let query = this.db
+      .selectFrom('audit_log as l')
+      .leftJoin('enterprises as e', 'e.id', 'l.enterprise_id')
+      .selectAll('l')
+      .select('e.global_id as enterprise_global_id')
+      .orderBy('l.id', 'desc')
+      .limit(filter.limit);
+    if (filter.subject !== undefined) query = query.where('l.subject', '=', filter.subject);
+    if (filter.enterprise !== undefined) {
+      const wanted = filter.enterprise;
+      query = query.where('l.enterprise_id', '=', (eb) =>
+        eb.selectFrom('enterprises').select('id').where('global_id', '=', wanted),
+      );
+    }
+    if (filter.app !== undefined) {
+      // An app's key names it too: the key is what the operator sees in `keyward app list`.
+      const byKey = sql<string>`(select id from apps where app_key = ${filter.app})`;
+      query = query.where('l.app_id', '=', sql<string>`coalesce(${byKey}, ${filter.app})`);
+    }
+    if (filter.action !== undefined) query = query.where('l.action', '=', filter.action);
+    if (filter.since !== undefined) query = query.where('l.created_at', '>=', filter.since);
+    if (filter.until !== undefined) query = query.where('l.created_at', '<', filter.until);
+    if (filter.before !== undefined) query = query.where('l.id', '<', filter.before);
     const rows = await query.execute();
     return rows.map((r) => ({
       id: r.id,
@@ -33,6 +102,7 @@ export class AuditRepository {
       detail: r.detail,
       requestId: r.request_id,
       clientRequestId: r.client_request_id,
+      enterpriseId: r.enterprise_global_id,
       createdAt: r.created_at.getTime(),
     }));
   }

@@ -1,6 +1,9 @@
 import type { Db } from '../../db/client.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import { OrderCode } from '../../errors/order-codes.js';
+import type { AuditActor } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import { customerUpdated } from '../enterprises/customer-audit.js';
 import { optionalText } from '../enterprises/customer-input.js';
 import { EnterprisesRepository } from '../enterprises/enterprises.repository.js';
 import { CustomersRepository } from './customers.repository.js';
@@ -18,9 +21,10 @@ export class CustomersService {
   /**
    * Order op 4: fields given replace the stored ones, the others stay. The enterprise carries its
    * default customer's name, so renaming that customer renames the enterprise in the same
-   * transaction. A customer of a channel the app does not hold is answered as unknown.
+   * transaction. A customer of a channel the app does not hold is answered as unknown. Audited
+   * with the names of the fields replaced, not their values.
    */
-  async updateByCrm(input: CustomerUpdate, channels: string[]): Promise<void> {
+  async updateByCrm(input: CustomerUpdate, channels: string[], actor: AuditActor): Promise<void> {
     const name = optionalText(input.customerName);
     const branchName = optionalText(input.branchName);
     const address = optionalText(input.address);
@@ -35,9 +39,17 @@ export class CustomersService {
         ...(branchName === undefined ? {} : { branchName }),
         ...(address === undefined ? {} : { address }),
       });
+      let enterpriseRenamed = false;
       if (name !== undefined && customer.isDefault && customer.enterpriseId !== null) {
         await new EnterprisesRepository(trx).rename(customer.enterpriseId, name);
+        enterpriseRenamed = true;
       }
+      const fields = Object.entries({ customerName: name, branchName, address })
+        .filter(([, value]) => value !== undefined)
+        .map(([field]) => field);
+      await new AuditRepository(trx).record(actor, [
+        customerUpdated({ ...customer, crmCustomerId: input.crmCustomerId }, fields, enterpriseRenamed),
+      ]);
     });
   }
 }

@@ -74,12 +74,22 @@ function userNamesFor(assets: Array<{ id: string; assetNum: string }>): Map<stri
   return names;
 }
 
-/** One ordinary member per unassigned active cloud account of the customer, the account assigned to it. */
+/** A member order op 2 made for a cloud account, and the account it holds. */
+export interface CloudAccountMember {
+  globalId: string;
+  account: string;
+  asset: { id: string; assetNum: string };
+}
+
+/**
+ * One ordinary member per unassigned active cloud account of the customer, the account assigned to
+ * it; answers them.
+ */
 export async function provisionCloudAccountMembers(
   trx: Db,
   enterprise: EnterpriseRecord,
   customerId: string,
-): Promise<void> {
+): Promise<CloudAccountMember[]> {
   const members = new MembersProvisioningRepository(trx);
   const assets = await members.unassignedCloudAccountsOf(customerId);
   // The enterprise is new: its administrator is the only member the names must not meet.
@@ -97,10 +107,14 @@ export async function provisionCloudAccountMembers(
   });
   const inserted = await members.insertMany(enterprise.id, planned);
   const memberIdOf = new Map(inserted.map((m) => [m.globalId, m.id]));
+  const held = planned.filter((p) => memberIdOf.has(p.globalId));
   await members.assign(
-    planned.flatMap((p) => {
-      const memberId = memberIdOf.get(p.globalId);
-      return memberId === undefined ? [] : [{ assetId: p.assetId, memberId }];
-    }),
+    held.map((p) => ({ assetId: p.assetId, memberId: memberIdOf.get(p.globalId) as number })),
   );
+  const numberOf = new Map(assets.map((a) => [a.id, a.assetNum]));
+  return held.map((p) => ({
+    globalId: p.globalId,
+    account: p.account,
+    asset: { id: p.assetId, assetNum: numberOf.get(p.assetId) as string },
+  }));
 }

@@ -2,12 +2,15 @@ import type { Db } from '../../db/client.js';
 import { CommonCode, commonMessages } from '../../errors/common-codes.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import { OrderCode } from '../../errors/order-codes.js';
+import type { AuditActor } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
 import { CustomersRepository, type CustomerRecord } from '../customers/customers.repository.js';
 import {
   MembersProvisioningRepository,
   type ProvisionedMember,
 } from '../members/members-provisioning.repository.js';
 import { newGlobalId } from '../shared/ids.js';
+import { customerBound, customerCreated } from './customer-audit.js';
 import { optionalMobile, optionalText, requiredText } from './customer-input.js';
 import { createEnterpriseWithAdmin, provisionCloudAccountMembers } from './enterprise-provisioning.js';
 import {
@@ -70,8 +73,11 @@ function asChannelCustomer(customer: CustomerRecord, enterprise: EnterpriseRecor
 export class EnterprisesService {
   constructor(private readonly db: Db) {}
 
-  /** Op 1. The caller has checked that `channelCode` is one of the app's channels. */
-  async bind(input: BindInput): Promise<BoundChannelCustomer> {
+  /**
+   * Op 1. The caller has checked that `channelCode` is one of the app's channels. Binding is
+   * audited; finding the customer bound already changes nothing and is not.
+   */
+  async bind(input: BindInput, actor: AuditActor): Promise<BoundChannelCustomer> {
     const enterpriseName = requiredText('enterpriseName', input.enterpriseName);
     const name = optionalText(input.customerName);
     const branchName = optionalText(input.branchName);
@@ -80,8 +86,9 @@ export class EnterprisesService {
     return this.db.transaction().execute(async (trx) => {
       const customers = new CustomersRepository(trx);
       const enterprises = new EnterprisesRepository(trx);
-      const existing =
-        (await customers.lockByChannel(input.channelCode, input.channelCustomerId)) ??
+      const found = await customers.lockByChannel(input.channelCode, input.channelCustomerId);
+      const claimed =
+        found ??
         (await customers.insertIfAbsent({
           id: newGlobalId(),
           channelCode: input.channelCode,
@@ -96,7 +103,9 @@ export class EnterprisesService {
           enterpriseId: null,
           isDefault: false,
           gongxin: false,
-        })) ??
+        }));
+      const existing =
+        claimed ??
         // A concurrent call inserted it first: wait for it and read what it made.
         (await customers.lockByChannel(input.channelCode, input.channelCustomerId));
       if (!existing) throw new Error('customer vanished while binding');
@@ -111,15 +120,28 @@ export class EnterprisesService {
         ...(branchName === undefined ? {} : { branchName }),
         ...(securityMobile === undefined ? {} : { securityMobile }),
       });
-      return asChannelCustomer(bound, enterprise);
+      const view = asChannelCustomer(bound, enterprise);
+      await new AuditRepository(trx).record(actor, [
+        customerBound(
+          {
+            id: bound.id,
+            channelCode: view.channelCode,
+            channelCustomerId: view.channelCustomerId,
+            created: found === undefined && claimed !== undefined,
+          },
+          enterprise,
+        ),
+      ]);
+      return view;
     });
   }
 
   /**
    * Op 2. The customer belongs to the app's first channel (the body names none); a CRM id already
-   * held by a channel the app does not have cannot be taken over.
+   * held by a channel the app does not have cannot be taken over. Creating is audited, with the
+   * members it makes; finding the enterprise made already changes nothing and is not.
    */
-  async create(input: CreateInput, channels: string[]): Promise<EnterpriseCreation> {
+  async create(input: CreateInput, channels: string[], actor: AuditActor): Promise<EnterpriseCreation> {
     const channelCode = channels[0];
     if (channelCode === undefined) {
       throw new KeywardError(CommonCode.appTokenInvalid, commonMessages[CommonCode.appTokenInvalid], {
@@ -133,8 +155,9 @@ export class EnterprisesService {
     return this.db.transaction().execute(async (trx) => {
       const customers = new CustomersRepository(trx);
       const members = new MembersProvisioningRepository(trx);
-      const existing =
-        (await customers.lockVisibleByCrm(input.crmCustomerId, channels)) ??
+      const found = await customers.lockVisibleByCrm(input.crmCustomerId, channels);
+      const claimed =
+        found ??
         (await customers.insertIfAbsent({
           id: newGlobalId(),
           channelCode,
@@ -149,8 +172,8 @@ export class EnterprisesService {
           enterpriseId: null,
           isDefault: false,
           gongxin: false,
-        })) ??
-        (await customers.lockVisibleByCrm(input.crmCustomerId, channels));
+        }));
+      const existing = claimed ?? (await customers.lockVisibleByCrm(input.crmCustomerId, channels));
       if (!existing) {
         throw new KeywardError(
           OrderCode.validation,
@@ -176,7 +199,13 @@ export class EnterprisesService {
         ...(address === undefined ? {} : { address }),
         gongxin: true,
       });
-      await provisionCloudAccountMembers(trx, enterprise, existing.id);
+      const provisioned = await provisionCloudAccountMembers(trx, enterprise, existing.id);
+      const customer = {
+        id: existing.id,
+        crmCustomerId: input.crmCustomerId,
+        created: found === undefined && claimed !== undefined,
+      };
+      await new AuditRepository(trx).record(actor, customerCreated(customer, enterprise, provisioned));
       return {
         enterpriseGlobalId: enterprise.globalId,
         defaultType: true,

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
 
 /** An asset of the enterprise as lending sees it, row-locked. */
@@ -12,6 +12,36 @@ export interface LendingAsset {
 export interface LockHolder {
   memberId: number;
   memberGlobalId: string;
+}
+
+/** A lent lock given back whole: everything lent to it went back, and it is lent to nobody now. */
+export interface ReleasedLock {
+  lockAssetId: string;
+  lockNum: string;
+  memberGlobalId: string;
+  enterpriseId: number;
+}
+
+interface ReleasedRow {
+  lock_asset_id: string;
+  asset_num: string;
+  global_id: string;
+  enterprise_id: number;
+}
+
+/** Ends the lent locks `l` that `where` names; the cascades take what hangs below them. */
+async function releaseLocks(db: Db, where: RawBuilder<boolean>): Promise<ReleasedLock[]> {
+  const result = await sql<ReleasedRow>`
+    delete from lent_locks l using assets a, members m
+     where a.id = l.lock_asset_id and m.id = l.member_id and ${where}
+    returning l.lock_asset_id, a.asset_num, m.global_id, l.enterprise_id
+  `.execute(db);
+  return result.rows.map((r) => ({
+    lockAssetId: r.lock_asset_id,
+    lockNum: r.asset_num,
+    memberGlobalId: r.global_id,
+    enterpriseId: r.enterprise_id,
+  }));
 }
 
 /** A product among those a lending would move that has no node left to give. */
@@ -166,63 +196,62 @@ export class LendingRepository {
   }
 
   /** Gives back everything lent to these locks; the locks are lent to nobody after. */
-  async endForLocks(lockIds: string[]): Promise<void> {
-    if (lockIds.length === 0) return;
-    await sql`delete from lent_locks where lock_asset_id = any(${lockIds}::text[])`.execute(this.db);
+  async endForLocks(lockIds: string[]): Promise<ReleasedLock[]> {
+    if (lockIds.length === 0) return [];
+    return releaseLocks(this.db, sql<boolean>`l.lock_asset_id = any(${lockIds}::text[])`);
   }
 
   /**
    * The lent assets among these come back from their locks; a lock left carrying nothing is
-   * released. Locks among them keep what was lent to them.
+   * released (and answered). Locks among them keep what was lent to them.
    */
-  async returnAssets(assetIds: string[]): Promise<void> {
-    if (assetIds.length === 0) return;
+  async returnAssets(assetIds: string[]): Promise<ReleasedLock[]> {
+    if (assetIds.length === 0) return [];
     const ended = await sql<{ lock_asset_id: string }>`
       delete from asset_lendings where asset_id = any(${assetIds}::text[]) returning lock_asset_id
     `.execute(this.db);
-    await this.releaseEmpty(ended.rows.map((r) => r.lock_asset_id));
+    return this.releaseEmpty(ended.rows.map((r) => r.lock_asset_id));
   }
 
   /** Revoked assets leave lending on both sides: as lent assets and as lent locks. */
-  async endForAssets(assetIds: string[]): Promise<void> {
-    await this.returnAssets(assetIds);
-    await this.endForLocks(assetIds);
+  async endForAssets(assetIds: string[]): Promise<ReleasedLock[]> {
+    const emptied = await this.returnAssets(assetIds);
+    return [...emptied, ...(await this.endForLocks(assetIds))];
   }
 
   /**
    * Revoked product instances leave the locks they were lent to; a lending left with no product
-   * ends, and a lock left carrying nothing is released.
+   * ends, and a lock left carrying nothing is released (and answered).
    */
-  async dropProducts(productIds: number[]): Promise<void> {
-    if (productIds.length === 0) return;
+  async dropProducts(productIds: number[]): Promise<ReleasedLock[]> {
+    if (productIds.length === 0) return [];
     const dropped = await sql<{ asset_id: string }>`
       delete from lent_products where product_id = any(${productIds}::bigint[]) returning asset_id
     `.execute(this.db);
-    if (dropped.rows.length === 0) return;
+    if (dropped.rows.length === 0) return [];
     const emptied = await sql<{ lock_asset_id: string }>`
       delete from asset_lendings l
        where l.asset_id = any(${[...new Set(dropped.rows.map((r) => r.asset_id))]}::text[])
          and not exists (select 1 from lent_products p where p.asset_id = l.asset_id)
       returning l.lock_asset_id
     `.execute(this.db);
-    await this.releaseEmpty(emptied.rows.map((r) => r.lock_asset_id));
+    return this.releaseEmpty(emptied.rows.map((r) => r.lock_asset_id));
   }
 
   /** Member op 4: the member's lent lock gives back everything lent to it. */
-  async endForMember(enterpriseId: number, memberId: number): Promise<void> {
-    await this.db
-      .deleteFrom('lent_locks')
-      .where('enterprise_id', '=', enterpriseId)
-      .where('member_id', '=', memberId)
-      .execute();
+  async endForMember(enterpriseId: number, memberId: number): Promise<ReleasedLock[]> {
+    return releaseLocks(
+      this.db,
+      sql<boolean>`l.enterprise_id = ${enterpriseId} and l.member_id = ${memberId}`,
+    );
   }
 
-  private async releaseEmpty(lockIds: string[]): Promise<void> {
-    if (lockIds.length === 0) return;
-    await sql`
-      delete from lent_locks l
-       where l.lock_asset_id = any(${[...new Set(lockIds)]}::text[])
-         and not exists (select 1 from asset_lendings a where a.lock_asset_id = l.lock_asset_id)
-    `.execute(this.db);
+  private async releaseEmpty(lockIds: string[]): Promise<ReleasedLock[]> {
+    if (lockIds.length === 0) return [];
+    return releaseLocks(
+      this.db,
+      sql<boolean>`l.lock_asset_id = any(${[...new Set(lockIds)]}::text[])
+         and not exists (select 1 from asset_lendings x where x.lock_asset_id = l.lock_asset_id)`,
+    );
   }
 }

@@ -1,7 +1,10 @@
 import type { Db } from '../../db/client.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import { MemberCode, memberMessages, type MemberCodeValue } from '../../errors/member-codes.js';
+import type { AuditActor } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
 import type { MemberReleaseHook } from '../members/members.service.js';
+import { releasedLockChanges } from './lending-audit.js';
 import { LendingRepository, type LendingAsset } from './lending.repository.js';
 
 export interface BorrowInput {
@@ -22,8 +25,11 @@ function lockTaken(lock: LendingAsset): KeywardError {
 }
 
 /** Member op 4 gives back the deleted member's lent lock in its own transaction. */
-export const releaseMemberLendings: MemberReleaseHook = (trx, member) =>
-  new LendingRepository(trx).endForMember(member.enterpriseId, member.id);
+export const releaseMemberLendings: MemberReleaseHook = async (trx, member) =>
+  releasedLockChanges(
+    await new LendingRepository(trx).endForMember(member.enterpriseId, member.id),
+    'member_deleted',
+  );
 
 /**
  * Member op 10 and its inverse. Each runs in one transaction that locks the member, then the lent
@@ -34,7 +40,12 @@ export class LendingService {
   constructor(private readonly db: Db) {}
 
   /** Op 10: the guards of DOMAIN.md §8, in its order, then the lending itself. */
-  async borrow(enterpriseId: number, memberGlobalId: string, input: BorrowInput): Promise<void> {
+  async borrow(
+    enterpriseId: number,
+    memberGlobalId: string,
+    input: BorrowInput,
+    actor: AuditActor,
+  ): Promise<void> {
     const assetIds = [...new Set(input.assetIDs)];
     await this.db.transaction().execute(async (trx) => {
       const repo = new LendingRepository(trx);
@@ -64,6 +75,14 @@ export class LendingService {
       await this.otherFailures(repo, { memberId, lock, found, assetIds });
       if (!(await repo.holdLock({ enterpriseId, memberId, lockId: lock.id }))) throw lockTaken(lock);
       await repo.lend(lock.id, assetIds);
+      await new AuditRepository(trx).record(actor, [
+        {
+          action: 'lending.lent',
+          subject: lock.assetNum,
+          enterprise: { id: enterpriseId },
+          detail: { lockAssetId: lock.id, memberGlobalId, assetIds },
+        },
+      ]);
     });
   }
 
@@ -90,7 +109,12 @@ export class LendingService {
    * Gives back everything lent to the lock. A lock lent to nobody is already given back, so that
    * answers success and changes nothing (a retried return does not fail).
    */
-  async giveBack(enterpriseId: number, memberGlobalId: string, lockNum: string): Promise<void> {
+  async giveBack(
+    enterpriseId: number,
+    memberGlobalId: string,
+    lockNum: string,
+    actor: AuditActor,
+  ): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       const repo = new LendingRepository(trx);
       const memberId = await repo.lockMember(enterpriseId, memberGlobalId);
@@ -103,7 +127,8 @@ export class LendingService {
       if (holder.memberId !== memberId) {
         throw lockTaken(lock);
       }
-      await repo.endForLocks([lock.id]);
+      const released = await repo.endForLocks([lock.id]);
+      await new AuditRepository(trx).record(actor, releasedLockChanges(released, 'returned'));
     });
   }
 }

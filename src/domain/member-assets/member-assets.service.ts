@@ -1,7 +1,11 @@
 import type { Db } from '../../db/client.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import { MemberCode, memberMessages, type MemberCodeValue } from '../../errors/member-codes.js';
+import type { AuditActor } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import { releasedLockChanges } from '../lending/lending-audit.js';
 import { LendingRepository } from '../lending/lending.repository.js';
+import { assignmentChange } from '../members/member-audit.js';
 import { assetTree, type AssetProductsView } from './asset-tree.js';
 import { MemberAssetsRepository, type NumberedAsset } from './member-assets.repository.js';
 
@@ -90,12 +94,14 @@ export class MemberAssetsService {
    * Op 9, all or nothing, in one transaction that locks the member and then the named assets, so
    * of two administrators assigning one asset at once the second sees the first's assignment.
    * Revoking an asset that is lent gives the lending back first. Numbers to revoke that the member
-   * does not hold are left as they are; numbers it already holds stay assigned.
+   * does not hold are left as they are; numbers it already holds stay assigned. Each asset that
+   * changed hands is audited, with each lent lock its return released, in one insert.
    */
   async configurePrivileges(
     enterpriseId: number,
     memberGlobalId: string,
     input: PrivilegesInput,
+    actor: AuditActor,
   ): Promise<void> {
     if (input.deleteAssets === undefined && input.addAssets === undefined) {
       throw refuse(MemberCode.paramEmpty, 'body: give deleteAssets, addAssets or both');
@@ -133,13 +139,27 @@ export class MemberAssetsService {
       }
       const revoking = assets
         .filter((a) => !a.adding && holders.get(a.asset.id) === memberId)
-        .map((a) => a.asset.id);
-      await new LendingRepository(trx).returnAssets(revoking);
-      await repo.unassign(memberId, revoking);
-      const adding = assets.filter((a) => a.adding && !holders.has(a.asset.id)).map((a) => a.asset.id);
-      if ((await repo.assign(memberId, adding)) !== adding.length) {
+        .map((a) => a.asset);
+      const released = await new LendingRepository(trx).returnAssets(revoking.map((a) => a.id));
+      await repo.unassign(
+        memberId,
+        revoking.map((a) => a.id),
+      );
+      const adding = assets.filter((a) => a.adding && !holders.has(a.asset.id)).map((a) => a.asset);
+      if (
+        (await repo.assign(
+          memberId,
+          adding.map((a) => a.id),
+        )) !== adding.length
+      ) {
         throw refuse(MemberCode.assignedTwice, 'an asset was assigned to another member meanwhile');
       }
+      const member = { globalId: memberGlobalId, enterpriseId };
+      await new AuditRepository(trx).record(actor, [
+        ...revoking.map((a) => assignmentChange('asset.unassigned', a, member)),
+        ...adding.map((a) => assignmentChange('asset.assigned', a, member)),
+        ...releasedLockChanges(released, 'asset_unassigned'),
+      ]);
     });
   }
 }

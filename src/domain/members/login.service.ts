@@ -8,7 +8,7 @@ import { LoginRepository, type AttemptCount, type LoginSource } from './login.re
 const DECOY_HASH =
   '$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$0m3vDL2yJ2bPQ3SxgB4c0o6b6mC8nYq1m2Hk8Zp0x1E';
 
-/** How failed logins are slowed and locked (README "Member logins"). */
+/** How failed logins are slowed and locked (docs/reference.md, "Member logins"). */
 export interface LockoutPolicy {
   /** Attempts further apart than this start counting again from one (both counts below). */
   windowSeconds: number;

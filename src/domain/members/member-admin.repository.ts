@@ -38,21 +38,32 @@ export class MemberAdminRepository {
     );
   }
 
+  /** The new limit, with the one it replaced: read and written in one statement. */
   async setMemberLimit(
     enterpriseGlobalId: string,
     limit: number | null,
-  ): Promise<MemberLimitView | undefined> {
-    const row = await this.db
-      .updateTable('enterprises')
-      .set({ member_limit: limit, updated_at: new Date() })
-      .where('global_id', '=', enterpriseGlobalId)
-      .returning(['global_id', 'member_limit', 'member_count'])
-      .executeTakeFirst();
+  ): Promise<(MemberLimitView & { enterpriseId: number; previousLimit: number | null }) | undefined> {
+    const result = await sql<{
+      id: number;
+      global_id: string;
+      member_limit: number | null;
+      member_count: number;
+      previous_limit: number | null;
+    }>`
+      with old as (select id, member_limit from enterprises where global_id = ${enterpriseGlobalId} for update)
+      update enterprises e set member_limit = ${limit}::integer, updated_at = now()
+        from old
+       where e.id = old.id
+      returning e.id, e.global_id, e.member_limit, e.member_count, old.member_limit as previous_limit
+    `.execute(this.db);
+    const row = result.rows[0];
     return (
       row && {
+        enterpriseId: row.id,
         enterpriseGlobalId: row.global_id,
         memberLimit: row.member_limit,
         memberCount: row.member_count,
+        previousLimit: row.previous_limit,
       }
     );
   }

@@ -1,8 +1,11 @@
 import type { Db } from '../../db/client.js';
+import { NO_REQUEST, operatorActor, type RequestIds } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
 import { enterpriseTenant, hashPassword } from '../shared/passwords.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
 import { LoginRepository } from './login.repository.js';
 import { MemberAdminRepository, type MemberLimitView } from './member-admin.repository.js';
+import { memberChange } from './member-audit.js';
 import { accountKey, checkPassword } from './member-rules.js';
 import { MembersRepository } from './members.repository.js';
 
@@ -11,7 +14,10 @@ export interface PasswordSet {
   memberGlobalId: string;
 }
 
-/** The operator's side of members: `keyward member set-password`, `enterprise set-member-limit`. */
+/**
+ * The operator's side of members: `keyward member set-password`, `enterprise set-member-limit`.
+ * Each change is audited in its transaction; `request` names the admin-API call that asked for it.
+ */
 export class MemberAdminService {
   constructor(private readonly db: Db) {}
 
@@ -19,7 +25,11 @@ export class MemberAdminService {
    * Sets a password by the rules of member op 3, revokes the member's tokens and lifts a login
    * lock. Undefined when no live member has the account.
    */
-  async setPassword(account: string, password: string): Promise<PasswordSet | undefined> {
+  async setPassword(
+    account: string,
+    password: string,
+    request: RequestIds = NO_REQUEST,
+  ): Promise<PasswordSet | undefined> {
     const problem = checkPassword(password);
     if (problem) throw problem.toError(`password: ${problem.message}`);
     const holder = await new MemberAdminRepository(this.db).findByAccount(account);
@@ -31,6 +41,14 @@ export class MemberAdminService {
       }
       await new TokensRepository(trx).revokeForMember(holder.memberId);
       await new LoginRepository(trx).clear(accountKey(holder.account));
+      const member = {
+        globalId: holder.memberGlobalId,
+        account: holder.account,
+        enterpriseId: holder.enterpriseId,
+      };
+      await new AuditRepository(trx).record(operatorActor(request), [
+        memberChange('member.password_set', member, { tokensRevoked: true }),
+      ]);
       return true;
     });
     return updated ? { account: holder.account, memberGlobalId: holder.memberGlobalId } : undefined;
@@ -40,7 +58,21 @@ export class MemberAdminService {
   async setMemberLimit(
     enterpriseGlobalId: string,
     limit: number | null,
+    request: RequestIds = NO_REQUEST,
   ): Promise<MemberLimitView | undefined> {
-    return new MemberAdminRepository(this.db).setMemberLimit(enterpriseGlobalId, limit);
+    return this.db.transaction().execute(async (trx) => {
+      const set = await new MemberAdminRepository(trx).setMemberLimit(enterpriseGlobalId, limit);
+      if (!set) return undefined;
+      const { enterpriseId, previousLimit, ...view } = set;
+      await new AuditRepository(trx).record(operatorActor(request), [
+        {
+          action: 'enterprise.member_limit_set',
+          subject: enterpriseGlobalId,
+          enterprise: { id: enterpriseId },
+          detail: { memberLimit: limit, previousLimit },
+        },
+      ]);
+      return view;
+    });
   }
 }

@@ -243,15 +243,18 @@ export class MembersRepository {
       .execute();
   }
 
-  /** Gives the member's assets back to the enterprise's pool. */
-  async releaseAssignments(enterpriseId: number, memberId: number): Promise<void> {
-    await this.db
-      .deleteFrom('asset_assignments')
-      .where('member_id', '=', memberId)
-      .where('member_id', 'in', (eb) =>
-        eb.selectFrom('members').select('id').where('enterprise_id', '=', enterpriseId),
-      )
-      .execute();
+  /** Gives the member's assets back to the enterprise's pool; answers which they were. */
+  async releaseAssignments(
+    enterpriseId: number,
+    memberId: number,
+  ): Promise<Array<{ id: string; assetNum: string }>> {
+    const result = await sql<{ id: string; asset_num: string }>`
+      delete from asset_assignments aa using assets a
+       where a.id = aa.asset_id and aa.member_id = ${memberId}
+         and aa.member_id in (select id from members where enterprise_id = ${enterpriseId})
+      returning a.id, a.asset_num
+    `.execute(this.db);
+    return result.rows.map((r) => ({ id: r.id, assetNum: r.asset_num }));
   }
 
   private filtered(enterpriseId: Operand<number>, filter: FilterOperands) {

@@ -1,6 +1,8 @@
 import type { Db } from '../../db/client.js';
 import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
 import { MemberCode, memberMessages } from '../../errors/member-codes.js';
+import type { AuditActor, AuditChange } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { enterpriseTenant, hashPassword } from '../shared/passwords.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
@@ -15,6 +17,7 @@ import {
   optionalText,
 } from './member-rules.js';
 import { AccountClaims } from './account-claims.js';
+import { assignmentChange, memberChange } from './member-audit.js';
 import { addedView, listedView, type AddedMemberView, type ListedMemberView } from './member-views.js';
 import {
   MembersRepository,
@@ -30,10 +33,14 @@ export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 500;
 
 /**
- * Gives back, inside the deleting transaction, whatever else a deleted member holds. Lending
- * (member op 10) registers the release of the member's lent lock here.
+ * Gives back, inside the deleting transaction, whatever else a deleted member holds, and answers
+ * the audit rows of what it gave back. Lending (member op 10) registers the release of the
+ * member's lent lock here.
  */
-export type MemberReleaseHook = (trx: Db, member: { id: number; enterpriseId: number }) => Promise<void>;
+export type MemberReleaseHook = (
+  trx: Db,
+  member: { id: number; enterpriseId: number },
+) => Promise<AuditChange[]>;
 
 export interface AddMembersResult {
   succeeded: AddedMemberView[];
@@ -78,7 +85,11 @@ export class MembersService {
   }
 
   /** Op 1. Per-user problems go to `failed`; any of them makes the answer 60027 with the data. */
-  async add(enterpriseId: number, userList: ReadonlyArray<Record<string, unknown>> | undefined) {
+  async add(
+    enterpriseId: number,
+    userList: ReadonlyArray<Record<string, unknown>> | undefined,
+    actor: AuditActor,
+  ) {
     if (userList === undefined || userList.length === 0) {
       throw new KeywardError(MemberCode.userListEmpty, memberMessages[MemberCode.userListEmpty], {
         cause: 'userList: must not be empty',
@@ -101,7 +112,7 @@ export class MembersService {
     const release = await this.claims.claim(candidates.map((c) => c.key));
     let created: MemberRecord[];
     try {
-      created = await this.insertCandidates(enterpriseId, candidates, rejections);
+      created = await this.insertCandidates(enterpriseId, candidates, rejections, actor);
     } finally {
       release();
     }
@@ -124,12 +135,13 @@ export class MembersService {
   /**
    * Op 1 past the per-user checks, while its accounts are claimed: passwords are hashed only for
    * users that are neither taken nor over the member limit now, and the transaction checks both
-   * again under a lock.
+   * again under a lock. The members it adds are audited in one insert.
    */
   private async insertCandidates(
     enterpriseId: number,
     candidates: Candidate[],
     rejections: Rejection[],
+    actor: AuditActor,
   ): Promise<MemberRecord[]> {
     const repo = new MembersRepository(this.db);
     const taken = await repo.takenAccounts(
@@ -162,7 +174,12 @@ export class MembersService {
           passwordMobile: c.passwordMobile,
         })),
       );
-      return this.matchInserted(accepted, inserted, rejections);
+      const created = this.matchInserted(accepted, inserted, rejections);
+      await new AuditRepository(trx).record(
+        actor,
+        created.map((m) => memberChange('member.added', m, { departmentId: m.departmentId })),
+      );
+      return created;
     });
   }
 
@@ -197,8 +214,13 @@ export class MembersService {
     return created;
   }
 
-  /** Op 2: name, department, remark and mobile; the account name stays. */
-  async edit(enterpriseId: number, memberGlobalId: string, input: ProfileInput): Promise<void> {
+  /** Op 2: name, department, remark and mobile; the account name stays. Audited: which fields. */
+  async edit(
+    enterpriseId: number,
+    memberGlobalId: string,
+    input: ProfileInput,
+    actor: AuditActor,
+  ): Promise<void> {
     const { userName, ...changes } = input;
     if (Object.values(changes).every((v) => v === undefined)) {
       throw new KeywardError(MemberCode.paramEmpty, memberMessages[MemberCode.paramEmpty], {
@@ -226,7 +248,14 @@ export class MembersService {
         ? {}
         : { passwordMobile: optionalText(changes.passwordMobile) }),
     };
-    if (!(await repo.updateProfile(enterpriseId, member.id, update))) throw notFound(memberGlobalId);
+    await this.db.transaction().execute(async (trx) => {
+      if (!(await new MembersRepository(trx).updateProfile(enterpriseId, member.id, update))) {
+        throw notFound(memberGlobalId);
+      }
+      // Names of the fields, not their values: a mobile number is no business of the log's.
+      const fields = Object.keys(update).sort();
+      await new AuditRepository(trx).record(actor, [memberChange('member.edited', member, { fields })]);
+    });
   }
 
   /** Clients echo either the bare name or the full account; both mean "unchanged". */
@@ -240,6 +269,7 @@ export class MembersService {
     enterpriseId: number,
     memberGlobalId: string,
     password: string | undefined,
+    actor: AuditActor,
   ): Promise<void> {
     const member = await new MembersRepository(this.db).find(enterpriseId, memberGlobalId);
     if (!member) throw notFound(memberGlobalId);
@@ -252,11 +282,17 @@ export class MembersService {
       }
       await new TokensRepository(trx).revokeForMember(member.id);
       await new LoginRepository(trx).clear(accountKey(member.account));
+      await new AuditRepository(trx).record(actor, [
+        memberChange('member.password_reset', member, { tokensRevoked: true }),
+      ]);
     });
   }
 
-  /** Op 4: soft delete; its assets go back to the enterprise and its tokens stop, all at once. */
-  async delete(enterpriseId: number, memberGlobalId: string): Promise<void> {
+  /**
+   * Op 4: soft delete; its assets go back to the enterprise and its tokens stop, all at once,
+   * audited with each asset and lent lock it gave back.
+   */
+  async delete(enterpriseId: number, memberGlobalId: string, actor: AuditActor): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       const repo = new MembersRepository(trx);
       const member = await repo.find(enterpriseId, memberGlobalId, { lock: true });
@@ -267,9 +303,16 @@ export class MembersService {
         });
       }
       await repo.softDelete(enterpriseId, member.id);
-      await repo.releaseAssignments(enterpriseId, member.id);
-      for (const release of this.releaseOnDelete) await release(trx, { id: member.id, enterpriseId });
+      const assets = await repo.releaseAssignments(enterpriseId, member.id);
+      const changes: AuditChange[] = [
+        memberChange('member.deleted', member, { assetsReleased: assets.length }),
+        ...assets.map((a) => assignmentChange('asset.unassigned', a, member, { reason: 'member_deleted' })),
+      ];
+      for (const release of this.releaseOnDelete) {
+        changes.push(...(await release(trx, { id: member.id, enterpriseId })));
+      }
       await new TokensRepository(trx).revokeForMember(member.id);
+      await new AuditRepository(trx).record(actor, changes);
     });
   }
 

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.js';
+import type { AuditChange } from '../audit/audit-actions.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import type { AssetNumbersService } from '../asset-numbers/asset-numbers.service.js';
 import { applyDeleteAsset } from './delete-asset.js';
@@ -57,14 +58,16 @@ export function runsOf(orders: OrderContext[]): OrderContext[][] {
 /**
  * Applies the orders in the caller's transaction as if one after another, so a later order sees
  * what an earlier one did. The first refusal stops the batch as an OrderFailure naming that order;
- * the caller rolls everything back.
+ * the caller rolls everything back. Answers the audit rows of what the orders changed beyond
+ * themselves, for the caller to write with its own.
  */
 export async function applyOrders(
   trx: Db,
   assetNumbers: AssetNumbersService,
   batch: BatchToApply,
-): Promise<void> {
+): Promise<AuditChange[]> {
   const repositories = repositoriesOn(trx);
+  const audit: AuditChange[] = [];
   const contexts = batch.orders.map((accepted) => ({
     ...repositories,
     assetNumbers,
@@ -73,6 +76,7 @@ export async function applyOrders(
     channelOrderId: batch.channelOrderId,
     acceptedAt: batch.acceptedAt,
     ...accepted,
+    audit,
   }));
   for (const run of runsOf(contexts)) {
     const first = run[0] as OrderContext;
@@ -83,4 +87,5 @@ export async function applyOrders(
       throw error;
     }
   }
+  return audit;
 }

@@ -1,3 +1,4 @@
+import { releasedLockChanges } from '../lending/lending-audit.js';
 import { LendingRepository } from '../lending/lending.repository.js';
 import type { OrderContext } from './order-context.js';
 import { invalid } from './order-errors.js';
@@ -19,5 +20,6 @@ export async function applyDeleteAsset(ctx: OrderContext): Promise<void> {
     if (stranger) throw invalid(stranger.path, `holds nothing of license order ${src}`);
   }
   await ctx.assets.revokeAssets(ids);
-  await new LendingRepository(ctx.trx).endForAssets(ids);
+  const released = await new LendingRepository(ctx.trx).endForAssets(ids);
+  ctx.audit.push(...releasedLockChanges(released, 'asset_revoked', { licenseOrderId: ctx.licenseOrderId }));
 }

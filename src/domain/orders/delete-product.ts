@@ -1,3 +1,4 @@
+import { releasedLockChanges } from '../lending/lending-audit.js';
 import { LendingRepository } from '../lending/lending.repository.js';
 import type { ActiveProduct } from './order-assets.repository.js';
 import type { OrderContext } from './order-context.js';
@@ -58,5 +59,6 @@ export async function applyDeleteProduct(ctx: OrderContext): Promise<void> {
     });
   }
   await ctx.assets.revokeProducts([...revoked]);
-  await new LendingRepository(ctx.trx).dropProducts([...revoked]);
+  const released = await new LendingRepository(ctx.trx).dropProducts([...revoked]);
+  ctx.audit.push(...releasedLockChanges(released, 'product_revoked', { licenseOrderId: ctx.licenseOrderId }));
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { jsonbText } from '../../db/json.js';
 
 export interface NewAsset {
   id: string;
@@ -254,8 +255,8 @@ export class OrderAssetsRepository {
                     ${column(rows, (r) => r.timeUnitQuantity)}::int[],
                     ${column(rows, (r) => r.timeDurationExpression)}::text[],
                     ${column(rows, (r) => r.srcLicenseOrderId)}::text[],
-                    ${column(rows, (r) => JSON.stringify(r.passwords))}::jsonb[],
-                    ${column(rows, (r) => JSON.stringify(r.features))}::jsonb[])
+                    ${column(rows, (r) => jsonbText(r.passwords))}::jsonb[],
+                    ${column(rows, (r) => jsonbText(r.features))}::jsonb[])
              as v(asset_id, merchandise_ins_id, license_order_id, customer_id, license_type, crm, parent_crm, uri,
                   gms_pid, app_key, name, type, ls, le,
                   concurrent, duration, trial, trial_end, time_unit, time_unit_quantity, expr, src, passwords, features)

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { jsonbText } from '../../db/json.js';
 import type { LicenseOrdersTable } from '../../db/schema.js';
 import type { Batch, OrderResultItem, SyncMode } from './order-model.js';
 
@@ -28,6 +29,17 @@ export interface LicenseOrderStatus {
   channelOrderId: string;
   sequence: number;
   status: LicenseOrdersTable['status'];
+  reason: string | null;
+}
+
+/** An order the worker settled, as its audit row names it. */
+export interface FinishedOrder {
+  licenseOrderId: string;
+  appId: string;
+  channelOrderId: string;
+  sequence: number;
+  customerId: string | null;
+  status: 'completed' | 'failed';
   reason: string | null;
 }
 
@@ -77,7 +89,7 @@ export class OrderBatchesRepository {
         channel_order_id: batch.channelOrderId,
         body_hash: batch.bodyHash,
         sync_mode: batch.syncMode,
-        payload: batch.payload === null ? null : JSON.stringify(batch.payload),
+        payload: batch.payload === null ? null : jsonbText(batch.payload),
         result: '[]',
         pending: batch.syncMode === 'async',
       })
@@ -90,7 +102,7 @@ export class OrderBatchesRepository {
   async setResult(id: string, result: OrderResultItem[]): Promise<Date> {
     const row = await this.db
       .updateTable('order_batches')
-      .set({ result: JSON.stringify(result) })
+      .set({ result: jsonbText(result) })
       .where('id', '=', id)
       .returning('created_at')
       .executeTakeFirstOrThrow();
@@ -185,8 +197,8 @@ export class OrderBatchesRepository {
     };
   }
 
-  async complete(batchId: string): Promise<void> {
-    await this.finish(batchId, sql<string | null>`null`, 'completed');
+  async complete(batchId: string): Promise<FinishedOrder[]> {
+    return this.finish(batchId, sql<string | null>`null`, 'completed');
   }
 
   /**
@@ -217,8 +229,8 @@ export class OrderBatchesRepository {
   }
 
   /** Marks every pending order of the batch failed with one reason. */
-  async failAll(batchId: string, reason: string): Promise<void> {
-    await this.finish(batchId, sql<string>`${reason}`, 'failed');
+  async failAll(batchId: string, reason: string): Promise<FinishedOrder[]> {
+    return this.finish(batchId, sql<string>`${reason}`, 'failed');
   }
 
   /** Marks the whole batch failed: the failing order with its reason, the others saying why. */
@@ -226,8 +238,8 @@ export class OrderBatchesRepository {
     batchId: string,
     failing: { licenseOrderId: string; reason: string },
     others: string,
-  ): Promise<void> {
-    await this.finish(
+  ): Promise<FinishedOrder[]> {
+    return this.finish(
       batchId,
       sql<string>`case when id = ${failing.licenseOrderId} then ${failing.reason} else ${others} end`,
       'failed',
@@ -238,13 +250,25 @@ export class OrderBatchesRepository {
     batchId: string,
     reason: ReturnType<typeof sql<string | null>>,
     status: 'completed' | 'failed',
-  ): Promise<void> {
-    await this.db
+  ): Promise<FinishedOrder[]> {
+    const rows = await this.db
       .updateTable('license_orders')
       .set({ status, reason, updated_at: new Date() })
       .where('batch_id', '=', batchId)
       .where('status', '=', 'pending')
+      .returning(['id', 'app_id', 'channel_order_id', 'sequence', 'customer_id', 'reason'])
       .execute();
     await this.db.updateTable('order_batches').set({ pending: false }).where('id', '=', batchId).execute();
+    return rows
+      .map((r) => ({
+        licenseOrderId: r.id,
+        appId: r.app_id,
+        channelOrderId: r.channel_order_id,
+        sequence: r.sequence,
+        customerId: r.customer_id,
+        status,
+        reason: r.reason,
+      }))
+      .sort((a, b) => a.sequence - b.sequence);
   }
 }

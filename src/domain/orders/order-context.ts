@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.js';
+import type { AuditChange } from '../audit/audit-actions.js';
 import type { AssetNumbersService } from '../asset-numbers/asset-numbers.service.js';
 import { OrderAssetsRepository } from './order-assets.repository.js';
 import { OrderBatchesRepository } from './order-batches.repository.js';
@@ -18,6 +19,8 @@ export interface OrderContext {
   order: Order;
   licenseOrderId: string;
   customerId: string;
+  /** Where appliers put the audit rows of what an order changes beyond itself (lendings ended). */
+  audit: AuditChange[];
 }
 
 export function repositoriesOn(trx: Db): Pick<OrderContext, 'trx' | 'assets' | 'batches'> {

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.js';
-import { withTransactionTimeLimit } from '../../db/time-limit.js';
 import type { AssetNumbersService } from '../asset-numbers/asset-numbers.service.js';
+import { workerActor, type AuditActor } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { applyOrders } from './apply-orders.js';
 import { resolveCustomers, type OrderScope } from './customer-resolution.js';
@@ -10,6 +11,7 @@ import {
   type ClaimedBatch,
   type LicenseOrderStatus,
 } from './order-batches.repository.js';
+import { orderAccepted, orderFinished } from './order-audit.js';
 import { invalid, OrderFailure } from './order-errors.js';
 import type { AcceptedOrder, Batch, BatchInput, OrderResultItem } from './order-model.js';
 import { normalizeBatch } from './order-normalize.js';
@@ -31,22 +33,23 @@ export class OrdersService {
   constructor(
     private readonly db: Db,
     private readonly assetNumbers: AssetNumbersService,
-    private readonly limits: { instanceRowsPerCall: number; transactionLimitMs: number },
+    private readonly limits: { instanceRowsPerCall: number },
   ) {}
 
   /**
    * Validates, then either answers a retry from the idempotency record or accepts the batch in one
    * transaction: sync batches are applied in it, async ones stored for the worker. Any refusal
    * rolls everything back, the idempotency record included, so a corrected retry may follow.
+   * Accepted orders are audited in that transaction; a replay is not a change and is not.
    */
-  async submit(app: OrderApp, input: BatchInput): Promise<OrderResultItem[]> {
+  async submit(app: OrderApp, input: BatchInput, actor: AuditActor): Promise<OrderResultItem[]> {
     const batch = normalizeBatch(input);
     checkBatch(batch, this.limits.instanceRowsPerCall);
     const bodyHash = batchHash(batch);
     const earlier = await this.replay(app.appId, batch, bodyHash);
     if (earlier) return earlier;
     try {
-      return await this.db.transaction().execute((trx) => this.accept(trx, app, batch, bodyHash));
+      return await this.db.transaction().execute((trx) => this.accept(trx, app, batch, bodyHash, actor));
     } catch (error) {
       if (error instanceof OrderFailure) throw error.failure;
       if (!(error instanceof KeyTaken)) throw error;
@@ -67,15 +70,14 @@ export class OrdersService {
    * The worker's step: applies the oldest waiting async batch and marks it, in one transaction
    * that holds the batch row, so each batch is applied exactly once whatever the instances.
    * A refused order fails the whole batch (nothing applied); a fault leaves it waiting. Applying
-   * holds the database no longer than a request may (running out of time is a fault).
+   * holds the database no longer than a request may (the services' db is time-limited; running
+   * out of time is a fault).
    * Returns false when nothing is waiting.
    */
   async processNextBatch(): Promise<boolean> {
     let claimedId: string | undefined;
     try {
-      return await withTransactionTimeLimit(this.limits.transactionLimitMs, () =>
-        this.applyNextBatch((id) => (claimedId = id)),
-      );
+      return await this.applyNextBatch((id) => (claimedId = id));
     } catch (error) {
       if (claimedId !== undefined) await this.deferAfterFault(claimedId);
       throw error;
@@ -87,11 +89,17 @@ export class OrdersService {
    * exponentially, and fail it once MAX_FAULT_ATTEMPTS is reached so it cannot block the queue.
    */
   private async deferAfterFault(batchId: string): Promise<void> {
-    const batches = new OrderBatchesRepository(this.db);
-    const attempts = await batches.recordFault(batchId);
-    if (attempts >= MAX_FAULT_ATTEMPTS) {
-      await batches.failAll(batchId, `not applied: an internal error persisted over ${attempts} attempts`);
-    }
+    const attempts = await new OrderBatchesRepository(this.db).recordFault(batchId);
+    if (attempts < MAX_FAULT_ATTEMPTS) return;
+    await this.db.transaction().execute(async (trx) => {
+      const failed = await new OrderBatchesRepository(trx).failAll(
+        batchId,
+        `not applied: an internal error persisted over ${attempts} attempts`,
+      );
+      const appId = failed[0]?.appId;
+      if (appId !== undefined)
+        await new AuditRepository(trx).record(workerActor(appId), orderFinished(failed));
+    });
   }
 
   private async applyNextBatch(onClaim: (batchId: string) => void): Promise<boolean> {
@@ -100,19 +108,22 @@ export class OrdersService {
       const claimed = await batches.claimNextPending();
       if (!claimed) return false;
       onClaim(claimed.id);
+      const audit = new AuditRepository(trx);
+      const actor = workerActor(claimed.appId);
       await batches.savepoint();
       try {
-        await applyOrders(trx, this.assetNumbers, toApply(claimed));
-        await batches.complete(claimed.id);
+        const changes = await applyOrders(trx, this.assetNumbers, toApply(claimed));
+        await audit.record(actor, [...orderFinished(await batches.complete(claimed.id)), ...changes]);
       } catch (error) {
         if (!(error instanceof OrderFailure)) throw error;
         await batches.rollbackToSavepoint();
         const failed = claimed.orders.find((o) => o.id === error.licenseOrderId);
-        await batches.fail(
+        const finished = await batches.fail(
           claimed.id,
           { licenseOrderId: error.licenseOrderId, reason: error.failure.message },
           `not applied: the order with sequence ${failed?.sequence ?? '?'} of this batch failed`,
         );
+        await audit.record(actor, orderFinished(finished));
       }
       return true;
     });
@@ -135,7 +146,13 @@ export class OrdersService {
     return stored.result;
   }
 
-  private async accept(trx: Db, app: OrderApp, batch: Batch, bodyHash: string): Promise<OrderResultItem[]> {
+  private async accept(
+    trx: Db,
+    app: OrderApp,
+    batch: Batch,
+    bodyHash: string,
+    actor: AuditActor,
+  ): Promise<OrderResultItem[]> {
     const batches = new OrderBatchesRepository(trx);
     const batchId = newGlobalId();
     const claimed = await batches.claim({
@@ -178,15 +195,17 @@ export class OrdersService {
       customerId: a.customerId,
     }));
     const acceptedAt = await batches.setResult(batchId, result);
-    if (batch.syncMode === 'sync') {
-      await applyOrders(trx, this.assetNumbers, {
-        appId: app.appId,
-        channelCode: batch.channelCode,
-        channelOrderId: batch.channelOrderId,
-        acceptedAt: acceptedAt.getTime(),
-        orders: accepted,
-      });
-    }
+    const changes =
+      batch.syncMode === 'sync'
+        ? await applyOrders(trx, this.assetNumbers, {
+            appId: app.appId,
+            channelCode: batch.channelCode,
+            channelOrderId: batch.channelOrderId,
+            acceptedAt: acceptedAt.getTime(),
+            orders: accepted,
+          })
+        : [];
+    await new AuditRepository(trx).record(actor, [...orderAccepted(batch, accepted), ...changes]);
     return result;
   }
 }

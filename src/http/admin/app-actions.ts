@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { requestIdsOf } from '../audit-actor.js';
 
 const Params = Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 100 }) });
 const RotateBody = Type.Object({ revokeTokens: Type.Optional(Type.Boolean()) });
@@ -7,10 +8,10 @@ const RotateBody = Type.Object({ revokeTokens: Type.Optional(Type.Boolean()) });
 /** `keyward app approve | disable KEY`, `keyward app rotate-secret KEY [--revoke-tokens]`. */
 export function appActionRoutes(app: App): void {
   app.post('/apps/:appKey/approve', { schema: { params: Params } }, async (request) =>
-    app.services.apps.approve(request.params.appKey),
+    app.services.apps.approve(request.params.appKey, requestIdsOf(request)),
   );
   app.post('/apps/:appKey/disable', { schema: { params: Params } }, async (request) =>
-    app.services.apps.disable(request.params.appKey),
+    app.services.apps.disable(request.params.appKey, requestIdsOf(request)),
   );
   app.post(
     '/apps/:appKey/rotate-secret',
@@ -22,8 +23,10 @@ export function appActionRoutes(app: App): void {
       },
     },
     async (request) =>
-      app.services.apps.rotateSecret(request.params.appKey, {
-        revokeTokens: request.body.revokeTokens === true,
-      }),
+      app.services.apps.rotateSecret(
+        request.params.appKey,
+        { revokeTokens: request.body.revokeTokens === true },
+        requestIdsOf(request),
+      ),
   );
 }

@@ -1,18 +1,35 @@
 import { Type } from 'typebox';
+import { AUDIT_ACTIONS } from '../../domain/audit/audit-actions.js';
 import type { App } from '../app-type.js';
-import { IntLike } from '../schema-types.js';
+import { IntLike, StringEnum } from '../schema-types.js';
+
+const Id = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, description }));
+const Instant = (description: string) => Type.Optional(Type.String({ format: 'date-time', description }));
 
 const Query = Type.Object({
   subject: Type.Optional(Type.String({ maxLength: 200 })),
+  enterprise: Id("an enterprise's global id"),
+  app: Id("an app's id or key"),
+  action: Type.Optional(StringEnum(AUDIT_ACTIONS)),
+  since: Instant('ISO 8601 date-time: rows written at or after it'),
+  until: Instant('ISO 8601 date-time: rows written before it'),
+  before: Type.Optional(IntLike({ minimum: 1 })),
   limit: Type.Optional(IntLike({ minimum: 1, maximum: 1000 })),
 });
 
-/** `keyward audit`: the newest audit entries, optionally for one subject (an asset number…). */
+/**
+ * `keyward audit`: the newest audit entries first, filtered by any of subject (an asset number,
+ * an account…), enterprise, app, action and a time window. `before` pages: give the last id of a
+ * page for the rows after it.
+ */
 export function auditRoute(app: App): void {
-  app.get('/audit', { schema: { querystring: Query } }, async (request) =>
-    app.services.audit.list({
-      ...(request.query.subject === undefined ? {} : { subject: request.query.subject }),
-      limit: request.query.limit ?? 100,
-    }),
-  );
+  app.get('/audit', { schema: { querystring: Query } }, async (request) => {
+    const { since, until, limit, ...filters } = request.query;
+    return app.services.audit.list({
+      ...filters,
+      since: since === undefined ? undefined : new Date(since),
+      until: until === undefined ? undefined : new Date(until),
+      limit: limit ?? 100,
+    });
+  });
 }

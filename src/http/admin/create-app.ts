@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { requestIdsOf } from '../audit-actor.js';
 
 const Body = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -11,11 +12,14 @@ const Body = Type.Object({
 /** `keyward app create`: the secret is in this answer and nowhere else, ever. */
 export function createAppRoute(app: App): void {
   app.post('/apps', { schema: { body: Body } }, async (request) =>
-    app.services.apps.create({
-      name: request.body.name,
-      scopes: request.body.scopes,
-      channels: request.body.channels ?? [],
-      pending: request.body.pending ?? false,
-    }),
+    app.services.apps.create(
+      {
+        name: request.body.name,
+        scopes: request.body.scopes,
+        channels: request.body.channels ?? [],
+        pending: request.body.pending ?? false,
+      },
+      requestIdsOf(request),
+    ),
   );
 }

@@ -12,6 +12,7 @@ import { listAppsRoute } from './list-apps.js';
 import { setMemberLimitRoute } from './set-member-limit.js';
 import { setMemberPasswordRoute } from './set-member-password.js';
 import { showEnterpriseRoute } from './show-enterprise.js';
+import { statusRoute } from './status.js';
 
 /** Errors of admin commands that are the operator's to fix, with the HTTP status they answer. */
 export class AdminInputError extends Error {}
@@ -52,5 +53,6 @@ export function adminApi(adminKey: string) {
     setMemberPasswordRoute(app);
     setMemberLimitRoute(app);
     showEnterpriseRoute(app);
+    statusRoute(app);
   };
 }

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { requestIdsOf } from '../audit-actor.js';
 import { IntLike, Nullable } from '../schema-types.js';
 import { AdminNotFoundError } from './index.js';
 
@@ -23,6 +24,7 @@ export function setMemberLimitRoute(app: App): void {
       const view = await app.services.memberAdmin.setMemberLimit(
         request.params.enterpriseGlobalId,
         request.body.memberLimit,
+        requestIdsOf(request),
       );
       if (!view) throw new AdminNotFoundError(`no enterprise ${request.params.enterpriseGlobalId}`);
       return view;

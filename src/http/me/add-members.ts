@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { memberActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery, Nullable } from '../schema-types.js';
@@ -31,6 +32,12 @@ export function addMembersRoute(app: App): void {
       },
     },
     async (request) =>
-      ok(await app.services.members.add(memberOf(request).enterpriseId, request.body.userList ?? undefined)),
+      ok(
+        await app.services.members.add(
+          memberOf(request).enterpriseId,
+          request.body.userList ?? undefined,
+          memberActor(request),
+        ),
+      ),
   );
 }

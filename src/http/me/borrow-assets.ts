@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { memberActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
@@ -34,6 +35,7 @@ export function borrowAssetsRoute(app: App): void {
         memberOf(request).enterpriseId,
         request.params.memberGlobalId,
         request.body,
+        memberActor(request),
       );
       return ok(null);
     },

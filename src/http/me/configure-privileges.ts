@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { memberActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
@@ -30,6 +31,7 @@ export function configurePrivilegesRoute(app: App): void {
         memberOf(request).enterpriseId,
         request.params.memberGlobalId,
         request.body,
+        memberActor(request),
       );
       return ok(null);
     },

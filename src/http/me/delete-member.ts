@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { memberActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
@@ -24,7 +25,11 @@ export function deleteMemberRoute(app: App): void {
         },
       },
       async (request) => {
-        await app.services.members.delete(memberOf(request).enterpriseId, request.params.memberGlobalId);
+        await app.services.members.delete(
+          memberOf(request).enterpriseId,
+          request.params.memberGlobalId,
+          memberActor(request),
+        );
         return ok(null);
       },
     );

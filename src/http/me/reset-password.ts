@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { memberActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
@@ -27,6 +28,7 @@ export function resetPasswordRoute(app: App): void {
         memberOf(request).enterpriseId,
         request.params.memberGlobalId,
         request.body.password,
+        memberActor(request),
       );
       return ok(null);
     },

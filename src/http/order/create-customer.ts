@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { orderActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery, StringEnum } from '../schema-types.js';
@@ -35,6 +36,7 @@ export function createCustomerRoute(app: App): void {
         response: { 200: Envelope(Creation) },
       },
     },
-    async (request) => ok(await app.services.enterprises.create(request.body, appOf(request).channels)),
+    async (request) =>
+      ok(await app.services.enterprises.create(request.body, appOf(request).channels, orderActor(request))),
   );
 }

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { Nullable } from '../schema-types.js';
 
 /**
- * Bounds of the enterprise and customer fields of order ops 1–4 (listed in the README). Optional
+ * Bounds of the enterprise and customer fields of order ops 1–4 (listed in docs/reference.md). Optional
  * text fields also accept null, which channel systems send for "not given".
  */
 export const Bounds = {

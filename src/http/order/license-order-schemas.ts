@@ -11,7 +11,7 @@ import { IntLike, Nullable, StringEnum } from '../schema-types.js';
 import { Bounds } from './enterprise-schemas.js';
 
 /**
- * Field bounds of order op 5 (the spec states none; listed in the README). Customer fields share
+ * Field bounds of order op 5 (the spec states none; listed in docs/reference.md). Customer fields share
  * the bounds of ops 1–4, since op 5 creates customers too.
  */
 export const ORDER_BOUNDS = {

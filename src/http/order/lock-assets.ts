@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { orderActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
-import { clientRequestIdOf } from '../request-ids.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 
 /** Ops 6–7 take 1–1,000 numbers a call (DOMAIN.md §6), within the general array limit. */
@@ -49,8 +49,7 @@ export function lockAssetsRoute(app: App): void {
           scope: appOf(request),
           ...request.body,
           locked: true,
-          requestId: request.id,
-          clientRequestId: clientRequestIdOf(request.headers),
+          actor: orderActor(request),
         }),
       ),
   );

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { orderActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
-import { clientRequestIdOf } from '../request-ids.js';
 import { NonceQuery } from '../schema-types.js';
 import { LockResults, lockBody } from './lock-assets.js';
 
@@ -24,8 +24,7 @@ export function unlockAssetsRoute(app: App): void {
           scope: appOf(request),
           ...request.body,
           locked: false,
-          requestId: request.id,
-          clientRequestId: clientRequestIdOf(request.headers),
+          actor: orderActor(request),
         }),
       ),
   );

@@ -1,0 +1,87 @@
+/**
+ * Every action the audit log records, the one closed list: rows are written only with these names
+ * and `GET /admin/audit?action=` accepts only these. `asset.lock` and `asset.unlock` keep the names
+ * rows have always had, so older rows still answer a filter.
+ */
+export const AUDIT_ACTIONS = [
+  // The operator's admin API.
+  'app.created',
+  'app.approved',
+  'app.disabled',
+  'app.secret_rotated',
+  'enterprise.member_limit_set',
+  'member.password_set',
+  // Order service ops 1, 2 and 4.
+  'customer.bound',
+  'customer.created',
+  'customer.updated',
+  // Order op 5, and the async worker's outcome of each accepted order.
+  'order.accepted',
+  'order.completed',
+  'order.failed',
+  // Order ops 6–7.
+  'asset.lock',
+  'asset.unlock',
+  // Member ops 1–4 (and the members order op 2 provisions).
+  'member.added',
+  'member.edited',
+  'member.password_reset',
+  'member.deleted',
+  // Member op 9, and assets given back by a deleted member.
+  'asset.assigned',
+  'asset.unassigned',
+  // Member op 10, its return, and lent locks released by other changes.
+  'lending.lent',
+  'lending.returned',
+  'lending.ended',
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** Who made a change and through which request: what every audit row of one change shares. */
+export interface AuditActor {
+  /** The calling app; null for the operator. */
+  appId: string | null;
+  /** The operator, the lock call's `operatorIdentity`, or the member-center caller's account. */
+  operator: string | null;
+  /** The server's own id of the request; null for the async worker. */
+  requestId: string | null;
+  /** The id the caller sent, when sane; the caller's word only. */
+  clientRequestId: string | null;
+}
+
+/** The `operator` of changes made through the admin API (its one key names no person). */
+export const ADMIN_OPERATOR = 'admin-api';
+
+export type RequestIds = Pick<AuditActor, 'requestId' | 'clientRequestId'>;
+
+/** What a change made outside any request (a script, a test) records as its request. */
+export const NO_REQUEST: RequestIds = { requestId: null, clientRequestId: null };
+
+/** The operator, through the admin API: no app acts. */
+export function operatorActor(ids: RequestIds): AuditActor {
+  return { appId: null, operator: ADMIN_OPERATOR, ...ids };
+}
+
+/** The async order worker acts for the app that sent the batch, outside any request. */
+export function workerActor(appId: string): AuditActor {
+  return { appId, operator: null, requestId: null, clientRequestId: null };
+}
+
+/**
+ * What changed, kept small and flat. Ids, names, counts and flags only: never a secret, password,
+ * hash or token, and no free text a caller could make large.
+ */
+export type AuditDetail = Record<string, string | number | boolean | null | string[]>;
+
+/** The enterprise a change belongs to: known, or the one of a customer (looked up as it is written). */
+export type AuditEnterprise = { id: number } | { customerOf: string } | null;
+
+/** One row to write, beside the actor's columns. */
+export interface AuditChange {
+  action: AuditAction;
+  /** The main id: asset number, member account, license order id, app key… */
+  subject: string;
+  enterprise: AuditEnterprise;
+  detail: AuditDetail;
+}

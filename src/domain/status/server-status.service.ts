@@ -1,0 +1,23 @@
+import { isEmbedded, type Db } from '../../db/client.js';
+import { migrationStatus } from '../../db/migrate.js';
+import { VERSION } from '../../version.js';
+
+/** What `keyward status` shows of the server: only behind the admin key, since it names the version. */
+export interface ServerStatus {
+  version: string;
+  database: 'embedded' | 'postgres';
+  migrations: { applied: number; pending: string[] };
+}
+
+export class ServerStatusService {
+  constructor(private readonly db: Db) {}
+
+  async read(): Promise<ServerStatus> {
+    const { applied, pending } = await migrationStatus(this.db);
+    return {
+      version: VERSION,
+      database: isEmbedded(this.db) ? 'embedded' : 'postgres',
+      migrations: { applied: applied.length, pending },
+    };
+  }
+}

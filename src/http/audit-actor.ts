@@ -1,0 +1,19 @@
+import type { FastifyRequest } from 'fastify';
+import type { AuditActor, RequestIds } from '../domain/audit/audit-actions.js';
+import { appOf, memberOf } from './guards/principal.js';
+import { clientRequestIdOf } from './request-ids.js';
+
+/** The request as audit rows name it: the server's id, and the caller's own when sane. */
+export function requestIdsOf(request: FastifyRequest): RequestIds {
+  return { requestId: request.id, clientRequestId: clientRequestIdOf(request.headers) ?? null };
+}
+
+/** An order-service call: the app acts (ops 6–7 name their operator themselves). */
+export function orderActor(request: FastifyRequest): AuditActor {
+  return { appId: appOf(request).appId, operator: null, ...requestIdsOf(request) };
+}
+
+/** A member-center call: the member acts, through the app, and is named by its account. */
+export function memberActor(request: FastifyRequest): AuditActor {
+  return { appId: appOf(request).appId, operator: memberOf(request).account, ...requestIdsOf(request) };
+}

@@ -1,0 +1,6 @@
+import type { App } from '../app-type.js';
+
+/** `GET /`: a person who opens the server's address in a browser lands on the API reference. */
+export function rootRedirectRoute(app: App): void {
+  app.get('/', { schema: { hide: true } as object }, async (_request, reply) => reply.redirect('/docs', 302));
+}
