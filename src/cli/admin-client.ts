@@ -1,5 +1,5 @@
-import { resolveAdminKey } from '../admin-key.js';
-import { loadConfig } from '../config.js';
+import { adminKeyFile, readAdminKey } from '../admin-key.js';
+import { loadConfig, localUrl, type Config } from '../config.js';
 import { printable, text } from './printable.js';
 
 export class CliError extends Error {}
@@ -19,34 +19,44 @@ export function adminUrl(env: NodeJS.ProcessEnv = process.env): string {
     return env.KEYWARD_ADMIN_URL.replace(/\/+$/, '');
   }
   const apart = loadConfig(env).adminListener;
-  if (apart === undefined) return serverUrl(env);
-  const wildcard = apart.host === '0.0.0.0' || apart.host === '::' || apart.host === '[::]';
-  const host = wildcard
-    ? '127.0.0.1'
-    : apart.host.includes(':') && !apart.host.startsWith('[')
-      ? `[${apart.host}]`
-      : apart.host;
-  return `http://${host}:${apart.port}`;
+  return apart === undefined ? serverUrl(env) : localUrl(apart.host, apart.port);
+}
+
+/** The admin key the server uses, read where it keeps it; the CLI never makes one of its own. */
+function adminKeyOf(config: Config): string {
+  const key = readAdminKey(config);
+  if (key !== undefined) return key;
+  throw new CliError(
+    text`no admin key: KEYWARD_ADMIN_KEY is not set and ${adminKeyFile(config)} does not exist (or is empty). ` +
+      'The server writes that file at its first start: start it, run the CLI with the DATA_DIR the ' +
+      "server uses, or set KEYWARD_ADMIN_KEY to the server's key",
+  );
+}
+
+/** The error the CLI gives when nothing answers at `base`. */
+export function unreachable(base: string): CliError {
+  return new CliError(
+    text`cannot reach the Keyward server at ${base}; is it running? (KEYWARD_URL, KEYWARD_ADMIN_URL)`,
+  );
 }
 
 /** Calls the running server's admin API; the CLI never opens the database itself. */
 export async function adminCall<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   const config = loadConfig();
   const base = adminUrl();
+  const key = adminKeyOf(config);
   let response: Response;
   try {
     response = await fetch(`${base}/admin${path}`, {
       method,
       headers: {
-        authorization: `Bearer ${resolveAdminKey(config)}`,
+        authorization: `Bearer ${key}`,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch {
-    throw new CliError(
-      text`cannot reach the Keyward server at ${base}; is it running? (KEYWARD_URL, KEYWARD_ADMIN_URL)`,
-    );
+    throw unreachable(base);
   }
   const answer = await response.text();
   const parsed: unknown = answer === '' ? undefined : JSON.parse(answer);

@@ -1,9 +1,9 @@
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
-import { KeywardApiError, KeywardAuthError, type FailureEnvelope } from './errors.js';
+import { KeywardApiError, type FailureEnvelope } from './errors.js';
 import { freshNonce } from './nonce.js';
 import type { DataCall, HttpMethod, KeywardPaths } from './paths.js';
-import type { paths } from './schema.js';
-import { TokenSource, type Lease, type TokenAnswer } from './token-source.js';
+import { requestAppToken, requestToken } from './token.js';
+import { TokenSource, type Lease } from './token-source.js';
 
 export interface KeywardClientOptions {
   /** Where the server answers, e.g. `http://127.0.0.1:8080`. */
@@ -43,12 +43,6 @@ async function failureOf(response: Response): Promise<FailureEnvelope | undefine
   return { code, message: String(message ?? ''), cause: String(cause ?? ''), data };
 }
 
-function basic(appKey: string, appSecret: string): string {
-  // RFC 6749 §2.3.1: each part is form-encoded before the Basic encoding.
-  const pair = `${encodeURIComponent(appKey)}:${encodeURIComponent(appSecret)}`;
-  return `Basic ${btoa(pair)}`;
-}
-
 /** A request as first built, replayable with other tokens and a new nonce. */
 interface Draft {
   url: string;
@@ -66,38 +60,18 @@ interface Draft {
 export function createKeywardClient(options: KeywardClientOptions): KeywardClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const fetchImpl = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-  const tokenApi = createClient<paths>({ baseUrl, fetch: fetchImpl });
-
-  async function requestToken(body: Record<string, string>): Promise<TokenAnswer> {
-    const { data, error, response } = await tokenApi.POST('/oauth2/token', {
-      headers: {
-        authorization: basic(options.appKey, options.appSecret),
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: body as { grant_type: string },
-      bodySerializer: (fields) => new URLSearchParams(fields as Record<string, string>).toString(),
-    });
-    if (data !== undefined) return data;
-    const answer = error as { error?: string; error_description?: string } | undefined;
-    throw new KeywardAuthError(
-      answer?.error ?? 'server_error',
-      answer?.error_description ?? `HTTP ${response.status}`,
-      response.status,
-    );
-  }
-
-  const appTokens = new TokenSource(() =>
-    requestToken({
-      grant_type: 'client_credentials',
-      ...(options.scope === undefined ? {} : { scope: options.scope }),
-    }),
-  );
+  const tokenRequests = { ...options, baseUrl, fetch: fetchImpl };
+  const appTokens = new TokenSource(() => requestAppToken(tokenRequests));
   const memberTokens = new TokenSource(() => {
     const member = options.member;
     if (member === undefined) {
       return Promise.reject(new Error('member center calls need the `member` option (account and password)'));
     }
-    return requestToken({ grant_type: 'password', username: member.account, password: member.password });
+    return requestToken(tokenRequests, {
+      grant_type: 'password',
+      username: member.account,
+      password: member.password,
+    });
   });
 
   /** Calls in flight, by openapi-fetch's request id: their draft and the tokens they carry. */

@@ -1,12 +1,19 @@
-import { parseArgs } from 'node:util';
+import type { Command } from 'commander';
 import type { AppView, AppWithSecret, RotatedSecret } from '../../domain/apps/apps.service.js';
-import { adminCall, CliError } from '../admin-client.js';
+import { adminCall } from '../admin-client.js';
 import { printableJson, text } from '../printable.js';
+import { examples } from '../program.js';
 
-const USAGE = `usage:
-  keyward app create --name N --scopes auth_order,auth_me [--channels A,B] [--pending] [--json]
-  keyward app approve KEY | app list [--json] | app disable KEY
-  keyward app rotate-secret KEY [--revoke-tokens] [--json]`;
+interface JsonOption {
+  json?: boolean;
+}
+
+interface CreateOptions extends JsonOption {
+  name: string;
+  scopes: string;
+  channels?: string;
+  pending?: boolean;
+}
 
 function list(value: string | undefined): string[] {
   return (value ?? '')
@@ -34,63 +41,95 @@ function printSecret(app: AppWithSecret | RotatedSecret, json: boolean): void {
   }
 }
 
-export async function appCommand(args: string[]): Promise<void> {
-  const [action, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      scopes: { type: 'string' },
-      channels: { type: 'string' },
-      pending: { type: 'boolean', default: false },
-      'revoke-tokens': { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-    },
+async function create(options: CreateOptions): Promise<void> {
+  const app = await adminCall<AppWithSecret>('POST', '/apps', {
+    name: options.name,
+    scopes: list(options.scopes),
+    channels: list(options.channels),
+    pending: options.pending === true,
   });
-  switch (action) {
-    case 'create': {
-      if (values.name === undefined || values.scopes === undefined) throw new CliError(USAGE);
-      const app = await adminCall<AppWithSecret>('POST', '/apps', {
-        name: values.name,
-        scopes: list(values.scopes),
-        channels: list(values.channels),
-        pending: values.pending,
-      });
-      printSecret(app, values.json);
-      return;
-    }
-    case 'list': {
-      const apps = await adminCall<AppView[]>('GET', '/apps');
-      if (values.json) console.log(printableJson(apps));
-      else
-        for (const a of apps) {
-          console.log(
-            text`${a.appKey}\t${a.status}\t${a.scopes.join(',')}\t${a.channels.join(',') || '-'}\t${a.name}`,
-          );
-        }
-      return;
-    }
-    case 'approve':
-    case 'disable': {
-      const key = positionals[0];
-      if (key === undefined) throw new CliError(USAGE);
-      const app = await adminCall<AppView>('POST', `/apps/${encodeURIComponent(key)}/${action}`);
-      console.log(values.json ? printableJson(app) : text`${app.appKey} is ${app.status}`);
-      return;
-    }
-    case 'rotate-secret': {
-      const key = positionals[0];
-      if (key === undefined) throw new CliError(USAGE);
-      printSecret(
-        await adminCall<RotatedSecret>('POST', `/apps/${encodeURIComponent(key)}/rotate-secret`, {
-          revokeTokens: values['revoke-tokens'],
-        }),
-        values.json,
-      );
-      return;
-    }
-    default:
-      throw new CliError(USAGE);
+  printSecret(app, options.json === true);
+}
+
+async function listApps(options: JsonOption): Promise<void> {
+  const apps = await adminCall<AppView[]>('GET', '/apps');
+  if (options.json === true) {
+    console.log(printableJson(apps));
+    return;
   }
+  console.log('appKey\tstatus\tscopes\tchannels\tname');
+  for (const a of apps) {
+    console.log(
+      text`${a.appKey}\t${a.status}\t${a.scopes.join(',')}\t${a.channels.join(',') || '-'}\t${a.name}`,
+    );
+  }
+}
+
+async function changeStatus(action: 'approve' | 'disable', key: string, options: JsonOption): Promise<void> {
+  const app = await adminCall<AppView>('POST', `/apps/${encodeURIComponent(key)}/${action}`);
+  console.log(options.json === true ? printableJson(app) : text`${app.appKey} is ${app.status}`);
+}
+
+async function rotateSecret(key: string, options: JsonOption & { revokeTokens?: boolean }): Promise<void> {
+  const rotated = await adminCall<RotatedSecret>('POST', `/apps/${encodeURIComponent(key)}/rotate-secret`, {
+    revokeTokens: options.revokeTokens === true,
+  });
+  printSecret(rotated, options.json === true);
+}
+
+const APP_KEY = ['<APP_KEY>', "the application's appKey (kw_…)"] as const;
+
+/** `keyward app create|list|approve|disable|rotate-secret`: an application's life. */
+export function registerAppCommands(program: Command): void {
+  const app = program
+    .command('app')
+    .description('register and manage the applications (channel systems) that call the API')
+    .addHelpText(
+      'after',
+      examples([
+        'keyward app create --name crm --scopes auth_order,auth_me --channels CRM --json',
+        'keyward app list',
+        'keyward app rotate-secret kw_2Rvtk2-S_0UTQEdM --revoke-tokens',
+      ]),
+    );
+  app
+    .command('create')
+    .description('register an application; its secret is printed once')
+    .requiredOption('--name <NAME>', 'a name people recognise it by')
+    .requiredOption('--scopes <SCOPES>', 'comma-separated surfaces it may call: auth_order, auth_me')
+    .option('--channels <CHANNELS>', 'comma-separated channel codes its customers belong to')
+    .option('--pending', 'create it pending: it gets no token until `keyward app approve`')
+    .option('--json', 'print one JSON object: appKey, appSecret, scopes, channels, status')
+    .addHelpText(
+      'after',
+      examples(['keyward app create --name crm --scopes auth_order,auth_me --channels CRM,SHOP --json']),
+    )
+    .action(create);
+  app
+    .command('list')
+    .description('list the applications, one a line (tab-separated, with a header)')
+    .option('--json', 'print one JSON array')
+    .action(listApps);
+  const statusChanges = [
+    ['approve', 'approve a pending application: it may get tokens from now on'],
+    ['disable', 'disable an application: its tokens are refused at once'],
+  ] as const;
+  for (const [action, description] of statusChanges) {
+    app
+      .command(action)
+      .description(description)
+      .argument(...APP_KEY)
+      .option('--json', 'print the application as one JSON object')
+      .action((key: string, options: JsonOption) => changeStatus(action, key, options));
+  }
+  app
+    .command('rotate-secret')
+    .description('give an application a new secret, printed once')
+    .argument(...APP_KEY)
+    .option(
+      '--revoke-tokens',
+      'also revoke every token issued before (app and user tokens); without it they stay valid until they expire',
+    )
+    .option('--json', 'print one JSON object, with tokensRevoked')
+    .action(rotateSecret);
 }

@@ -1,62 +1,17 @@
-import { parseArgs } from 'node:util';
-import { CliError, serverUrl } from '../admin-client.js';
-import { loadDemo, type DemoFacts } from '../demo/load-demo.js';
-import { exportLine } from '../demo/try-it.js';
-import { printableJson, text } from '../printable.js';
+import type { Command } from 'commander';
+import { examples } from '../program.js';
 
-const USAGE = `usage:
-  keyward demo [--json]`;
-
-function describe(facts: DemoFacts): string {
-  const { app, enterprise, admin, members, lending, curl } = facts;
-  const pad = (label: string) => label.padEnd(20);
-  const holder = (a: DemoFacts['assets'][number]): string => {
-    if (a.borrowedUsbKey) return text`lent lock, lent to ${lending.account}`;
-    const lent = lending.assetNums.includes(a.assetNum) ? text`, lent to ${lending.borrowedUsbKey}` : '';
-    return text`${a.assignedTo ?? 'unassigned'}${lent}`;
-  };
-  const assets = facts.assets.map((a) => text`  ${a.assetNum}  ${a.licenseType.padEnd(23)}${holder(a)}`);
-  return [
-    text`Demo data loaded into ${facts.baseUrl}`,
-    '',
-    'Application (the secret is shown once)',
-    text`  ${pad('appKey')}${app.appKey}`,
-    text`  ${pad('appSecret')}${app.appSecret}`,
-    text`  ${pad('channel')}${app.channel}`,
-    'Enterprise',
-    text`  ${pad('enterpriseGlobalId')}${enterprise.enterpriseGlobalId}`,
-    text`  ${pad('name')}${enterprise.enterpriseName}`,
-    text`  ${pad('code')}${enterprise.code}`,
-    'Administrator login',
-    text`  ${pad('account')}${admin.account}`,
-    text`  ${pad('password')}${admin.password}`,
-    text`Employees (password ${members[0]?.password ?? '-'})`,
-    ...members.map((m) => text`  ${m.account.padEnd(20)}${m.name.padEnd(12)}${m.assetNums.join(', ')}`),
-    'Assets',
-    ...assets,
-    text`Lending: ${lending.account} lent ${lending.assetNums.join(', ')} to lent lock ${lending.borrowedUsbKey}`,
-    '',
-    'Try it (the first two lines set $TOKEN and $USER_TOKEN):',
-    text`  ${curl.token}`,
-    text`  ${curl.userToken}`,
-    text`  ${curl.order}`,
-    text`  ${curl.member}`,
-    '',
-    "Variables for the README's tour:",
-    text`  ${exportLine(facts.tour)}`,
-  ].join('\n');
-}
-
-/** `keyward demo [--json]`: loads a small demo data set into the running server. */
-export async function demoCommand(args: string[]): Promise<void> {
-  let json: boolean;
-  try {
-    ({
-      values: { json },
-    } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } }));
-  } catch {
-    throw new CliError(USAGE);
-  }
-  const facts = await loadDemo(serverUrl());
-  console.log(json ? printableJson(facts) : describe(facts));
+/** `keyward demo`: registered here, its code loaded on use (only it needs the typed client package). */
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description(
+      'load a small demo data set into the running server through its API, and print an app, ' +
+        'an enterprise, an administrator login and requests to try',
+    )
+    .option('--json', 'print the same facts as one JSON object')
+    .addHelpText('after', examples(['npm start            # in another terminal', 'keyward demo']))
+    .action(async (options: { json?: boolean }) =>
+      (await import('../demo/print-demo.js')).printDemo(options.json === true),
+    );
 }

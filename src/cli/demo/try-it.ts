@@ -1,15 +1,19 @@
 import type { DemoNumbers } from './data-set.js';
 import type { DemoFacts } from './load-demo.js';
 
-/** Shell lines to paste: the two logins set $TOKEN and $USER_TOKEN, the calls use them. */
+/**
+ * Shell lines to paste, in this order: `server` exports $KEYWARD_URL (the server the demo loaded),
+ * the two logins set $TOKEN and $USER_TOKEN, the calls use them.
+ */
 export interface CurlCommands {
+  server: string;
   token: string;
   userToken: string;
   order: string;
   member: string;
 }
 
-/** The variables the README's tour uses, named as it names them. */
+/** The variables the tour (docs/tour.md) uses, named as it names them. */
 export interface TourVariables {
   APP_KEY: string;
   CHANNEL: string;
@@ -28,20 +32,28 @@ type Facts = Omit<DemoFacts, 'curl' | 'tour'>;
 // No jq needed: the token endpoint's answer is one line of JSON and tokens are base64url.
 const ACCESS_TOKEN = `sed -E 's/.*"access_token":"([^"]+)".*/\\1/'`;
 const NONCE = 'g_nonce=$(openssl rand -hex 12)';
+/** How the README and docs/ name the server in every command, so one export points them all. */
+const SERVER = '${KEYWARD_URL:-http://127.0.0.1:8080}';
+
+/** A word the shell takes as it is, else the text in single quotes. */
+function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
 
 export function curlCommands(facts: Facts): CurlCommands {
   const { baseUrl, app, admin, enterprise } = facts;
   const login = `curl -s -u '${app.appKey}:${app.appSecret}'`;
   return {
-    token: `TOKEN=$(${login} -d grant_type=client_credentials ${baseUrl}/oauth2/token | ${ACCESS_TOKEN})`,
+    server: `export KEYWARD_URL=${shellWord(baseUrl)}`,
+    token: `TOKEN=$(${login} -d grant_type=client_credentials "${SERVER}/oauth2/token" | ${ACCESS_TOKEN})`,
     userToken:
       `USER_TOKEN=$(${login} -d grant_type=password -d username='${admin.account}' ` +
-      `-d password='${admin.password}' ${baseUrl}/oauth2/token | ${ACCESS_TOKEN})`,
+      `-d password='${admin.password}' "${SERVER}/oauth2/token" | ${ACCESS_TOKEN})`,
     order:
-      `curl -s "${baseUrl}/order/api/order/v1/asset/${enterprise.enterpriseGlobalId}/list?${NONCE}" ` +
+      `curl -s "${SERVER}/order/api/order/v1/asset/${enterprise.enterpriseGlobalId}/list?${NONCE}" ` +
       `-H "Authorization: Bearer $TOKEN"`,
     member:
-      `curl -s "${baseUrl}/me/api/v1/enterprise/${enterprise.enterpriseGlobalId}/asset/assetNums?${NONCE}" ` +
+      `curl -s "${SERVER}/me/api/v1/enterprise/${enterprise.enterpriseGlobalId}/asset/assetNums?${NONCE}" ` +
       `-H "Authorization: Bearer $TOKEN" -H "userToken: $USER_TOKEN"`,
   };
 }
