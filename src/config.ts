@@ -2,6 +2,9 @@ import path from 'node:path';
 
 export type Region = 'cn' | 'sg';
 
+/** `pretty`: readable lines and a start banner for a person at a terminal; `json`: one object a line. */
+export type LogFormat = 'pretty' | 'json';
+
 export interface Config {
   port: number;
   host: string;
@@ -12,6 +15,7 @@ export interface Config {
   tokenTtlSeconds: number;
   adminKey: string | undefined;
   logLevel: string;
+  logFormat: LogFormat;
   rateLimitPerMinute: number;
   /** Fastify's trustProxy: whose X-Forwarded-For to believe for a caller's address (none: false). */
   trustProxy: false | number | string[];
@@ -72,6 +76,16 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
+ * The URL this machine reaches a listener on `host:port` at: a wildcard address (all interfaces) is
+ * reached at 127.0.0.1, an IPv6 address goes in brackets.
+ */
+export function localUrl(host: string, port: number): string {
+  const wildcard = host === '0.0.0.0' || host === '::' || host === '[::]';
+  const name = wildcard ? '127.0.0.1' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
+/**
  * The admin API may create applications and set passwords: never on a public address by
  * accident. With ADMIN_PORT it has a listener of its own (ADMIN_HOST, default 127.0.0.1). Without
  * it, a public HOST gets one at 127.0.0.1:PORT+1 (a random port when PORT is 0); a loopback HOST
@@ -88,8 +102,23 @@ function adminListenerFrom(env: NodeJS.ProcessEnv, host: string, port: number): 
   return { host: adminHost, port: port === 0 ? 0 : port + 1 };
 }
 
-/** Reads the environment once; a bad value stops the process before it listens. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** LOG_FORMAT: unset, pretty for a person at a terminal and JSON lines for anything that reads them. */
+function logFormatFrom(raw: string | undefined, stdoutIsTerminal: boolean): LogFormat {
+  if (raw === undefined || raw === '') return stdoutIsTerminal ? 'pretty' : 'json';
+  if (raw !== 'pretty' && raw !== 'json') {
+    throw new Error(`LOG_FORMAT must be "pretty" or "json", got "${raw}"`);
+  }
+  return raw;
+}
+
+/**
+ * Reads the environment once; a bad value stops the process before it listens. Whether stdout is a
+ * terminal only chooses LOG_FORMAT's default.
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  stdoutIsTerminal: boolean = process.stdout.isTTY === true,
+): Config {
   const region = env.REGION ?? 'cn';
   if (region !== 'cn' && region !== 'sg') {
     throw new Error(`REGION must be "cn" or "sg", got "${region}"`);
@@ -115,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenTtlSeconds: intFrom(env, 'TOKEN_TTL_SECONDS', 7200, 1),
     adminKey: env.KEYWARD_ADMIN_KEY === '' ? undefined : env.KEYWARD_ADMIN_KEY,
     logLevel: env.LOG_LEVEL ?? 'info',
+    logFormat: logFormatFrom(env.LOG_FORMAT, stdoutIsTerminal),
     rateLimitPerMinute: intFrom(env, 'RATE_LIMIT_PER_MINUTE', 60000, 1),
     trustProxy: trustProxyFrom(env.TRUST_PROXY),
     adminListener: adminListenerFrom(env, host, port),

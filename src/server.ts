@@ -1,37 +1,50 @@
-import { resolveAdminKey } from './admin-key.js';
-import { pino } from 'pino';
+import type { AddressInfo } from 'node:net';
+import { pino, type Logger, type LoggerOptions } from 'pino';
+import { ensureAdminKey } from './admin-key.js';
 import { buildApp } from './app.js';
 import { listenForAdmin, type AdminListener } from './http/admin-listener.js';
 import { serializeError, serializeRequest } from './http/log-serializers.js';
-import { loadConfig } from './config.js';
+import { loadConfig, localUrl, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { secureDataDir } from './db/data-dir-modes.js';
 import { startHousekeeping } from './jobs/housekeeping.js';
 import { startOrderWorker } from './jobs/order-worker.js';
+import { prettyDestination } from './startup/pretty-log.js';
+import { silentReport, terminalReport, type StartupReport } from './startup/report.js';
+import { VERSION } from './version.js';
+
+/** JSON lines exactly as pino writes them, or the same lines made readable with a start banner. */
+function outputFor(config: Config): { logger: Logger; report: StartupReport } {
+  const options: LoggerOptions = {
+    level: config.logLevel,
+    redact: ['req.headers.authorization', 'req.headers.clienttoken', 'req.headers.usertoken'],
+    serializers: { err: serializeError, req: serializeRequest },
+  };
+  if (config.logFormat === 'json') return { logger: pino(options), report: silentReport };
+  const color = process.stdout.isTTY === true && (process.env.NO_COLOR ?? '') === '';
+  return {
+    logger: pino(options, prettyDestination(process.stdout, color)),
+    report: terminalReport(process.stdout, VERSION),
+  };
+}
 
 /** `keyward serve`: open the database, migrate, listen, and close cleanly on SIGTERM/SIGINT. */
 export async function serve(): Promise<void> {
   const config = loadConfig();
-  const logger = pino({
-    level: config.logLevel,
-    redact: ['req.headers.authorization', 'req.headers.clienttoken', 'req.headers.usertoken'],
-    serializers: { err: serializeError, req: serializeRequest },
-  });
+  const { logger, report } = outputFor(config);
   secureDataDir(config.dataDir, (message) => logger.warn({ dataDir: config.dataDir }, message));
+  report.opening(config);
   const database = await openDatabase(config);
   try {
-    await migrateToLatest(database.db);
+    report.migrating();
+    report.migrated(await migrateToLatest(database.db));
   } catch (error) {
     await database.close();
     throw error;
   }
-  const app = await buildApp({
-    config,
-    db: database.db,
-    adminKey: resolveAdminKey(config),
-    logger,
-  });
+  const adminKey = ensureAdminKey(config);
+  const app = await buildApp({ config, db: database.db, adminKey: adminKey.key, logger });
   const stopHousekeeping = startHousekeeping(app.services, app.log);
   const orderWorker = startOrderWorker(app.services.orders, app.log);
   let adminListener: AdminListener | undefined;
@@ -60,4 +73,14 @@ export async function serve(): Promise<void> {
     app.log.info({ url: adminListener.url }, `admin API listening at ${adminListener.url}`);
   }
   app.log.info({ database: database.kind }, 'keyward is serving');
+  report.ready({
+    version: VERSION,
+    url: localUrl(config.host, (app.server.address() as AddressInfo).port),
+    adminUrl: adminListener?.url,
+    database:
+      config.databaseUrl === undefined
+        ? { kind: 'embedded', dataDir: config.dataDir }
+        : { kind: 'postgres', databaseUrl: config.databaseUrl },
+    adminKey,
+  });
 }

@@ -11,6 +11,7 @@ let facts: DemoFacts;
 let asAdmin: KeywardClient;
 
 const NONCE_CMD = 'g_nonce=$(openssl rand -hex 12)';
+const SERVER = '${KEYWARD_URL:-http://127.0.0.1:8080}';
 
 beforeAll(async () => {
   live = await startDemoServer();
@@ -56,6 +57,11 @@ describe('keyward demo --json', () => {
     for (const call of [facts.curl.order, facts.curl.member]) {
       expect(call).toContain(facts.enterprise.enterpriseGlobalId);
       expect(call).toContain(NONCE_CMD);
+    }
+    // Every request names the server as the README and docs/ do, so $KEYWARD_URL points them all.
+    for (const line of [facts.curl.token, facts.curl.userToken, facts.curl.order, facts.curl.member]) {
+      expect(line).toContain(`"${SERVER}/`);
+      expect(line).not.toContain(live.server.url);
     }
   });
 
@@ -175,8 +181,12 @@ describe('keyward demo --json', () => {
   });
 
   it('prints curl commands that work as pasted', async () => {
-    const { token, userToken, order, member } = facts.curl;
-    const result = await runShell(['set -e', token, userToken, order, 'echo', member].join('\n'));
+    const { server, token, userToken, order, member } = facts.curl;
+    expect(server).toBe(`export KEYWARD_URL=${live.server.url}`);
+    // A shell whose KEYWARD_URL names no server: the first line pasted points it at the demo's.
+    const result = await runShell(['set -e', server, token, userToken, order, 'echo', member].join('\n'), {
+      KEYWARD_URL: 'http://127.0.0.1:9',
+    });
     expect(result.code, result.stderr).toBe(0);
     const [orderAnswer, memberAnswer] = result.stdout
       .trim()
@@ -199,6 +209,8 @@ describe('keyward demo', () => {
     for (const label of ['appKey', 'appSecret', 'account', 'password', 'TOKEN=$(curl', 'USER_TOKEN=$(curl']) {
       expect(again.stdout).toContain(label);
     }
+    expect(again.stdout).toContain(`export KEYWARD_URL=${live.server.url}\n`);
+    expect(again.stdout).toContain('Variables for the tour (docs/tour.md):');
     expect(again.stdout).toContain(`export APP_KEY=`);
     expect(again.stdout).toContain(`ENTERPRISE=${enterprise}`);
   });

@@ -36,15 +36,18 @@ export async function appToken(h: Harness, app: TestApp, scope?: string): Promis
   return (response.json() as { access_token: string }).access_token;
 }
 
-export async function userToken(
+/** A member's login (password grant) as an app sends it; `request` adds headers or an address. */
+export function passwordLogin(
   h: Harness,
-  app: TestApp,
+  app: Pick<TestApp, 'appKey' | 'appSecret'>,
   account: string,
   password: string,
-): Promise<string> {
-  const response = await h.app.inject({
+  request: { headers?: Record<string, string>; remoteAddress?: string } = {},
+) {
+  return h.app.inject({
     method: 'POST',
     url: '/oauth2/token',
+    ...request,
     payload: {
       grant_type: 'password',
       client_id: app.appKey,
@@ -53,6 +56,15 @@ export async function userToken(
       password,
     },
   });
+}
+
+export async function userToken(
+  h: Harness,
+  app: TestApp,
+  account: string,
+  password: string,
+): Promise<string> {
+  const response = await passwordLogin(h, app, account, password);
   if (response.statusCode !== 200) throw new Error(`login failed: ${response.body}`);
   return (response.json() as { access_token: string }).access_token;
 }

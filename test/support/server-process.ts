@@ -15,14 +15,24 @@ export interface ServerProcess {
   url: string;
   child: ChildProcess;
   output(): string;
+  /** Resolves once the output matches `pattern` (the start banner comes after "listening"). */
+  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
   /** Sends the signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `keyward serve` as a real process on a free port and waits until it listens. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...TEST_ENV, ...env },
+/**
+ * Starts `keyward serve` as a real process on a free port and waits until it listens; `bin` runs
+ * another copy of the code (an image's file tree).
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  bin: string = BIN,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [bin, 'serve'], {
+    cwd: path.dirname(path.dirname(bin)),
+    // LOG_FORMAT unset whatever the caller's shell says: JSON lines, which tests read.
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: '', ...TEST_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -52,6 +62,23 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     url,
     child,
     output: () => output,
+    waitFor: (pattern) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const match = pattern.exec(output);
+          if (match === null) return false;
+          child.stdout.off('data', onData);
+          resolve(match);
+          return true;
+        };
+        // Registered after the start's own listener: `output` already holds the chunk.
+        const onData = () => void check();
+        if (check()) return;
+        child.stdout.on('data', onData);
+        void exited.then(() => {
+          if (!check()) reject(new Error(`server exited before printing ${pattern}:\n${output}`));
+        });
+      }),
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode;
       child.kill(signal);

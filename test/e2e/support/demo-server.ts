@@ -31,11 +31,18 @@ async function onAdminDatabase(url: string, statement: string): Promise<void> {
   }
 }
 
+/** A database of a test server's own, and how to remove it. */
+export interface FreshDatabase {
+  /** DATA_DIR and DATABASE_URL for `keyward serve`. */
+  env: { DATA_DIR: string; DATABASE_URL: string };
+  remove(): Promise<void>;
+}
+
 /**
- * A real `keyward serve` with a database of its own: a fresh data directory, or on the PostgreSQL
- * pass a fresh database next to the run's, so its order worker never meets other files' batches.
+ * A fresh data directory, or on the PostgreSQL pass a fresh database next to the run's, so the
+ * server's order worker never meets other files' batches.
  */
-export async function startDemoServer(): Promise<DemoServer> {
+export async function freshDatabase(): Promise<FreshDatabase> {
   const runUrl = testDatabaseUrl();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-demo-'));
   let databaseUrl = '';
@@ -48,19 +55,26 @@ export async function startDemoServer(): Promise<DemoServer> {
     databaseUrl = url.toString();
     dropDatabase = () => onAdminDatabase(runUrl, `drop database if exists ${name} with (force)`);
   }
+  return {
+    env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl },
+    async remove() {
+      await dropDatabase();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A real `keyward serve` on a fresh database (see freshDatabase). */
+export async function startDemoServer(): Promise<DemoServer> {
+  const database = await freshDatabase();
   const adminKey = randomBytes(16).toString('hex');
-  const server = await startServerProcess({
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    KEYWARD_ADMIN_KEY: adminKey,
-  });
+  const server = await startServerProcess({ ...database.env, KEYWARD_ADMIN_KEY: adminKey });
   return {
     server,
     cliEnv: { KEYWARD_URL: server.url, KEYWARD_ADMIN_KEY: adminKey },
     async stop() {
       await server.stop();
-      await dropDatabase();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await database.remove();
     },
   };
 }

@@ -1,36 +1,37 @@
 /**
- * Reading the README's tour: its ```sh blocks, each a command followed by the answer it gives as
- * `#` comment lines. An answer may leave things out with a bare `…` (an array element or object
+ * Reading the tour (docs/tour.md): its ```sh blocks, each a command followed by the answer it gives
+ * as `#` comment lines. An answer may leave things out with a bare `…` (an array element or object
  * member); it is then a pattern the real answer must fit.
  */
 
-/** Where the tour's commands send their requests; a test points them at its own server. */
-export const README_BASE_URL = 'http://127.0.0.1:8080';
+/** How every command names the server: $KEYWARD_URL, else the default address. */
+export const TOUR_SERVER = '${KEYWARD_URL:-http://127.0.0.1:8080}';
 
-export interface TourBlock {
+export interface TourStep {
   /** The heading and bold label before the block: "Order service: Op 1, bind a customer …" */
   label: string;
   command: string;
   documented: string;
 }
 
-/** The ```sh blocks between `## Tour` and the next `## ` heading, in order. */
-export function tourBlocks(readme: string): TourBlock[] {
-  const start = readme.indexOf('\n## Tour\n');
-  if (start < 0) throw new Error('README.md has no "## Tour" section');
-  const rest = readme.slice(start + 1);
-  const end = rest.indexOf('\n## ', 1);
-  const section = end < 0 ? rest : rest.slice(0, end);
-  const blocks: TourBlock[] = [];
+/**
+ * The ```sh blocks under the tour's `## ` headings, in order. What comes before the first heading
+ * tells how to set up, and is not a step.
+ */
+export function tourSteps(tour: string): TourStep[] {
+  const start = tour.indexOf('\n## ');
+  if (start < 0) throw new Error('the tour has no "## " section');
+  const steps = tour.slice(start + 1);
+  const found: TourStep[] = [];
   const fence = /```sh\n([\s\S]*?)```/g;
-  for (let match = fence.exec(section); match !== null; match = fence.exec(section)) {
+  for (let match = fence.exec(steps); match !== null; match = fence.exec(steps)) {
     const lines = (match[1] ?? '').trimEnd().split('\n');
     let split = lines.length;
     while (split > 0 && lines[split - 1]?.startsWith('#')) split -= 1;
-    const before = section.slice(0, match.index);
-    const heading = [...before.matchAll(/^### (.+)$/gm)].at(-1)?.[1];
-    const label = [...before.matchAll(/\*\*([^*]+)\*\*/g)].at(-1)?.[1] ?? `block ${blocks.length + 1}`;
-    blocks.push({
+    const before = steps.slice(0, match.index);
+    const heading = [...before.matchAll(/^## (.+)$/gm)].at(-1)?.[1];
+    const label = [...before.matchAll(/\*\*([^*]+)\*\*/g)].at(-1)?.[1] ?? `step ${found.length + 1}`;
+    found.push({
       label: heading === undefined ? label : `${heading}: ${label}`,
       command: lines.slice(0, split).join('\n'),
       documented: lines
@@ -39,14 +40,15 @@ export function tourBlocks(readme: string): TourBlock[] {
         .join('\n'),
     });
   }
-  return blocks;
+  return found;
 }
 
 /** The method and path a tour command calls, its `$VARIABLES` turned into `{}`. */
 export function operationOf(command: string): string {
   const method = /-X ([A-Z]+)/.exec(command)?.[1] ?? 'GET';
-  const url = new RegExp(`"${README_BASE_URL.replace(/[.]/g, '\\.')}([^"?]*)`).exec(command)?.[1];
-  if (url === undefined) throw new Error(`no request to ${README_BASE_URL} in:\n${command}`);
+  const at = command.indexOf(`"${TOUR_SERVER}/`);
+  if (at < 0) throw new Error(`no request to "${TOUR_SERVER}/…" in:\n${command}`);
+  const url = /^[^"?]*/.exec(command.slice(at + TOUR_SERVER.length + 1))?.[0] ?? '';
   return `${method} ${url.replace(/\$[A-Z_]+/g, '{}')}`;
 }
 
@@ -126,4 +128,12 @@ function fit(doc: unknown, got: unknown, path: string, found: string[]): void {
       else fit(value, object[key], `${path}.${key}`, found);
     }
   }
+}
+
+/** The command lines of every ```sh block, without the answers shown as `#` lines or ` # …` notes. */
+export function commandLines(markdown: string): string[] {
+  return [...markdown.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .flatMap((match) => (match[1] ?? '').split('\n'))
+    .filter((line) => !line.trimStart().startsWith('#'))
+    .map((line) => line.replace(/\s+# .*$/, ''));
 }

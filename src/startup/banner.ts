@@ -1,0 +1,54 @@
+import type { AdminKeySource } from '../admin-key.js';
+import { text } from '../cli/printable.js';
+
+/** What the start banner tells; the admin key only by where it is, never its value. */
+export interface BannerFacts {
+  version: string;
+  url: string;
+  /** The admin API's listener, when it has one apart from `url`. */
+  adminUrl: string | undefined;
+  database: { kind: 'embedded'; dataDir: string } | { kind: 'postgres'; databaseUrl: string };
+  adminKey: AdminKeySource;
+}
+
+/**
+ * Where DATABASE_URL points, as `host:port/database`: no user, no password, no query (which may
+ * hold a password too).
+ */
+export function postgresLocation(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    const host =
+      url.hostname === '' ? 'the local socket' : `${url.hostname}${url.port === '' ? '' : `:${url.port}`}`;
+    const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+    return database === '' ? host : `${host}/${database}`;
+  } catch {
+    return 'the server DATABASE_URL names';
+  }
+}
+
+function adminKeyWhere(adminKey: AdminKeySource): string {
+  if (adminKey.source === 'variable') return 'from the KEYWARD_ADMIN_KEY variable';
+  return text`in ${adminKey.file}${adminKey.generated ? ' (generated at this start; the CLI reads it there)' : ''}`;
+}
+
+/** The lines printed once the server listens, for a person at a terminal (LOG_FORMAT=pretty). */
+export function bannerLines(facts: BannerFacts): string[] {
+  const row = (label: string, value: string) => `  ${label.padEnd(11)}${value}`;
+  const database =
+    facts.database.kind === 'embedded'
+      ? text`embedded, in ${facts.database.dataDir}`
+      : text`PostgreSQL at ${postgresLocation(facts.database.databaseUrl)}`;
+  return [
+    '',
+    text`Keyward ${facts.version} is ready`,
+    row('URL', text`${facts.url}`),
+    row('API docs', text`${facts.url}/docs`),
+    row('database', database),
+    row('admin key', adminKeyWhere(facts.adminKey)),
+    ...(facts.adminUrl === undefined ? [] : [row('admin API', text`${facts.adminUrl}`)]),
+    '',
+    'next: npx keyward demo   (loads demo data, then prints an app, a login and requests to try)',
+    '',
+  ];
+}

@@ -1,0 +1,167 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportLine } from '../../src/cli/demo/try-it.js';
+import { runDemoJson, startDemoServer, type DemoServer } from './support/demo-server.js';
+import { startShellSession, type ShellSession } from './support/shell-session.js';
+import {
+  commandLines,
+  differences,
+  operationOf,
+  parseDocumented,
+  TOUR_SERVER,
+  tourSteps,
+} from './support/tour.js';
+
+// The tour (docs/tour.md), run as a reader runs it: `keyward demo` against a real server, the lines
+// it prints pasted into one shell, then every ```sh block of the tour pasted into that shell, in
+// order. Each answer must fit the one the tour shows, so the tour cannot go stale unnoticed.
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
+const steps = tourSteps(read('docs/tour.md'));
+
+/** The operations of the two interface documents and DOMAIN.md's additions, in their order. */
+const SPEC_ORDER = [
+  'POST /order/api/order/v1/enterprise/user/bind',
+  'POST /order/api/order/v1/enterprise/user/create',
+  'GET /order/api/order/v1/enterprise/user/query',
+  'POST /order/api/order/v1/enterprise/user/update',
+  'POST /order/api/order/v1/licenseOrder/batchOrder',
+  'POST /order/api/order/v1/asset/lock',
+  'POST /order/api/order/v1/asset/unlock',
+  'GET /order/api/order/v1/asset/{}/list',
+  'POST /order/api/order/v1/shellnums',
+  'GET /order/api/order/v1/licenseOrder/{}',
+  'POST /me/api/v1/enterprise/{}/member',
+  'PUT /me/api/v1/enterprise/{}/member/{}',
+  'PUT /me/api/v1/enterprise/{}/member/{}/resetPassword',
+  'DELETE /me/api/v1/enterprise/{}/member/{}',
+  'GET /me/api/v1/enterprise/{}/members',
+  'GET /me/api/v1/enterprise/{}/asset/assetNums',
+  'GET /me/api/v1/enterprise/asset/{}/merchandiseProducts',
+  'GET /me/api/v1/enterprise/{}/asset/borrowUsbKeys',
+  'POST /me/api/v1/enterprise/member/{}/privileges',
+  'POST /me/api/v1/enterprise/member/{}/borrow',
+  'POST /me/api/v1/enterprise/member/{}/return',
+];
+const ADD_MEMBERS = 'POST /me/api/v1/enterprise/{}/member';
+
+let live: DemoServer;
+let shell: ShellSession;
+
+beforeAll(async () => {
+  live = await startDemoServer();
+  const facts = await runDemoJson(live);
+  // The shell finds the test server the way a reader's finds another one: by KEYWARD_URL.
+  shell = startShellSession({ KEYWARD_URL: live.server.url });
+  // What the tour tells a reader to paste: the demo's "Try it" logins and its tour variables.
+  const pasted = await shell.run(
+    [facts.curl.server, facts.curl.token, facts.curl.userToken, exportLine(facts.tour)].join('\n'),
+  );
+  expect(pasted.code, pasted.stderr).toBe(0);
+  const tokens = await shell.run('test -n "$TOKEN" && test -n "$USER_TOKEN"');
+  expect(tokens.code, "the demo's login lines set $TOKEN and $USER_TOKEN").toBe(0);
+});
+afterAll(async () => {
+  await shell?.close();
+  await live?.stop();
+});
+
+describe('the tour', () => {
+  it('shows one example per operation, in the order of the interface documents', () => {
+    expect(steps.map((s) => operationOf(s.command))).toEqual(SPEC_ORDER);
+  });
+
+  it('covers every order-service and member-center operation the server documents', async () => {
+    const document = (await (await fetch(`${live.server.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const served = Object.entries(document.paths).flatMap(([route, methods]) =>
+      route.startsWith('/order/') || route.startsWith('/me/')
+        ? Object.keys(methods).map((m) => `${m.toUpperCase()} ${route.replace(/\{[^}]+\}/g, '{}')}`)
+        : [],
+    );
+    expect(served.sort()).toEqual([...SPEC_ORDER].sort());
+  });
+
+  it('notices an answer that no longer fits the documented one', () => {
+    const documented = parseDocumented(
+      '{"code":0,"message":"success","data":[{"assetNum":"8000000001", …}, …]}',
+    );
+    expect(
+      differences(documented, { code: 0, message: 'success', data: [{ assetNum: '8', status: 1 }] }),
+    ).toEqual([]);
+    expect(differences(documented, { code: 0, message: 'success', data: [{ assetNo: '8' }] })).toEqual([
+      'data[0].assetNum: documented, not in the answer',
+    ]);
+    expect(differences(documented, { code: '13004', message: 'size: must be >= 1', cause: '' })).toEqual([
+      'code: documented 0, got "13004"',
+      'message: documented "success", got "size: must be >= 1"',
+      'data: documented data',
+    ]);
+    expect(differences(documented, { code: 0, message: 'success', data: null })).toEqual([
+      'data: documented array, got null',
+    ]);
+  });
+
+  for (const step of steps) {
+    it(step.label, async () => {
+      const run = await shell.run(step.command);
+      expect(run.code, run.stderr).toBe(0);
+      const answer = JSON.parse(run.stdout) as { data?: { succeeded?: Array<{ globalId: string }> } };
+      expect(differences(parseDocumented(step.documented), answer), run.stdout).toEqual([]);
+      if (operationOf(step.command) === ADD_MEMBERS) {
+        // The step itself names the added employee's globalId $MEMBER for the steps that follow.
+        const member = await shell.run('printf %s "$MEMBER"');
+        expect(member.stdout).toBe(answer.data?.succeeded?.[0]?.globalId);
+      }
+    });
+  }
+});
+
+describe('the README and docs/', () => {
+  const pages = [
+    'README.md',
+    ...fs
+      .readdirSync(path.join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.md'))
+      .map((file) => path.join('docs', file)),
+  ];
+
+  it('keeps the README to one sitting: under 250 lines', () => {
+    expect(read('README.md').trimEnd().split('\n').length).toBeLessThan(250);
+  });
+
+  it(`name the server in every shell command as "${TOUR_SERVER}"`, () => {
+    for (const page of pages) {
+      const literal = commandLines(read(page)).filter((line) =>
+        /https?:\/\//.test(line.replaceAll(TOUR_SERVER, '')),
+      );
+      expect(literal, page).toEqual([]);
+    }
+  });
+
+  it('link only to files and headings that exist', () => {
+    for (const page of pages) {
+      for (const [, target = ''] of read(page).matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target)) continue;
+        const [file = '', anchor] = target.split('#');
+        const linked = file === '' ? page : path.join(path.dirname(page), file);
+        expect(fs.existsSync(path.join(ROOT, linked)), `${page} links ${target}`).toBe(true);
+        if (anchor !== undefined && linked.endsWith('.md')) {
+          expect(anchorsOf(read(linked)), `${page} links ${target}`).toContain(anchor);
+        }
+      }
+    }
+  });
+});
+
+/** The anchors a Markdown renderer gives a page's headings (GitHub's rule, without duplicates). */
+function anchorsOf(markdown: string): string[] {
+  return [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map(([, heading = '']) =>
+    heading
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-'),
+  );
+}
