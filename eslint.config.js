@@ -33,6 +33,18 @@ export default tseslint.config(
     },
   },
   {
+    // The console's one browser script.
+    files: ['src/http/console/public/**/*.js'],
+    languageOptions: {
+      globals: {
+        document: 'readonly',
+        window: 'readonly',
+        HTMLFormElement: 'readonly',
+        HTMLSelectElement: 'readonly',
+      },
+    },
+  },
+  {
     // Config files are loaded by tools that expect a default export.
     files: ['eslint.config.js', 'vitest.config.ts', 'test/support/global-setup.ts'],
     rules: { 'no-restricted-syntax': 'off' },

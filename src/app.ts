@@ -13,6 +13,7 @@ import {
   installNotFound,
   MAX_PARAM_LENGTH,
 } from './http/error-handler.js';
+import { consoleSurface } from './http/console/index.js';
 import { memberSurface } from './http/me/index.js';
 import { tokenRoute } from './http/oauth/token.js';
 import { healthRoutes } from './http/ops/health.js';
@@ -21,7 +22,7 @@ import { rootRedirectRoute } from './http/ops/root-redirect.js';
 import { orderSurface } from './http/order/index.js';
 import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
 import { installSecurityHeaders } from './http/security-headers.js';
-import { ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
+import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
 
@@ -112,5 +113,6 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   await app.register(adminApi(options.adminKey), { prefix: '/admin' });
   await app.register(orderSurface, { prefix: ORDER_PREFIX });
   await app.register(memberSurface, { prefix: ME_PREFIX });
+  await app.register(consoleSurface(options.adminKey), { prefix: CONSOLE_PREFIX });
   return app;
 }

@@ -24,6 +24,8 @@ export interface Config {
    * when it is served on the public listener, which is only so when HOST is a loopback address.
    */
   adminListener: { host: string; port: number } | undefined;
+  /** COOKIE_SECURE=1: console cookies are `Secure` even when the request did not come over https. */
+  cookieSecure: boolean;
   /** When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`. */
   metricsToken: string | undefined;
   /** /oauth2/token requests per minute per client_id and per remote address. */
@@ -149,6 +151,7 @@ export function loadConfig(
     trustProxy: trustProxyFrom(env.TRUST_PROXY),
     adminListener: adminListenerFrom(env, host, port),
     metricsToken: env.METRICS_TOKEN === '' ? undefined : env.METRICS_TOKEN,
+    cookieSecure: env.COOKIE_SECURE === '1',
     tokenRate: {
       perClient: intFrom(env, 'TOKEN_RATE_PER_CLIENT', 300, 1),
       perAddress: intFrom(env, 'TOKEN_RATE_PER_IP', 600, 1),

@@ -4,6 +4,7 @@ import { AppsService } from './domain/apps/apps.service.js';
 import { AssetNumbersService } from './domain/asset-numbers/asset-numbers.service.js';
 import { AssetsService } from './domain/assets/assets.service.js';
 import { AuditRepository } from './domain/audit/audit.repository.js';
+import { ConsoleSessionsService } from './domain/console/console-sessions.service.js';
 import { CustomersService } from './domain/customers/customers.service.js';
 import { EnterprisesService } from './domain/enterprises/enterprises.service.js';
 import { DbGate } from './domain/gate/db-gate.js';
@@ -37,6 +38,7 @@ export interface Services {
   memberAssets: MemberAssetsService;
   lending: LendingService;
   status: ServerStatusService;
+  consoleSessions: ConsoleSessionsService;
 }
 
 export function createServices(db: Db, config: Config): Services {
@@ -49,14 +51,17 @@ export function createServices(db: Db, config: Config): Services {
     config.redisUrl === undefined
       ? new DbGate(db, gateSettings)
       : new RedisGate(config.redisUrl, gateSettings, db);
+  const tokens = new TokensService(db, config.tokenTtlSeconds);
+  const login = new LoginService(db);
+  const tokenLimits = new TokenRequestLimits(gate, config.tokenRate);
   return {
     apps: new AppsService(db),
-    tokens: new TokensService(db, config.tokenTtlSeconds),
-    login: new LoginService(db),
+    tokens,
+    login,
     members: new MembersService(db, { releaseOnDelete: [releaseMemberLendings] }),
     memberAdmin: new MemberAdminService(db),
     gate,
-    tokenLimits: new TokenRequestLimits(gate, config.tokenRate),
+    tokenLimits,
     audit: new AuditRepository(db),
     assetNumbers,
     enterprises: new EnterprisesService(db),
@@ -66,5 +71,6 @@ export function createServices(db: Db, config: Config): Services {
     memberAssets: new MemberAssetsService(db),
     lending: new LendingService(db),
     status: new ServerStatusService(db),
+    consoleSessions: new ConsoleSessionsService(db, { tokens, login, tokenLimits }),
   };
 }

@@ -15,6 +15,7 @@ import * as m0090 from './migrations/0090_issued_number_ranges.js';
 import * as m0100 from './migrations/0100_login_sources.js';
 import * as m0105 from './migrations/0105_audit_client_request_id.js';
 import * as m0110 from './migrations/0110_audit_enterprise.js';
+import * as m0120 from './migrations/0120_console.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '0100_login_sources': m0100,
   '0105_audit_client_request_id': m0105,
   '0110_audit_enterprise': m0110,
+  '0120_console': m0120,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

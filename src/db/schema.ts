@@ -272,6 +272,15 @@ export interface LentProductsTable {
   created_at: Stamp;
 }
 
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  kind: 'operator' | 'enterprise';
+  token_hash: string | null;
+  created_at: Stamp;
+  last_seen_at: Stamp;
+  expires_at: Date;
+}
+
 export interface Database {
   apps: AppsTable;
   tokens: TokensTable;
@@ -294,4 +303,5 @@ export interface Database {
   lent_locks: LentLocksTable;
   asset_lendings: AssetLendingsTable;
   lent_products: LentProductsTable;
+  console_sessions: ConsoleSessionsTable;
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { CommonCode, commonMessages } from '../errors/common-codes.js';
 import { failure } from './envelope.js';
-import { surfaceOf } from './surface.js';
+import { OPERATOR_CONSOLE_PREFIX, surfaceOf } from './surface.js';
 
 /** Requests that came in through the admin listener (and only those). */
 const viaAdminListener = new WeakSet<IncomingMessage>();
@@ -11,12 +11,12 @@ const viaAdminListener = new WeakSet<IncomingMessage>();
 /**
  * With a listener of its own, the admin API is not on the public one: there /admin/* is an unknown
  * path (404 before the admin key is even looked at, so nothing says it exists), and the admin
- * listener serves /admin/* alone. Both listeners hand requests to the same app, so the admin
+ * listener serves /admin/* alone. The console's operator area goes with the admin API. Both listeners hand requests to the same app, so the admin
  * routes, hooks and error handling are one code path.
  */
 export function keepAdminApart(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
-    const adminPath = surfaceOf(request.url) === 'admin';
+    const adminPath = surfaceOf(request.url) === 'admin' || request.url.startsWith(OPERATOR_CONSOLE_PREFIX);
     if (adminPath === viaAdminListener.has(request.raw)) return;
     const path = request.url.split('?')[0] ?? '';
     return reply

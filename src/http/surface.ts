@@ -2,16 +2,21 @@ import { CommonCode } from '../errors/common-codes.js';
 import { MemberCode } from '../errors/member-codes.js';
 import { OrderCode } from '../errors/order-codes.js';
 
-export type Surface = 'order' | 'me' | 'oauth' | 'admin' | 'ops';
+export type Surface = 'order' | 'me' | 'oauth' | 'admin' | 'console' | 'ops';
 
 export const ORDER_PREFIX = '/order/api/order/v1';
 export const ME_PREFIX = '/me/api/v1';
+export const CONSOLE_PREFIX = '/console';
+/** The operator's part of the console: served where /admin/* is (see admin-listener.ts). */
+export const OPERATOR_CONSOLE_PREFIX = '/console/operator';
 
 export function surfaceOf(url: string): Surface {
   if (url.startsWith(`${ORDER_PREFIX}/`)) return 'order';
   if (url.startsWith(`${ME_PREFIX}/`)) return 'me';
   if (url.startsWith('/oauth2/')) return 'oauth';
   if (url.startsWith('/admin/')) return 'admin';
+  if (url === CONSOLE_PREFIX || url.startsWith(`${CONSOLE_PREFIX}/`) || url.startsWith(`${CONSOLE_PREFIX}?`))
+    return 'console';
   return 'ops';
 }
 
@@ -24,6 +29,7 @@ export function validationCode(surface: Surface): string {
       return MemberCode.paramEmpty;
     case 'oauth':
     case 'admin':
+    case 'console':
     case 'ops':
       return CommonCode.securityCheckFailed;
   }

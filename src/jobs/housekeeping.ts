@@ -11,6 +11,7 @@ export function startHousekeeping(services: Services, log: FastifyBaseLogger): (
       await services.gate.purge();
       await services.tokens.purgeExpired();
       await services.login.purgeStale();
+      await services.consoleSessions.purgeStale();
     } catch (error) {
       log.warn({ err: error }, 'housekeeping failed; will retry');
     }

@@ -34,6 +34,9 @@ export const AUDIT_ACTIONS = [
   'lending.lent',
   'lending.returned',
   'lending.ended',
+  // The web console's sign-ins and sign-outs (operator and enterprise administrators).
+  'console.signed_in',
+  'console.signed_out',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

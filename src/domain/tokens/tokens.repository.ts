@@ -169,6 +169,15 @@ export class TokensRepository {
       .execute();
   }
 
+  async revoke(tokenHash: string): Promise<void> {
+    await this.db
+      .updateTable('tokens')
+      .set({ revoked_at: new Date() })
+      .where('token_hash', '=', tokenHash)
+      .where('revoked_at', 'is', null)
+      .execute();
+  }
+
   async revokeForMember(memberId: number): Promise<void> {
     await this.db
       .updateTable('tokens')

@@ -57,6 +57,15 @@ export class TokensService {
     return this.tokens.findLiveUser(sha256(token));
   }
 
+  /** The live user behind a token's hash (the console keeps hashes, never tokens). */
+  async resolveUserTokenHash(tokenHash: string): Promise<UserTokenGrant | undefined> {
+    return this.tokens.findLiveUser(tokenHash);
+  }
+
+  async revokeHash(tokenHash: string): Promise<void> {
+    await this.tokens.revoke(tokenHash);
+  }
+
   async revokeForMember(memberId: number): Promise<void> {
     await this.tokens.revokeForMember(memberId);
   }

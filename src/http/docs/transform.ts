@@ -89,6 +89,7 @@ export function transformRoute({
   const surface = surfaceOf(url);
   switch (surface) {
     case 'admin':
+    case 'console':
       return { schema: { ...own, hide: true } as FastifySchema, url };
     case 'ops':
       return {

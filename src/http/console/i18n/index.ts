@@ -1,0 +1,52 @@
+import type { FastifyRequest } from 'fastify';
+import { commonEn, commonZh } from './common.js';
+import { enterpriseEn, enterpriseZh } from './enterprise.js';
+import { operatorEn, operatorZh } from './operator.js';
+
+export const LOCALES = ['en', 'zh-CN'] as const;
+export type Locale = (typeof LOCALES)[number];
+
+const en = { ...commonEn, ...operatorEn, ...enterpriseEn };
+export type MessageKey = keyof typeof en;
+const zh: Record<MessageKey, string> = { ...commonZh, ...operatorZh, ...enterpriseZh };
+const catalogs: Record<Locale, Record<MessageKey, string>> = { en, 'zh-CN': zh };
+
+/** The cookie that keeps a chosen language (not a secret; no session needed). */
+export const LANG_COOKIE = 'keyward_lang';
+
+export type Translate = (key: MessageKey, params?: Record<string, string | number>) => string;
+
+export function translator(locale: Locale): Translate {
+  const catalog = catalogs[locale];
+  return (key, params) => {
+    const text = catalog[key];
+    if (params === undefined) return text;
+    return text.replace(/\{(\w+)\}/g, (whole, name: string) =>
+      name in params ? String(params[name]) : whole,
+    );
+  };
+}
+
+export function isLocale(value: unknown): value is Locale {
+  return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);
+}
+
+/** The chosen language (cookie), else the browser's first acceptable one, else English. */
+export function localeOf(request: FastifyRequest): Locale {
+  const chosen = request.cookies[LANG_COOKIE];
+  if (isLocale(chosen)) return chosen;
+  const accepted = (request.headers['accept-language'] ?? '')
+    .split(',')
+    .map((part) => {
+      const [tag = '', ...rest] = part.trim().split(';');
+      const q = rest.find((r) => r.trim().startsWith('q='));
+      return { tag: tag.toLowerCase(), q: q === undefined ? 1 : Number(q.trim().slice(2)) || 0 };
+    })
+    .filter((entry) => entry.q > 0)
+    .sort((a, b) => b.q - a.q);
+  for (const { tag } of accepted) {
+    if (tag === 'zh' || tag.startsWith('zh-')) return 'zh-CN';
+    if (tag === 'en' || tag.startsWith('en-')) return 'en';
+  }
+  return 'en';
+}

@@ -1,0 +1,13 @@
+// The console's only script: progressive enhancement. Every page works without it.
+// Forms marked data-confirm ask before they post (destructive actions).
+document.addEventListener('submit', (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement)) return;
+  const question = form.dataset.confirm;
+  if (question && !window.confirm(question)) event.preventDefault();
+});
+// The language selector applies as soon as it changes.
+document.addEventListener('change', (event) => {
+  const field = event.target;
+  if (field instanceof HTMLSelectElement && field.hasAttribute('data-autosubmit')) field.form?.submit();
+});

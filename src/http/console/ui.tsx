@@ -1,0 +1,141 @@
+import type { ComponentChildren, InputHTMLAttributes } from 'preact';
+import type { ConsoleContext } from './context.js';
+
+/** A failure as a person reads it: the service's code, a sentence, and the field it is about. */
+export interface ConsoleError {
+  code?: string;
+  message: string;
+  /** The form field the failure is about: shown next to it as well. */
+  field?: string;
+}
+
+/** The session's CSRF token: every form that changes something carries it. */
+export function Csrf(props: { context: ConsoleContext }) {
+  const { session } = props.context;
+  return session === undefined ? null : <input type="hidden" name="_csrf" value={session.csrf} />;
+}
+
+/** The outcome of the last action, at the top of the page. */
+export function Notice(props: {
+  context: ConsoleContext;
+  error?: ConsoleError | undefined;
+  done?: string | undefined;
+}) {
+  const { error, done, context } = props;
+  if (error !== undefined) {
+    return (
+      <p class="notice error" role="alert">
+        {error.code !== undefined && (
+          <span class="code">{context.t('error.code', { code: error.code })}</span>
+        )}{' '}
+        {error.message}
+      </p>
+    );
+  }
+  if (done !== undefined) {
+    return (
+      <p class="notice done" role="status">
+        {done}
+      </p>
+    );
+  }
+  return null;
+}
+
+/** A labelled input; the error about this field, if any, right under it. */
+export function Field(props: {
+  name: string;
+  label: string;
+  type?: 'text' | 'password' | 'search' | 'number' | 'date' | 'datetime-local' | 'email' | 'tel' | 'file';
+  value?: string | number | undefined;
+  required?: boolean;
+  error?: ConsoleError | undefined;
+  placeholder?: string;
+  autocomplete?: string;
+  maxLength?: number;
+}) {
+  const { name, label, error } = props;
+  const invalid = error?.field === name;
+  const id = `field-${name}`;
+  return (
+    <p class="field">
+      <label for={id}>{label}</label>
+      <input
+        {...({
+          id,
+          name,
+          type: props.type ?? 'text',
+          value: props.value === undefined ? undefined : String(props.value),
+          required: props.required,
+          placeholder: props.placeholder,
+          autocomplete: props.autocomplete,
+          maxLength: props.maxLength,
+          'aria-invalid': invalid ? 'true' : undefined,
+          'aria-describedby': invalid ? `${id}-error` : undefined,
+          // preact's types tie each input type to its allowed ARIA roles; no role is set here.
+        } as InputHTMLAttributes)}
+      />
+      {invalid && (
+        <small id={`${id}-error`} class="field-error">
+          {error.code !== undefined && `${error.code}: `}
+          {error.message}
+        </small>
+      )}
+    </p>
+  );
+}
+
+/** A button that posts one action; destructive ones ask first (console.js). */
+export function ActionButton(props: {
+  context: ConsoleContext;
+  action: string;
+  label: string;
+  confirm?: string;
+  fields?: Record<string, string | number>;
+  danger?: boolean;
+}) {
+  const { context, action, label, confirm, fields = {} } = props;
+  return (
+    <form method="post" action={action} class="inline" data-confirm={confirm}>
+      <Csrf context={context} />
+      {Object.entries(fields).map(([name, value]) => (
+        <input type="hidden" name={name} value={String(value)} />
+      ))}
+      <button type="submit" class={props.danger ? 'danger' : 'secondary'}>
+        {label}
+      </button>
+    </form>
+  );
+}
+
+/** Says what to do when a list is empty. */
+export function Empty(props: { children: ComponentChildren }) {
+  return <p class="empty">{props.children}</p>;
+}
+
+/** Previous / next links around a page of a server-side list. */
+export function Pager(props: {
+  context: ConsoleContext;
+  page: number;
+  pageSize: number;
+  total: number;
+  href: (page: number) => string;
+}) {
+  const { context, page, pageSize, total, href } = props;
+  const pages = Math.max(1, Math.ceil(total / pageSize));
+  return (
+    <nav class="pager" aria-label="pages">
+      {page > 1 ? <a href={href(page - 1)}>{context.t('common.previous')}</a> : <span />}
+      <span>{context.t('common.pageOf', { page, pages, total })}</span>
+      {page < pages ? <a href={href(page + 1)}>{context.t('common.next')}</a> : <span />}
+    </nav>
+  );
+}
+
+/** A time as the operator reads it: ISO, to the second, UTC. */
+export function Time(props: { at: Date | number | null | undefined }) {
+  if (props.at === null || props.at === undefined) return <span>—</span>;
+  const date = new Date(props.at);
+  const text = date.toISOString().replace('T', ' ').slice(0, 19);
+  return <time dateTime={date.toISOString()}>{`${text} UTC`}</time>;
+}
