@@ -43,12 +43,13 @@ export function bannerLines(facts: BannerFacts): string[] {
     '',
     text`Keyward ${facts.version} is ready`,
     row('URL', text`${facts.url}`),
+    row('console', text`${facts.url}/console`),
     row('API docs', text`${facts.url}/docs`),
     row('database', database),
     row('admin key', adminKeyWhere(facts.adminKey)),
     ...(facts.adminUrl === undefined ? [] : [row('admin API', text`${facts.adminUrl}`)]),
     '',
-    'next: npx keyward demo   (loads demo data, then prints an app, a login and requests to try)',
+    'next: npx keyward demo   (loads demo data, then prints console logins, an app and requests to try)',
     '',
   ];
 }

@@ -67,6 +67,7 @@ describe('the start banner (LOG_FORMAT=pretty)', () => {
         expect(shown).toContain('  applying migrations…');
         expect(shown.some((l) => /^ {2}migrations: applied \d+$/.test(l))).toBe(true);
         expect(shown).toContain(`  URL        ${server.url}`);
+        expect(shown).toContain(`  console    ${server.url}/console`);
         expect(shown).toContain(`  API docs   ${server.url}/docs`);
         expect(shown).toContain(
           onPostgres() ? `  database   PostgreSQL at ${location}` : `  database   embedded, in ${dataDir}`,
@@ -93,7 +94,7 @@ describe('the start banner (LOG_FORMAT=pretty)', () => {
   );
 
   it(
-    'on a later start names the key variable and the admin listener; GET / goes to /docs',
+    'on a later start names the key variable and the admin listener; GET / goes to the console',
     { timeout: 120_000 },
     async () => {
       const adminKey = randomBytes(16).toString('hex');
@@ -106,10 +107,10 @@ describe('the start banner (LOG_FORMAT=pretty)', () => {
         expect(shown).toContain(`  admin API  ${adminUrl}`);
         expect(output).not.toContain(adminKey);
 
-        // A browser opened at the server's address lands on the API reference.
+        // A browser opened at the server's address lands on the console, which links /docs.
         const response = await fetch(`${server.url}/`, { redirect: 'manual' });
         expect(response.status).toBe(302);
-        expect(response.headers.get('location')).toBe('/docs');
+        expect(response.headers.get('location')).toBe('/console');
         expect(response.headers.get('x-content-type-options')).toBe('nosniff');
         expect(response.headers.get('x-frame-options')).toBe('DENY');
         expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");

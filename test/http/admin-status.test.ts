@@ -39,10 +39,10 @@ describe('GET /admin/status', () => {
 });
 
 describe('GET /', () => {
-  it('redirects to the API reference', async () => {
+  it('redirects to the console, which links the API reference', async () => {
     const response = await h.app.inject({ method: 'GET', url: '/' });
     expect(response.statusCode).toBe(302);
-    expect(response.headers.location).toBe('/docs');
+    expect(response.headers.location).toBe('/console');
     expect(response.headers['x-frame-options']).toBe('DENY');
   });
 });

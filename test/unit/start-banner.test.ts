@@ -42,10 +42,11 @@ describe('LOG_FORMAT', () => {
 });
 
 describe('the start banner', () => {
-  it('names the URL, the docs, the database, the admin key file and the next step', () => {
+  it('names the URL, the console, the docs, the database, the admin key file and the next step', () => {
     const lines = bannerLines(facts());
     expect(lines).toContain('Keyward 1.2.3 is ready');
     expect(lines).toContain('  URL        http://127.0.0.1:8080');
+    expect(lines).toContain('  console    http://127.0.0.1:8080/console');
     expect(lines).toContain('  API docs   http://127.0.0.1:8080/docs');
     expect(lines).toContain('  database   embedded, in /srv/keyward/data');
     expect(lines.find((l) => l.startsWith('  admin key'))).toMatch(

@@ -29,6 +29,13 @@ export function landingRoute(app: App): void {
               <a href="/console/operator/sign-in">{t('signIn.submit')}</a>
             </p>
           </section>
+          <section class="card">
+            <h2>{t('nav.docs')}</h2>
+            <p>{t('landing.docsHint')}</p>
+            <p>
+              <a href="/docs">/docs</a>
+            </p>
+          </section>
         </div>
       </Layout>,
     );

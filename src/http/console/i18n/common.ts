@@ -12,6 +12,7 @@ export const commonEn = {
   'nav.lentLocks': 'Lent locks',
   'nav.language': 'Language',
   'nav.docs': 'API reference',
+  'landing.docsHint': 'Every operation of the order service and the member center, to read and to try.',
   'signIn.title': 'Sign in',
   'signIn.operator': 'Platform operator',
   'signIn.operatorHint':
@@ -68,6 +69,7 @@ export const commonZh: Record<CommonKey, string> = {
   'nav.lentLocks': '借用锁',
   'nav.language': '语言',
   'nav.docs': 'API 参考',
+  'landing.docsHint': '订单服务和成员中心的全部接口，可阅读也可直接试用。',
   'signIn.title': '登录',
   'signIn.operator': '平台运营方',
   'signIn.operatorHint':
