@@ -5,5 +5,7 @@ import type { App } from '../app-type.js';
  * which offers both sign-ins and the API reference (/docs).
  */
 export function rootRedirectRoute(app: App): void {
-  app.get('/', { schema: { hide: true } as object }, async (_request, reply) => reply.redirect('/console', 302));
+  app.get('/', { schema: { hide: true } as object }, async (_request, reply) =>
+    reply.redirect('/console', 302),
+  );
 }
