@@ -213,6 +213,8 @@ describe('keyward demo', () => {
     expect(again.stdout).toContain('Variables for the tour (docs/tour.md):');
     expect(again.stdout).toContain(`export APP_KEY=`);
     expect(again.stdout).toContain(`ENTERPRISE=${enterprise}`);
+    expect(again.stdout).toContain(`${live.server.url}/console/sign-in   account admin@`);
+    expect(again.stdout).toContain(`${live.server.url}/console/operator/sign-in`);
   });
 
   it('fails with a clear message when no server answers', async () => {
@@ -226,5 +228,25 @@ describe('keyward demo', () => {
     const result = await runCli(['demo'], { ...live.cliEnv, KEYWARD_ADMIN_KEY: 'wrong' });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('creating the application: admin key missing or wrong');
+  });
+});
+
+describe('the console logins the demo prints', () => {
+  it('sign the demo administrator into the console', async () => {
+    const response = await fetch(`${live.server.url}/console/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ userName: facts.admin.account, password: facts.admin.password }),
+    });
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe('/console/enterprise');
+    const cookie = /keyward_session=[^;]+/.exec(response.headers.get('set-cookie') ?? '')?.[0];
+    expect(cookie).toBeDefined();
+    const employees = await fetch(`${live.server.url}/console/enterprise`, {
+      headers: { cookie: cookie ?? '' },
+    });
+    const html = await employees.text();
+    for (const member of facts.members) expect(html).toContain(member.account);
   });
 });
