@@ -2,6 +2,13 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import {
+  CONSOLE_MEMBERS,
+  consoleCookie,
+  employeesPage,
+  employeesPageBytes,
+  growConsoleTenant,
+} from './console.js';
 import { createEmbedded, createPostgres } from './databases.js';
 import { measure, type LoadPlan, type Measured } from './load.js';
 import { metricValue, scrapeMetrics, startKeyward, startReference, type Running } from './processes.js';
@@ -241,6 +248,48 @@ async function postgresRun(): Promise<string> {
       pass: lag <= 100,
     });
     log(`event-loop delay p99 during member op 1: ${lag.toFixed(1)} ms`);
+
+    await growConsoleTenant(database.handle.db, TENANT.members);
+    const cookie = await consoleCookie(server.url, adminKey);
+    const pageTime = await measure(server.url, employeesPage(cookie), sequential);
+    row(
+      `console: employees page 100 of a ${CONSOLE_MEMBERS.toLocaleString('en')}-member enterprise`,
+      pageTime,
+      {
+        reference: null,
+        referenceValue: null,
+        ratio: null,
+        target: 'p50 ≤ 300 ms',
+        pass: pageTime.p50 <= 300,
+      },
+    );
+    const searchTime = await measure(server.url, employeesPage(cookie, 'Wide member 777'), sequential);
+    row(
+      `console: employee search in a ${CONSOLE_MEMBERS.toLocaleString('en')}-member enterprise`,
+      searchTime,
+      {
+        reference: null,
+        referenceValue: null,
+        ratio: null,
+        target: 'p50 ≤ 300 ms',
+        pass: searchTime.p50 <= 300,
+      },
+    );
+    const pageKb = (await employeesPageBytes(server.url, cookie)) / 1024;
+    rows.push({
+      scenario: 'console: employees page, bytes sent',
+      database: 'postgres',
+      unit: 'KB',
+      value: pageKb,
+      p50: null,
+      p99: null,
+      reference: null,
+      referenceValue: null,
+      ratio: null,
+      target: '≤ 150 KB',
+      pass: pageKb <= 150,
+    });
+    log(`console employees page: ${pageKb.toFixed(1)} KB`);
 
     const rss =
       (metricValue(await scrapeMetrics(server.url), 'process_resident_memory_bytes') ?? NaN) / 2 ** 20;
