@@ -53,4 +53,15 @@ describe.runIf(browserAvailable())('console sign-in (Chromium)', () => {
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('账号或密码错误');
     expect(await page.locator('#field-password').getAttribute('aria-invalid')).toBe('true');
   });
+
+  it('switches language from the selector, with the console script running under the content policy', async () => {
+    const { page, problems } = await world.newPage();
+    await signInEnterprise(page, enterprise.admin.account, enterprise.admin.password);
+    await page.getByLabel('Language').selectOption('zh-CN');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('员工');
+    expect(new URL(page.url()).pathname).toBe('/console/enterprise');
+    await page.getByLabel('语言').selectOption('en');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Employees');
+    expect(problems).toEqual([]);
+  });
 });

@@ -36,7 +36,9 @@ export interface ConsoleWorld {
   url: string;
   browser: Browser;
   /** A fresh browser context (its own cookies) per sign-in. */
-  newPage(options?: { locale?: string }): Promise<{ page: Page; context: BrowserContext }>;
+  newPage(options?: {
+    locale?: string;
+  }): Promise<{ page: Page; context: BrowserContext; problems: string[] }>;
   close(): Promise<void>;
 }
 
@@ -59,7 +61,13 @@ export async function startConsoleWorld(env: Record<string, string> = {}): Promi
       const context = await browser.newContext({ locale: options.locale ?? 'en-US', baseURL: url });
       contexts.push(context);
       const page = await context.newPage();
-      return { page, context };
+      // Script errors and console errors (a content-policy violation is one) collected for the test.
+      const problems: string[] = [];
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+      page.on('console', (message) => {
+        if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+      });
+      return { page, context, problems };
     },
     async close() {
       for (const context of contexts) await context.close().catch(() => undefined);
