@@ -9,7 +9,12 @@ import {
   buyLentLock,
   type AssetWorld,
 } from '../support/order-fixtures.js';
-import { browserAvailable, signInEnterprise, startConsoleWorld, type ConsoleWorld } from './support/browser.js';
+import {
+  browserAvailable,
+  signInEnterprise,
+  startConsoleWorld,
+  type ConsoleWorld,
+} from './support/browser.js';
 
 const XSS_NAME = '<img src=x onerror=alert(1)>';
 
@@ -72,7 +77,9 @@ describe.runIf(browserAvailable())('enterprise console (Chromium)', () => {
       `${good2},Csv-pass456,"${XSS_NAME}",1,`,
     ].join('\r\n');
     await page.goto('/console/enterprise/members/import');
-    await page.getByLabel('CSV file').setInputFiles({ name: 'staff.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page
+      .getByLabel('CSV file')
+      .setInputFiles({ name: 'staff.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
     await page.getByRole('button', { name: 'Import' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toContain('2 added, 1 not added.');
     const rows = await page.locator('tbody tr').allTextContents();
@@ -107,7 +114,9 @@ describe.runIf(browserAvailable())('enterprise console (Chromium)', () => {
     await page.getByRole('link', { name: holder }).first().click();
     await page.getByLabel('Lent lock').selectOption(lock);
     await page.getByRole('button', { name: 'Lend' }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toContain('The assets were lent to the lock.');
+    await expect
+      .poll(() => page.getByRole('status').textContent())
+      .toContain('The assets were lent to the lock.');
     expect(await rowOf(page, holder)).toContain(lock);
 
     // Return it from the lent locks page; the list no longer shows the lock.

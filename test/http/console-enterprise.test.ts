@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enterpriseClient, operatorClient, type ConsoleClient } from '../support/console-client.js';
 import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
-import {
-  addMember,
-  assetWorld,
-  buyAsset,
-  okData,
-  type AssetWorld,
-} from '../support/order-fixtures.js';
+import { addMember, assetWorld, buyAsset, okData, type AssetWorld } from '../support/order-fixtures.js';
 
 interface Listed {
   list: Array<{ globalId: string; name: string; userName: string; assetNums: string[] }>;
@@ -31,14 +25,23 @@ describe('enterprise console (inject)', () => {
   });
 
   const members = async (w: AssetWorld, keyword = ''): Promise<Listed> =>
-    okData(await w.admin.call('GET', `/enterprise/${w.enterpriseGlobalId}/members?pageSize=500&keyword=${keyword}`));
+    okData(
+      await w.admin.call(
+        'GET',
+        `/enterprise/${w.enterpriseGlobalId}/members?pageSize=500&keyword=${keyword}`,
+      ),
+    );
 
   it('refuses a post without the CSRF token with 403 and changes nothing', async () => {
     const userName = uniqueCode('u');
     const form = { userName, password: 'Secret-pass1', name: 'No Token', departmentId: '0' };
     const refused = await admin.post('/console/enterprise/members/new', form, { csrf: false });
     expect(refused.statusCode).toBe(403);
-    const wrong = await admin.post('/console/enterprise/members/new', { ...form, _csrf: 'x'.repeat(43) }, { csrf: false });
+    const wrong = await admin.post(
+      '/console/enterprise/members/new',
+      { ...form, _csrf: 'x'.repeat(43) },
+      { csrf: false },
+    );
     expect(wrong.statusCode).toBe(403);
     expect((await members(world, userName)).total).toBe(0);
     const added = await admin.post('/console/enterprise/members/new', form);
@@ -48,7 +51,11 @@ describe('enterprise console (inject)', () => {
 
   it('answers 404 to an operator session on an enterprise page', async () => {
     const operator = await operatorClient(h);
-    for (const url of ['/console/enterprise', '/console/enterprise/assets', '/console/enterprise/lent-locks']) {
+    for (const url of [
+      '/console/enterprise',
+      '/console/enterprise/assets',
+      '/console/enterprise/lent-locks',
+    ]) {
       expect((await operator.get(url)).statusCode, url).toBe(404);
     }
     const post = await operator.post('/console/enterprise/members/new', { userName: 'x' });
@@ -64,7 +71,9 @@ describe('enterprise console (inject)', () => {
     });
     expect(short.statusCode).toBe(422);
     expect(short.body).toMatch(/id="field-password"[^>]*aria-invalid="true"/);
-    expect(short.body).toContain('<small id="field-password-error" class="field-error">50003: The password must be 8 to 16 characters long.</small>');
+    expect(short.body).toContain(
+      '<small id="field-password-error" class="field-error">50003: The password must be 8 to 16 characters long.</small>',
+    );
     expect(short.body).toContain('value="Shorty"');
 
     const badName = await admin.post('/console/enterprise/members/new', {
@@ -77,15 +86,25 @@ describe('enterprise console (inject)', () => {
 
     const chinese = await admin.post(
       '/console/enterprise/members/new',
-      { userName: uniqueCode('u'), password: 'Secret-pass1', name: 'X', departmentId: '0', passwordMobile: '12' },
+      {
+        userName: uniqueCode('u'),
+        password: 'Secret-pass1',
+        name: 'X',
+        departmentId: '0',
+        passwordMobile: '12',
+      },
       { headers: { 'accept-language': 'zh-CN' } },
     );
     expect(chinese.body).toContain('10004: 手机号无效');
 
     const member = await addMember(world);
-    const unknown = await admin.post(`/console/enterprise/members/${member.globalId}/assign`, { assetNum: 'NOPE-404' });
+    const unknown = await admin.post(`/console/enterprise/members/${member.globalId}/assign`, {
+      assetNum: 'NOPE-404',
+    });
     expect(unknown.statusCode).toBe(422);
-    expect(unknown.body).toContain('id="field-assetNum-error" class="field-error">60024: There is no such asset number in your enterprise.');
+    expect(unknown.body).toContain(
+      'id="field-assetNum-error" class="field-error">60024: There is no such asset number in your enterprise.',
+    );
   });
 
   it("answers 404 for another enterprise's member or asset in the URL, and changes nothing", async () => {
@@ -97,7 +116,9 @@ describe('enterprise console (inject)', () => {
     const assetId = ids.find((a) => a.assetNum === asset)?.assetId as string;
     expect((await admin.get(`/console/enterprise/members/${stranger.globalId}`)).statusCode).toBe(404);
     expect((await admin.get(`/console/enterprise/assets/${assetId}`)).statusCode).toBe(404);
-    const edit = await admin.post(`/console/enterprise/members/${stranger.globalId}/edit`, { name: 'Taken over' });
+    const edit = await admin.post(`/console/enterprise/members/${stranger.globalId}/edit`, {
+      name: 'Taken over',
+    });
     expect(edit.statusCode).toBe(404);
     const remove = await admin.post(`/console/enterprise/members/${stranger.globalId}/delete`, {});
     expect(remove.statusCode).toBe(404);
@@ -105,7 +126,9 @@ describe('enterprise console (inject)', () => {
     expect(theirs?.name).not.toBe('Taken over');
     // Their asset cannot be assigned from here either: 60025, as through the API.
     const mine = await addMember(world);
-    const assign = await admin.post(`/console/enterprise/members/${mine.globalId}/assign`, { assetNum: asset });
+    const assign = await admin.post(`/console/enterprise/members/${mine.globalId}/assign`, {
+      assetNum: asset,
+    });
     expect(assign.body).toContain('60025');
   });
 
@@ -120,7 +143,9 @@ describe('enterprise console (inject)', () => {
     expect(edited.statusCode, edited.body).toBe(303);
     const listed = (await members(world)).list.find((m) => m.globalId === member.globalId);
     expect(listed?.name).toBe('Renamed');
-    const reset = await admin.post(`/console/enterprise/members/${member.globalId}/password`, { password: 'Fresh-pass9' });
+    const reset = await admin.post(`/console/enterprise/members/${member.globalId}/password`, {
+      password: 'Fresh-pass9',
+    });
     expect(reset.statusCode).toBe(303);
     const removed = await admin.post(`/console/enterprise/members/${member.globalId}/delete`, {});
     expect(removed.headers.location).toBe('/console/enterprise?done=deleted');

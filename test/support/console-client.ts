@@ -36,13 +36,19 @@ async function clientFor(h: Harness, cookie: string, home: string): Promise<Cons
         method: 'POST',
         url,
         headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', ...options.headers },
-        payload: new URLSearchParams(options.csrf === false ? form : { _csrf: client.csrf, ...form }).toString(),
+        payload: new URLSearchParams(
+          options.csrf === false ? form : { _csrf: client.csrf, ...form },
+        ).toString(),
       }),
   };
   return client;
 }
 
-export async function enterpriseClient(h: Harness, account: string, password: string): Promise<ConsoleClient> {
+export async function enterpriseClient(
+  h: Harness,
+  account: string,
+  password: string,
+): Promise<ConsoleClient> {
   const signIn = await h.app.inject({
     method: 'POST',
     url: '/console/sign-in',

@@ -11,7 +11,11 @@ import { consoleErrorOf } from './member-errors.js';
  * The employee an administrator names by account: the full account (`alice@code`) or its name
  * before the `@`. Found with member op 5's search, so no second way to members exists.
  */
-async function memberByAccount(app: App, request: FastifyRequest, given: string): Promise<string | undefined> {
+async function memberByAccount(
+  app: App,
+  request: FastifyRequest,
+  given: string,
+): Promise<string | undefined> {
   const wanted = given.toLowerCase();
   if (wanted === '') return undefined;
   const page = await app.services.members.list(enterpriseContext(request).session.member.enterpriseId, {

@@ -31,7 +31,9 @@ export function assetPageRoute(app: App): void {
     const asset = assets.find((a) => a.assetId === request.params.assetId);
     const holderId = asset?.cloudAccountGlobalId ?? null;
     const holder =
-      holderId === null ? undefined : (await app.services.members.findByGlobalIds(enterpriseId, [holderId])).get(holderId);
+      holderId === null
+        ? undefined
+        : (await app.services.members.findByGlobalIds(enterpriseId, [holderId])).get(holderId);
     const lines = productsOf(view);
     return sendPage(
       reply,
@@ -41,7 +43,11 @@ export function assetPageRoute(app: App): void {
         </p>
         <p>
           {t('asset.holder')}:{' '}
-          {holder === undefined ? t('asset.unassigned') : <a href={memberPath(holder.globalId)}>{holder.account}</a>}
+          {holder === undefined ? (
+            t('asset.unassigned')
+          ) : (
+            <a href={memberPath(holder.globalId)}>{holder.account}</a>
+          )}
         </p>
         {lines.length === 0 ? (
           <Empty>{t('asset.noProducts')}</Empty>

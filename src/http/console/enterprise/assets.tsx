@@ -75,7 +75,11 @@ function AssetsPage(props: {
                   </td>
                   <td>
                     {r.holder === undefined ? (
-                      r.isLock ? '—' : t('asset.unassigned')
+                      r.isLock ? (
+                        '—'
+                      ) : (
+                        t('asset.unassigned')
+                      )
                     ) : (
                       <a href={memberPath(r.holder.globalId)}>
                         {r.holder.account} ({r.holder.name ?? ''})
@@ -101,15 +105,35 @@ function AssetsPage(props: {
         </div>
       )}
       {total > 0 && (
-        <Pager context={context} page={page} pageSize={ASSETS_PAGE_SIZE} total={total} href={(p) => `/console/enterprise/assets?page=${p}`} />
+        <Pager
+          context={context}
+          page={page}
+          pageSize={ASSETS_PAGE_SIZE}
+          total={total}
+          href={(p) => `/console/enterprise/assets?page=${p}`}
+        />
       )}
       <section>
         <h2>{t('asset.assignTitle')}</h2>
         <p>{t('asset.assignHint')}</p>
         <form method="post" action="/console/enterprise/assets/assign" class="filters">
           <Csrf context={context} />
-          <Field name="assetNum" label={t('asset.number')} value={props.values?.assetNum} required maxLength={64} error={error} />
-          <Field name="account" label={t('asset.employeeAccount')} value={props.values?.account} required maxLength={100} error={error} />
+          <Field
+            name="assetNum"
+            label={t('asset.number')}
+            value={props.values?.assetNum}
+            required
+            maxLength={64}
+            error={error}
+          />
+          <Field
+            name="account"
+            label={t('asset.employeeAccount')}
+            value={props.values?.account}
+            required
+            maxLength={100}
+            error={error}
+          />
           <button type="submit">{t('asset.assign')}</button>
         </form>
       </section>
@@ -123,7 +147,12 @@ export async function sendAssetsPage(
   request: FastifyRequest,
   reply: FastifyReply,
   page: number,
-  outcome: { error?: ConsoleError; done?: string; status?: number; values?: { assetNum?: string; account?: string } } = {},
+  outcome: {
+    error?: ConsoleError;
+    done?: string;
+    status?: number;
+    values?: { assetNum?: string; account?: string };
+  } = {},
 ) {
   const context = enterpriseContext(request);
   const enterpriseId = context.session.member.enterpriseId;

@@ -41,15 +41,22 @@ export function lentLocksRoute(app: App): void {
               </thead>
               <tbody>
                 {locks.map((l) => {
-                  const holder = l.cloudAccountGlobalId === null ? undefined : holders.get(l.cloudAccountGlobalId);
+                  const holder =
+                    l.cloudAccountGlobalId === null ? undefined : holders.get(l.cloudAccountGlobalId);
                   return (
                     <tr>
                       <td>
-                        <a href={`/console/enterprise/assets/${encodeURIComponent(l.assetId)}`}>{l.assetNum}</a>
+                        <a href={`/console/enterprise/assets/${encodeURIComponent(l.assetId)}`}>
+                          {l.assetNum}
+                        </a>
                       </td>
                       <td>{l.borrowedFlag ? t('lent.statusLent') : t('lent.statusFree')}</td>
                       <td>
-                        {holder === undefined ? '—' : <a href={memberPath(holder.globalId)}>{holder.account}</a>}
+                        {holder === undefined ? (
+                          '—'
+                        ) : (
+                          <a href={memberPath(holder.globalId)}>{holder.account}</a>
+                        )}
                       </td>
                       <td>
                         {holder !== undefined && (

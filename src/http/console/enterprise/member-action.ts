@@ -40,7 +40,8 @@ export async function memberAction(
     return sendErrorPage(request, reply, 404, 'error.notFound');
   }
   const refused = action.check?.();
-  if (refused !== undefined) return sendMemberPage(app, request, reply, memberGlobalId, { error: refused, status: 422 });
+  if (refused !== undefined)
+    return sendMemberPage(app, request, reply, memberGlobalId, { error: refused, status: 422 });
   try {
     await action.run(context.session.member.enterpriseId, memberGlobalId);
   } catch (error) {

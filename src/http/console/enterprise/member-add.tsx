@@ -23,11 +23,47 @@ function AddMemberPage(props: { context: ConsoleContext; values?: Values; error?
       <p>{t('member.addHint')}</p>
       <form method="post" action="/console/enterprise/members/new">
         <Csrf context={context} />
-        <Field name="userName" label={t('member.userName')} value={values.userName} required maxLength={30} error={error} autocomplete="off" />
-        <Field name="password" label={t('member.password')} type="password" required maxLength={16} error={error} autocomplete="new-password" />
-        <Field name="name" label={t('member.name')} value={values.name} required maxLength={30} error={error} />
-        <Field name="departmentId" label={t('member.departmentId')} type="number" value={values.departmentId} required error={error} />
-        <Field name="passwordMobile" label={t('member.mobile')} type="tel" value={values.passwordMobile} error={error} />
+        <Field
+          name="userName"
+          label={t('member.userName')}
+          value={values.userName}
+          required
+          maxLength={30}
+          error={error}
+          autocomplete="off"
+        />
+        <Field
+          name="password"
+          label={t('member.password')}
+          type="password"
+          required
+          maxLength={16}
+          error={error}
+          autocomplete="new-password"
+        />
+        <Field
+          name="name"
+          label={t('member.name')}
+          value={values.name}
+          required
+          maxLength={30}
+          error={error}
+        />
+        <Field
+          name="departmentId"
+          label={t('member.departmentId')}
+          type="number"
+          value={values.departmentId}
+          required
+          error={error}
+        />
+        <Field
+          name="passwordMobile"
+          label={t('member.mobile')}
+          type="tel"
+          value={values.passwordMobile}
+          error={error}
+        />
         <Field name="remark" label={t('member.remark')} value={values.remark} maxLength={200} error={error} />
         <button type="submit">{t('member.addSubmit')}</button>{' '}
         <a href="/console/enterprise">{t('common.cancel')}</a>
@@ -52,7 +88,10 @@ export function addMemberRoutes(app: App): void {
       if (shown === undefined) throw error;
       return sendPage(reply, <AddMemberPage context={context} values={values} error={shown} />, 422);
     }
-    return redirectTo(reply, `/console/enterprise?${new URLSearchParams({ q: values.userName ?? '', done: 'added' })}`);
+    return redirectTo(
+      reply,
+      `/console/enterprise?${new URLSearchParams({ q: values.userName ?? '', done: 'added' })}`,
+    );
   });
 }
 

@@ -85,7 +85,12 @@ function numbersIn(message: string): Record<string, string> {
   return Object.fromEntries(found.map((n, i) => [String(i), n]));
 }
 
-function explain(t: Translate, code: string | undefined, explained: Explained, message: string): ConsoleError {
+function explain(
+  t: Translate,
+  code: string | undefined,
+  explained: Explained,
+  message: string,
+): ConsoleError {
   return {
     ...(code === undefined ? {} : { code }),
     message: t(explained.key, numbersIn(message)),
@@ -118,7 +123,4 @@ export function rowFailure(t: Translate, message: string): ConsoleError {
 }
 
 /** Codes that mean "not in your enterprise": pages answer them with 404. */
-export const NOT_YOURS: ReadonlySet<string> = new Set([
-  MemberCode.userNotFound,
-  MemberCode.memberNotMatched,
-]);
+export const NOT_YOURS: ReadonlySet<string> = new Set([MemberCode.userNotFound, MemberCode.memberNotMatched]);

@@ -39,7 +39,9 @@ function ImportPage(props: { context: ConsoleContext; error?: ConsoleError; resu
       <Notice
         context={context}
         error={error}
-        done={results === undefined ? undefined : t('import.summary', { added, failed: results.length - added })}
+        done={
+          results === undefined ? undefined : t('import.summary', { added, failed: results.length - added })
+        }
       />
       {results !== undefined && results.length > 0 && (
         <div class="table-wrap">
@@ -75,7 +77,9 @@ function ImportPage(props: { context: ConsoleContext; error?: ConsoleError; resu
         </div>
       )}
       <p>{t('import.hint')}</p>
-      <pre class="sample">{'userName,password,name,departmentId,mobile,remark\nalice,Secret-pass1,Alice Wang,0,13800138000,\n'}</pre>
+      <pre class="sample">
+        {'userName,password,name,departmentId,mobile,remark\nalice,Secret-pass1,Alice Wang,0,13800138000,\n'}
+      </pre>
       <form method="post" action="/console/enterprise/members/import" enctype="multipart/form-data">
         <Csrf context={context} />
         <p class="field">
@@ -162,7 +166,11 @@ async function addChunk(
   const context = enterpriseContext(request);
   const users = chunk.map((r) => r.user);
   try {
-    const result = await app.services.members.add(context.session.member.enterpriseId, users, actorOf(request));
+    const result = await app.services.members.add(
+      context.session.member.enterpriseId,
+      users,
+      actorOf(request),
+    );
     return outcomes(context, chunk, result);
   } catch (error) {
     if (error instanceof KeywardError && error.code === MemberCode.partialFailure) {

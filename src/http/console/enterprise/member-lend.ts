@@ -21,7 +21,12 @@ export function lendRoute(app: App): void {
         return undefined;
       },
       run: (enterpriseId, memberGlobalId) =>
-        app.services.lending.borrow(enterpriseId, memberGlobalId, { borrowedUsbKey: lock, assetIDs: assetIds }, actorOf(request)),
+        app.services.lending.borrow(
+          enterpriseId,
+          memberGlobalId,
+          { borrowedUsbKey: lock, assetIDs: assetIds },
+          actorOf(request),
+        ),
     });
   });
 }
@@ -36,7 +41,12 @@ export function returnRoute(app: App): void {
       done: 'returned',
       field: 'lock',
       run: (enterpriseId, memberGlobalId) =>
-        app.services.lending.giveBack(enterpriseId, memberGlobalId, field(request, 'lock').trim(), actorOf(request)),
+        app.services.lending.giveBack(
+          enterpriseId,
+          memberGlobalId,
+          field(request, 'lock').trim(),
+          actorOf(request),
+        ),
     }),
   );
 }

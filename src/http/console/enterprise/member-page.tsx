@@ -31,10 +31,35 @@ function ProfileForm(props: { context: ConsoleContext; member: MemberRecord; err
       <h2>{t('member.profile')}</h2>
       <form method="post" action={`${memberPath(m.globalId)}/edit`}>
         <Csrf context={context} />
-        <Field name="name" label={t('member.name')} value={m.name ?? ''} required maxLength={30} error={error} />
-        <Field name="departmentId" label={t('member.departmentId')} type="number" value={m.departmentId ?? ''} error={error} />
-        <Field name="passwordMobile" label={t('member.mobile')} type="tel" value={m.passwordMobile ?? ''} error={error} />
-        <Field name="remark" label={t('member.remark')} value={m.remark ?? ''} maxLength={200} error={error} />
+        <Field
+          name="name"
+          label={t('member.name')}
+          value={m.name ?? ''}
+          required
+          maxLength={30}
+          error={error}
+        />
+        <Field
+          name="departmentId"
+          label={t('member.departmentId')}
+          type="number"
+          value={m.departmentId ?? ''}
+          error={error}
+        />
+        <Field
+          name="passwordMobile"
+          label={t('member.mobile')}
+          type="tel"
+          value={m.passwordMobile ?? ''}
+          error={error}
+        />
+        <Field
+          name="remark"
+          label={t('member.remark')}
+          value={m.remark ?? ''}
+          maxLength={200}
+          error={error}
+        />
         <button type="submit">{t('common.save')}</button>
       </form>
     </section>
@@ -50,7 +75,15 @@ function PasswordForm(props: { context: ConsoleContext; member: MemberRecord; er
       <p>{t('member.resetHint')}</p>
       <form method="post" action={`${memberPath(m.globalId)}/password`}>
         <Csrf context={context} />
-        <Field name="password" label={t('member.newPassword')} type="password" required maxLength={16} autocomplete="new-password" error={error} />
+        <Field
+          name="password"
+          label={t('member.newPassword')}
+          type="password"
+          required
+          maxLength={16}
+          autocomplete="new-password"
+          error={error}
+        />
         <button type="submit">{t('member.resetPassword')}</button>
       </form>
     </section>
@@ -101,14 +134,25 @@ function AssetsSection(props: { context: ConsoleContext; view: MemberView; error
       )}
       <form method="post" action={`${memberPath(id)}/assign`} class="filters">
         <Csrf context={context} />
-        <Field name="assetNum" label={t('asset.assignNumber')} required maxLength={64} error={error} placeholder={free[0]?.assetNum ?? ''} />
+        <Field
+          name="assetNum"
+          label={t('asset.assignNumber')}
+          required
+          maxLength={64}
+          error={error}
+          placeholder={free[0]?.assetNum ?? ''}
+        />
         <button type="submit">{t('asset.assign')}</button>
       </form>
       {free.length === 0 ? (
         <Empty>{t('asset.noneFree')}</Empty>
       ) : (
         <p class="hint">
-          {t('asset.freeList')} {free.slice(0, SUGGESTIONS).map((a) => a.assetNum).join(', ')}
+          {t('asset.freeList')}{' '}
+          {free
+            .slice(0, SUGGESTIONS)
+            .map((a) => a.assetNum)
+            .join(', ')}
           {free.length > SUGGESTIONS && ' …'}
         </p>
       )}
@@ -123,7 +167,9 @@ function LendingSection(props: { context: ConsoleContext; view: MemberView; erro
   const { assets, locks, lockNums } = view.holdings;
   const heldLock = locks.find((l) => l.cloudAccountGlobalId === id);
   const usable = locks.filter((l) => !l.borrowedFlag || l.cloudAccountGlobalId === id);
-  const lendable = assets.filter((a) => a.cloudAccountGlobalId === id && !a.borrowedFlag && !lockNums.has(a.assetNum));
+  const lendable = assets.filter(
+    (a) => a.cloudAccountGlobalId === id && !a.borrowedFlag && !lockNums.has(a.assetNum),
+  );
   const lockError = error?.field === 'lock' || error?.field === 'assetIds' ? error : undefined;
   return (
     <section>
@@ -149,7 +195,11 @@ function LendingSection(props: { context: ConsoleContext; view: MemberView; erro
           <Csrf context={context} />
           <p class="field">
             <label for="field-lock">{t('lent.lock')}</label>
-            <select id="field-lock" name="lock" aria-invalid={lockError?.field === 'lock' ? 'true' : undefined}>
+            <select
+              id="field-lock"
+              name="lock"
+              aria-invalid={lockError?.field === 'lock' ? 'true' : undefined}
+            >
               {usable.map((l) => (
                 <option value={l.assetNum}>{l.assetNum}</option>
               ))}
@@ -182,7 +232,12 @@ function FieldError(props: { error: ConsoleError }) {
   );
 }
 
-function MemberPage(props: { context: ConsoleContext; view: MemberView; error?: ConsoleError; done?: string }) {
+function MemberPage(props: {
+  context: ConsoleContext;
+  view: MemberView;
+  error?: ConsoleError;
+  done?: string;
+}) {
   const { context, view, error, done } = props;
   const { t } = context;
   const m = view.member;
@@ -236,11 +291,14 @@ export async function sendMemberPage(
 
 /** GET /console/enterprise/members/:memberGlobalId */
 export function memberPageRoute(app: App): void {
-  app.get<{ Params: { memberGlobalId: string } }>('/enterprise/members/:memberGlobalId', async (request, reply) => {
-    const done = doneOf(request);
-    const { t } = enterpriseContext(request);
-    return sendMemberPage(app, request, reply, request.params.memberGlobalId, {
-      ...(done === undefined ? {} : { done: t(done) }),
-    });
-  });
+  app.get<{ Params: { memberGlobalId: string } }>(
+    '/enterprise/members/:memberGlobalId',
+    async (request, reply) => {
+      const done = doneOf(request);
+      const { t } = enterpriseContext(request);
+      return sendMemberPage(app, request, reply, request.params.memberGlobalId, {
+        ...(done === undefined ? {} : { done: t(done) }),
+      });
+    },
+  );
 }

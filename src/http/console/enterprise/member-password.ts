@@ -8,7 +8,12 @@ export function resetPasswordRoute(app: App): void {
     memberAction(app, request, reply, {
       done: 'password',
       run: (enterpriseId, memberGlobalId) =>
-        app.services.members.resetPassword(enterpriseId, memberGlobalId, field(request, 'password'), actorOf(request)),
+        app.services.members.resetPassword(
+          enterpriseId,
+          memberGlobalId,
+          field(request, 'password'),
+          actorOf(request),
+        ),
     }),
   );
 }

@@ -14,7 +14,8 @@ export const enterpriseEn = {
   'member.manage': 'Manage',
   'member.statusActive': 'Active',
   'member.searchLabel': 'Search by name or account',
-  'member.emptyAll': 'No employees yet. Add one with “Add an employee”, or many at once with “Import from CSV”.',
+  'member.emptyAll':
+    'No employees yet. Add one with “Add an employee”, or many at once with “Import from CSV”.',
   'member.emptySearch': 'No employee matches “{q}”. Try part of the name or account, or clear the search.',
   'member.addOne': 'Add an employee',
   'member.addHint':
@@ -27,7 +28,8 @@ export const enterpriseEn = {
   'member.resetPassword': 'Reset password',
   'member.resetHint': 'The employee is signed out everywhere and must use the new password.',
   'member.delete': 'Delete employee',
-  'member.deleteHint': 'The employee can no longer sign in; the assets and lent lock held go back to the enterprise.',
+  'member.deleteHint':
+    'The employee can no longer sign in; the assets and lent lock held go back to the enterprise.',
   'member.deleteConfirm': 'Delete {account}? This cannot be undone.',
   'member.adminNoDelete': 'This is the enterprise administrator: the account cannot be deleted.',
   'asset.number': 'Asset number',
@@ -81,7 +83,8 @@ export const enterpriseEn = {
   'import.summary': '{added} added, {failed} not added.',
   'import.badHeader':
     'The first row must name the columns: userName, password, name, departmentId, mobile, remark. Not known: {columns}',
-  'import.unknownOutcome': 'No outcome was reported for this row. Search for the account before trying again.',
+  'import.unknownOutcome':
+    'No outcome was reported for this row. Search for the account before trying again.',
   'done.added': 'The employee was added.',
   'done.edited': 'The profile was saved.',
   'done.password': 'The password was reset.',
@@ -119,7 +122,8 @@ export const enterpriseEn = {
   'code.33003':
     'Not allowed: the asset is not assigned to this employee, or the account is the enterprise administrator.',
   'code.33007': 'This asset is already lent to a lent lock. Return it first.',
-  'code.33008': 'This lent lock cannot be used: it is not a lent lock of your enterprise, or it is switched off.',
+  'code.33008':
+    'This lent lock cannot be used: it is not a lent lock of your enterprise, or it is switched off.',
   'code.33018': 'This lent lock is lent to another employee. It must be returned first.',
   'code.33009':
     'The lending failed: the asset holds no product, is itself a lent lock, or the employee has lent to another lock.',
@@ -208,7 +212,8 @@ export const enterpriseZh: Record<EnterpriseKey, string> = {
   'import.result': '结果',
   'import.added': '已添加',
   'import.summary': '已添加 {added} 名，未添加 {failed} 名。',
-  'import.badHeader': '第一行须为列名：userName、password、name、departmentId、mobile、remark。无法识别：{columns}',
+  'import.badHeader':
+    '第一行须为列名：userName、password、name、departmentId、mobile、remark。无法识别：{columns}',
   'import.unknownOutcome': '此行没有返回结果。重试前请先搜索该账号。',
   'done.added': '员工已添加。',
   'done.edited': '基本信息已保存。',
