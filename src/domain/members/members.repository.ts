@@ -206,6 +206,19 @@ export class MembersRepository {
     return row && toRecord(row);
   }
 
+  /** The live members among these global ids; another enterprise's are absent. */
+  async findMany(enterpriseId: number, globalIds: string[]): Promise<MemberRecord[]> {
+    if (globalIds.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('members as m')
+      .select(MEMBER_COLUMNS)
+      .where('m.enterprise_id', '=', enterpriseId)
+      .where('m.global_id', 'in', globalIds)
+      .where('m.deleted', '=', false)
+      .execute();
+    return rows.map(toRecord);
+  }
+
   async updateProfile(enterpriseId: number, memberId: number, changes: ProfileChanges): Promise<boolean> {
     const result = await this.db
       .updateTable('members')

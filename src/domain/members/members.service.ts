@@ -316,6 +316,16 @@ export class MembersService {
     });
   }
 
+  /**
+   * Live members of the enterprise by global id, for pages that name who holds an asset; at most
+   * MAX_PAGE_SIZE ids a call. Another enterprise's ids are simply absent.
+   */
+  async findByGlobalIds(enterpriseId: number, globalIds: string[]): Promise<Map<string, MemberRecord>> {
+    const ids = [...new Set(globalIds)].slice(0, MAX_PAGE_SIZE);
+    const found = await new MembersRepository(this.db).findMany(enterpriseId, ids);
+    return new Map(found.map((m) => [m.globalId, m]));
+  }
+
   /** Op 5: one page in creation order, wrapped as PageHelper's PageInfo. */
   async list(enterpriseId: number, query: ListQuery): Promise<PageInfo<ListedMemberView>> {
     const pageNum = query.pageNum ?? 1;

@@ -1,56 +1,95 @@
+import type { ListedMemberView } from '../../../domain/members/member-views.js';
 import type { App } from '../../app-type.js';
-import { enterpriseContext } from '../context.js';
+import { enterpriseContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { Empty, Pager } from '../ui.js';
+import { Empty, Notice, Pager } from '../ui.js';
+import { doneOf, memberPath, pageOf } from './forms.js';
 
-const PAGE_SIZE = 50;
+/** Employees a page: small enough that a page stays light at any enterprise size. */
+export const MEMBERS_PAGE_SIZE = 50;
+
+function MemberRow(props: { context: ConsoleContext; member: ListedMemberView }) {
+  const { context, member: m } = props;
+  const { t } = context;
+  return (
+    <tr>
+      <td>
+        <a href={memberPath(m.globalId)}>{m.userName}</a>
+      </td>
+      <td>{m.name}</td>
+      <td>{m.passwordMobile ?? '—'}</td>
+      <td>{m.departmentName ?? (m.departmentId === null ? '—' : String(m.departmentId))}</td>
+      {/* The list holds live members only: a deleted one is gone from it. */}
+      <td>{t('member.statusActive')}</td>
+      <td>{m.assetNums.length === 0 ? '—' : m.assetNums.join(', ')}</td>
+      <td>{m.borrowNum ?? '—'}</td>
+      <td>
+        <a href={memberPath(m.globalId)}>{t('member.manage')}</a>
+      </td>
+    </tr>
+  );
+}
 
 /** GET /console/enterprise: the enterprise's employees, searched and paged by the server (member op 5). */
 export function membersRoute(app: App): void {
   app.get<{ Querystring: { q?: string; page?: string } }>('/enterprise', async (request, reply) => {
     const context = enterpriseContext(request);
     const { t } = context;
-    const keyword = (request.query.q ?? '').slice(0, 100);
-    const page = Math.max(1, Math.min(100000, Number.parseInt(request.query.page ?? '1', 10) || 1));
+    const keyword = (request.query.q ?? '').trim().slice(0, 100);
+    const page = pageOf(request.query.page);
     const list = await app.services.members.list(context.session.member.enterpriseId, {
       pageNum: page,
-      pageSize: PAGE_SIZE,
+      pageSize: MEMBERS_PAGE_SIZE,
       keyword,
     });
     const href = (p: number) => `/console/enterprise?${new URLSearchParams({ q: keyword, page: String(p) })}`;
+    const done = doneOf(request);
     return sendPage(
       reply,
       <Layout context={context} title={t('nav.members')}>
+        <Notice context={context} done={done === undefined ? undefined : t(done)} />
+        <p class="actions">
+          <a href="/console/enterprise/members/new">{t('member.addOne')}</a>
+          <a href="/console/enterprise/members/import">{t('member.import')}</a>
+        </p>
         <form method="get" action="/console/enterprise" class="filters">
-          <input type="search" name="q" value={keyword} aria-label={t('common.search')} />
+          <input
+            type="search"
+            name="q"
+            value={keyword}
+            aria-label={t('member.searchLabel')}
+            placeholder={t('member.searchLabel')}
+            maxLength={100}
+          />
           <button type="submit">{t('common.search')}</button>
         </form>
         {list.list.length === 0 ? (
-          <Empty>{t('common.none')}</Empty>
+          <Empty>{keyword === '' ? t('member.emptyAll') : t('member.emptySearch', { q: keyword })}</Empty>
         ) : (
           <div class="table-wrap">
             <table>
               <thead>
                 <tr>
-                  <th>{t('signIn.userName')}</th>
-                  <th>Name</th>
-                  <th>Assets</th>
+                  <th>{t('member.account')}</th>
+                  <th>{t('member.name')}</th>
+                  <th>{t('member.mobile')}</th>
+                  <th>{t('member.department')}</th>
+                  <th>{t('common.status')}</th>
+                  <th>{t('member.assetsHeld')}</th>
+                  <th>{t('member.lentLock')}</th>
+                  <th>{t('common.actions')}</th>
                 </tr>
               </thead>
               <tbody>
                 {list.list.map((m) => (
-                  <tr>
-                    <td>{m.userName}</td>
-                    <td>{m.name}</td>
-                    <td>{m.assetNums.join(', ')}</td>
-                  </tr>
+                  <MemberRow context={context} member={m} />
                 ))}
               </tbody>
             </table>
           </div>
         )}
-        <Pager context={context} page={page} pageSize={PAGE_SIZE} total={list.total} href={href} />
+        <Pager context={context} page={page} pageSize={MEMBERS_PAGE_SIZE} total={list.total} href={href} />
       </Layout>,
     );
   });

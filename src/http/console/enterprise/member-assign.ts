@@ -1,0 +1,33 @@
+import type { App } from '../../app-type.js';
+import { actorOf, field } from './forms.js';
+import { memberAction, type MemberParams } from './member-action.js';
+
+/** POST /console/enterprise/members/:id/assign and …/unassign: member op 9, one asset number. */
+export function assignRoutes(app: App): void {
+  app.post<MemberParams>('/enterprise/members/:memberGlobalId/assign', async (request, reply) =>
+    memberAction(app, request, reply, {
+      done: 'assigned',
+      field: 'assetNum',
+      run: (enterpriseId, memberGlobalId) =>
+        app.services.memberAssets.configurePrivileges(
+          enterpriseId,
+          memberGlobalId,
+          { addAssets: [field(request, 'assetNum').trim()] },
+          actorOf(request),
+        ),
+    }),
+  );
+  app.post<MemberParams>('/enterprise/members/:memberGlobalId/unassign', async (request, reply) =>
+    memberAction(app, request, reply, {
+      done: 'unassigned',
+      field: 'assetNum',
+      run: (enterpriseId, memberGlobalId) =>
+        app.services.memberAssets.configurePrivileges(
+          enterpriseId,
+          memberGlobalId,
+          { deleteAssets: [field(request, 'assetNum').trim()] },
+          actorOf(request),
+        ),
+    }),
+  );
+}

@@ -1,0 +1,19 @@
+import type { App } from '../../app-type.js';
+import { actorOf, field } from './forms.js';
+import { memberAction, type MemberParams } from './member-action.js';
+
+/** POST /console/enterprise/members/:id/password: member op 3; the employee's tokens end with it. */
+export function resetPasswordRoute(app: App): void {
+  app.post<MemberParams>('/enterprise/members/:memberGlobalId/password', async (request, reply) =>
+    memberAction(app, request, reply, {
+      done: 'password',
+      run: (enterpriseId, memberGlobalId) =>
+        app.services.members.resetPassword(
+          enterpriseId,
+          memberGlobalId,
+          field(request, 'password'),
+          actorOf(request),
+        ),
+    }),
+  );
+}
