@@ -29,6 +29,8 @@ export interface LoggedBatch {
   status: BatchStatus;
   attempts: number;
   receivedAt: number;
+  /** This batch as the start of the next (older) page. */
+  cursor: BatchCursor;
   /** The batch as accepted (async batches only: a sync batch is applied at once, not kept). */
   payload: unknown;
   /** The answer the caller got: each order's id and customer. */
@@ -39,9 +41,12 @@ export interface LoggedBatch {
   orderCount: number;
 }
 
-/** Where a page of the log starts: after this batch, in (received, id) order, newest first. */
+/**
+ * Where a page of the log starts: after this batch, in (received, id) order, newest first. The
+ * time is the database's own text to the microsecond, as a Date would round it to the millisecond.
+ */
 export interface BatchCursor {
-  receivedAt: Date;
+  receivedAt: string;
   id: string;
 }
 
@@ -71,6 +76,7 @@ export class OrderLogRepository {
         'b.pending',
         'b.attempts',
         'b.created_at',
+        sql<string>`to_char(b.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('received_text'),
         failedOrder.as('has_failed'),
       ])
       .orderBy('b.created_at', 'desc')
@@ -94,7 +100,7 @@ export class OrderLogRepository {
     }
     if (filter.after !== undefined) {
       const { receivedAt, id } = filter.after;
-      query = query.where(sql<boolean>`(b.created_at, b.id) < (${receivedAt}, ${id})`);
+      query = query.where(sql<boolean>`(b.created_at, b.id) < (${receivedAt}::timestamptz, ${id})`);
     }
     const rows = await query.execute();
     const orders = await this.ordersOf(rows.map((r) => r.id));
@@ -118,6 +124,7 @@ export class OrderLogRepository {
         status,
         attempts: r.attempts,
         receivedAt: r.created_at.getTime(),
+        cursor: { receivedAt: r.received_text, id: r.id },
         payload: r.payload,
         result: r.result,
         orders: own.slice(0, ORDERS_SHOWN),
