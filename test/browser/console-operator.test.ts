@@ -103,7 +103,9 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
     } finally {
       await worker.stop();
     }
-    expect(await batchRow.locator(`[data-order="${order?.licenseOrderId}"]`).textContent()).toContain('completed');
+    expect(await batchRow.locator(`[data-order="${order?.licenseOrderId}"]`).textContent()).toContain(
+      'completed',
+    );
 
     // The audit log by action, and the same filters as a CSV file.
     await page.goto('/console/operator/audit');
@@ -113,9 +115,9 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
     const auditRow = page.locator('table.audit tbody tr', { hasText: appKey });
     expect(await auditRow.count()).toBe(1);
     expect(await auditRow.textContent()).toContain('admin-console');
-    const actions = await page.locator('table.audit tbody tr').evaluateAll((rows) =>
-      rows.map((r) => r.getAttribute('data-action')),
-    );
+    const actions = await page
+      .locator('table.audit tbody tr')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')));
     expect(new Set(actions)).toEqual(new Set(['app.created']));
     const [download] = await Promise.all([
       page.waitForEvent('download'),
@@ -138,7 +140,9 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
     const rotating = appRow(page, name);
     await rotating.getByLabel('revoke old tokens').check();
     await rotating.getByRole('button', { name: 'Rotate secret' }).click();
-    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('old tokens are revoked');
+    await expect
+      .poll(() => page.getByRole('status').first().textContent())
+      .toContain('old tokens are revoked');
     expect(dialogs.some((d) => d.startsWith('confirm:') && d.includes(appKey))).toBe(true);
     const rotated = (await page.locator('[data-secret]').textContent())?.trim() ?? '';
     expect(rotated).toMatch(/^[A-Za-z0-9_-]{20,}$/);
@@ -173,7 +177,9 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
     ]) {
       const response = await page.goto(url);
       expect(response?.status(), url).toBe(200);
-      expect(Buffer.byteLength(await (response?.text() ?? Promise.resolve(''))), url).toBeLessThan(PAGE_LIMIT);
+      expect(Buffer.byteLength(await (response?.text() ?? Promise.resolve(''))), url).toBeLessThan(
+        PAGE_LIMIT,
+      );
     }
   });
 });

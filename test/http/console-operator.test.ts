@@ -18,7 +18,10 @@ interface Session {
 
 const PAGE_LIMIT = 150 * 1024;
 
-async function session(signIn: { url: string; fields: Record<string, string> }, home: string): Promise<Session> {
+async function session(
+  signIn: { url: string; fields: Record<string, string> },
+  home: string,
+): Promise<Session> {
   const signed = await h.app.inject({ method: 'POST', url: signIn.url, payload: signIn.fields });
   expect(signed.statusCode, signed.body).toBe(303);
   const cookie = String(signed.cookies.find((c) => c.name === 'keyward_session')?.value);
@@ -66,7 +69,11 @@ describe('console operator pages (inject)', () => {
   it('refuses a post without the CSRF token with 403 and changes nothing', async () => {
     const op = await operator();
     const name = uniqueCode('no-csrf');
-    const refused = await op.post('/console/operator/apps', { name, scope_auth_order: '1', status: 'active' });
+    const refused = await op.post('/console/operator/apps', {
+      name,
+      scope_auth_order: '1',
+      status: 'active',
+    });
     expect(refused.statusCode).toBe(403);
     const wrong = await op.post('/console/operator/apps', {
       _csrf: 'x'.repeat(40),
@@ -75,9 +82,12 @@ describe('console operator pages (inject)', () => {
     });
     expect(wrong.statusCode).toBe(403);
     expect(await appsByName(name)).toEqual([]);
-    const limit = await op.post(`/console/operator/enterprises/${enterprise.enterpriseGlobalId}/member-limit`, {
-      memberLimit: '7',
-    });
+    const limit = await op.post(
+      `/console/operator/enterprises/${enterprise.enterpriseGlobalId}/member-limit`,
+      {
+        memberLimit: '7',
+      },
+    );
     expect(limit.statusCode).toBe(403);
     const shown = await h.app.services.enterprises.directoryEntry(enterprise.enterpriseGlobalId);
     expect(shown?.memberLimit).toBeNull();
@@ -168,13 +178,19 @@ describe('console operator pages (inject)', () => {
     });
     expect(row).toMatchObject({ operator: 'admin-console', detail: { memberLimit: 40 } });
     await op.post(`${url}/member-limit`, { _csrf: op.csrf, memberLimit: '' });
-    expect((await h.app.services.enterprises.directoryEntry(enterprise.enterpriseGlobalId))?.memberLimit).toBeNull();
+    expect(
+      (await h.app.services.enterprises.directoryEntry(enterprise.enterpriseGlobalId))?.memberLimit,
+    ).toBeNull();
     expect((await op.get('/console/operator/enterprises/no-such-enterprise')).statusCode).toBe(404);
   });
 
   it('finds an enterprise by channel customer id, code and part of its name', async () => {
     const op = await operator();
-    for (const q of [enterprise.channelCustomerId, enterprise.enterpriseCode, enterprise.enterpriseGlobalId]) {
+    for (const q of [
+      enterprise.channelCustomerId,
+      enterprise.enterpriseCode,
+      enterprise.enterpriseGlobalId,
+    ]) {
       const page = await op.get(`/console/operator/enterprises?q=${encodeURIComponent(q)}`);
       expect(page.body, q).toContain(enterprise.enterpriseGlobalId);
     }
@@ -195,7 +211,9 @@ describe('console operator pages (inject)', () => {
     const csv = await op.get(`/console/operator/audit.csv?action=app.created&subject=${app?.appKey}`);
     expect(csv.statusCode).toBe(200);
     expect(csv.headers['content-type']).toContain('text/csv');
-    expect(String(csv.headers['content-disposition'])).toMatch(/^attachment; filename="keyward-audit-.*\.csv"$/);
+    expect(String(csv.headers['content-disposition'])).toMatch(
+      /^attachment; filename="keyward-audit-.*\.csv"$/,
+    );
     const lines = csv.body.split('\r\n').filter((l) => l !== '');
     expect(lines[0]).toBe(
       'id,created_at,action,subject,enterprise,app_id,operator,request_id,client_request_id,detail',

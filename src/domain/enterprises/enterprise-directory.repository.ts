@@ -62,7 +62,15 @@ export class EnterpriseDirectoryRepository {
     }
     const [rows, total] = await Promise.all([
       base
-        .select(['e.id', 'e.global_id', 'e.name', 'e.code', 'e.member_count', 'e.member_limit', 'e.created_at'])
+        .select([
+          'e.id',
+          'e.global_id',
+          'e.name',
+          'e.code',
+          'e.member_count',
+          'e.member_limit',
+          'e.created_at',
+        ])
         .orderBy('e.id', 'desc')
         .offset(query.offset)
         .limit(query.limit)

@@ -11,7 +11,10 @@ import {
 } from '../members/members-provisioning.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { customerBound, customerCreated } from './customer-audit.js';
-import { EnterpriseDirectoryRepository, type DirectoryEnterprise } from './enterprise-directory.repository.js';
+import {
+  EnterpriseDirectoryRepository,
+  type DirectoryEnterprise,
+} from './enterprise-directory.repository.js';
 import { optionalMobile, optionalText, requiredText } from './customer-input.js';
 import { createEnterpriseWithAdmin, provisionCloudAccountMembers } from './enterprise-provisioning.js';
 import {

@@ -76,7 +76,9 @@ export class OrderLogRepository {
         'b.pending',
         'b.attempts',
         'b.created_at',
-        sql<string>`to_char(b.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('received_text'),
+        sql<string>`to_char(b.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as(
+          'received_text',
+        ),
         failedOrder.as('has_failed'),
       ])
       .orderBy('b.created_at', 'desc')

@@ -12,7 +12,12 @@ import {
   type LicenseOrderStatus,
 } from './order-batches.repository.js';
 import { orderAccepted, orderFinished } from './order-audit.js';
-import { OrderLogRepository, type BatchCursor, type BatchStatus, type LoggedBatch } from './order-log.repository.js';
+import {
+  OrderLogRepository,
+  type BatchCursor,
+  type BatchStatus,
+  type LoggedBatch,
+} from './order-log.repository.js';
 import { invalid, OrderFailure } from './order-errors.js';
 import type { AcceptedOrder, Batch, BatchInput, OrderResultItem } from './order-model.js';
 import { normalizeBatch } from './order-normalize.js';

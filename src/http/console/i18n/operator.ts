@@ -32,7 +32,8 @@ export const operatorEn = {
   'apps.approve': 'Approve',
   'apps.approved': 'App {appKey} is approved: it can get tokens now.',
   'apps.disable': 'Disable',
-  'apps.disableConfirm': 'Disable app {appKey}? All of its tokens are revoked at once and it cannot be enabled again.',
+  'apps.disableConfirm':
+    'Disable app {appKey}? All of its tokens are revoked at once and it cannot be enabled again.',
   'apps.disabled': 'App {appKey} is disabled and its tokens are revoked.',
   'apps.rotate': 'Rotate secret',
   'apps.rotateConfirm': 'Give app {appKey} a new secret? The old secret stops working at once.',
@@ -50,7 +51,8 @@ export const operatorEn = {
   'ent.noLimit': 'no limit',
   'ent.default': 'default',
   'ent.more': '… and more on the detail page',
-  'ent.empty': 'No enterprises yet. They are created when a channel binds a customer (order op 1) or orders for a new one.',
+  'ent.empty':
+    'No enterprises yet. They are created when a channel binds a customer (order op 1) or orders for a new one.',
   'ent.noMatch': 'No enterprise matches "{q}". Try part of the name, or an exact code or id.',
   'ent.admin': 'Administrator account',
   'ent.channel': 'Channel',

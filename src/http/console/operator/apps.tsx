@@ -134,7 +134,8 @@ function CreateAppForm(props: { context: ConsoleContext; form: CreateForm; error
       <fieldset>
         <legend>{t('apps.createAs')}</legend>
         <label class="inline-check">
-          <input type="radio" name="status" value="pending" checked={form.pending} /> {t('apps.createPending')}
+          <input type="radio" name="status" value="pending" checked={form.pending} />{' '}
+          {t('apps.createPending')}
         </label>
         <label class="inline-check">
           <input type="radio" name="status" value="active" checked={!form.pending} /> {t('apps.createActive')}
@@ -230,7 +231,8 @@ export function appsRoutes(app: App): void {
         <AppsPage context={context} apps={await app.services.apps.list()} form={form} error={error} />,
         400,
       );
-    if (form.scopes.length === 0) return reshow({ message: context.t('apps.scopesRequired'), field: 'scopes' });
+    if (form.scopes.length === 0)
+      return reshow({ message: context.t('apps.scopesRequired'), field: 'scopes' });
     try {
       const created = await app.services.apps.create(
         {

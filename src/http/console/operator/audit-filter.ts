@@ -30,7 +30,8 @@ function instantOf(value: string): Date | undefined | 'bad' {
   return Number.isNaN(date.getTime()) ? 'bad' : date;
 }
 
-const isAction = (value: string): value is AuditAction => (AUDIT_ACTIONS as readonly string[]).includes(value);
+const isAction = (value: string): value is AuditAction =>
+  (AUDIT_ACTIONS as readonly string[]).includes(value);
 
 /** The filters of `GET /admin/audit`, from the console's form fields. */
 export function parseAuditQuery(query: AuditQuery): ParsedAuditQuery {
@@ -61,6 +62,7 @@ export function parseAuditQuery(query: AuditQuery): ParsedAuditQuery {
 /** The query string of these filters, for links and the CSV export. */
 export function auditQueryString(form: ParsedAuditQuery['form'], extra: Record<string, string> = {}): string {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries({ ...form, ...extra })) if (value !== '') params.set(name, value);
+  for (const [name, value] of Object.entries({ ...form, ...extra }))
+    if (value !== '') params.set(name, value);
   return params.toString();
 }

@@ -71,8 +71,20 @@ export function auditRoutes(app: App): void {
               ))}
             </select>
           </p>
-          <Field name="since" label={t('audit.since')} type="datetime-local" value={form.since} error={error} />
-          <Field name="until" label={t('audit.until')} type="datetime-local" value={form.until} error={error} />
+          <Field
+            name="since"
+            label={t('audit.since')}
+            type="datetime-local"
+            value={form.since}
+            error={error}
+          />
+          <Field
+            name="until"
+            label={t('audit.until')}
+            type="datetime-local"
+            value={form.until}
+            error={error}
+          />
           <Field name="subject" label={t('audit.subject')} value={form.subject} maxLength={200} />
           <p>
             <button type="submit">{t('audit.filter')}</button>{' '}
@@ -124,7 +136,11 @@ export function auditRoutes(app: App): void {
           </div>
         )}
         <nav class="pager">
-          {filter.before !== undefined ? <a href={`${AUDIT}?${auditQueryString(form)}`}>{t('audit.newest')}</a> : <span />}
+          {filter.before !== undefined ? (
+            <a href={`${AUDIT}?${auditQueryString(form)}`}>{t('audit.newest')}</a>
+          ) : (
+            <span />
+          )}
           {rows.length > PAGE_SIZE && last !== undefined ? (
             <a href={`${AUDIT}?${auditQueryString(form, { before: String(last.id) })}`}>{t('audit.older')}</a>
           ) : (
@@ -141,7 +157,7 @@ export function auditRoutes(app: App): void {
     if (badTimes.length === 0) {
       // Page by id through the same query as the page, a chunk at a time, up to the cap.
       let before = filter.before;
-      for (let taken = 0; taken < CSV_MAX_ROWS; ) {
+      for (let taken = 0; taken < CSV_MAX_ROWS;) {
         const rows = await app.services.audit.list({
           ...filter,
           ...(before === undefined ? {} : { before }),

@@ -32,9 +32,17 @@ export function dashboardRoute(app: App): void {
             note={t('dash.appsByStatus', apps)}
             href="/console/operator/apps"
           />
-          <Card label={t('dash.enterprises')} value={counts.enterprises} href="/console/operator/enterprises" />
+          <Card
+            label={t('dash.enterprises')}
+            value={counts.enterprises}
+            href="/console/operator/enterprises"
+          />
           <Card label={t('dash.members')} value={counts.members} />
-          <Card label={t('dash.ordersLastHour')} value={counts.ordersLastHour} href="/console/operator/orders" />
+          <Card
+            label={t('dash.ordersLastHour')}
+            value={counts.ordersLastHour}
+            href="/console/operator/orders"
+          />
           <Card
             label={t('dash.ordersPending')}
             value={counts.ordersPending}
@@ -48,7 +56,9 @@ export function dashboardRoute(app: App): void {
           <Card
             label={t('dash.numbersIssued')}
             value={counts.numbersIssuedLastDay}
-            note={counts.numbersIssuedCapped ? t('dash.numbersCapped', { runs: ISSUE_RUNS_SCANNED }) : undefined}
+            note={
+              counts.numbersIssuedCapped ? t('dash.numbersCapped', { runs: ISSUE_RUNS_SCANNED }) : undefined
+            }
           />
         </section>
         <p class="who">
@@ -59,7 +69,9 @@ export function dashboardRoute(app: App): void {
           })}
         </p>
         {status.migrations.pending.length > 0 && (
-          <p class="notice error">{t('dash.pendingMigrations', { names: status.migrations.pending.join(', ') })}</p>
+          <p class="notice error">
+            {t('dash.pendingMigrations', { names: status.migrations.pending.join(', ') })}
+          </p>
         )}
       </Layout>,
     );

@@ -33,7 +33,10 @@ async function showEnterprise(
       <p>
         <a href={ENTERPRISES}>{t('ent.back')}</a>
       </p>
-      <Notice context={context} error={state.error?.field === undefined ? state.error : undefined} done={
+      <Notice
+        context={context}
+        error={state.error?.field === undefined ? state.error : undefined}
+        done={
           state.limitSet === true
             ? t('ent.limitSet', { limit: entry.memberLimit ?? t('ent.noLimit') })
             : undefined

@@ -97,70 +97,77 @@ function BatchRow(props: { context: ConsoleContext; batch: LoggedBatch }) {
 
 /** GET /console/operator/orders: the newest order batches of every app, with what became of them. */
 export function ordersRoute(app: App): void {
-  app.get<{ Querystring: { status?: string; after?: string } }>('/operator/orders', async (request, reply) => {
-    const context = operatorContext(request);
-    const { t } = context;
-    const status = isStatus(request.query.status) ? request.query.status : undefined;
-    const after = cursorOf(request.query.after);
-    // One more than a page: whether there is an older page, without counting the table.
-    const rows = await app.services.orders.recentBatches({
-      ...(status === undefined ? {} : { status }),
-      ...(after === undefined ? {} : { after }),
-      limit: PAGE_SIZE + 1,
-    });
-    const batches = rows.slice(0, PAGE_SIZE);
-    const last = batches.at(-1);
-    const query = (extra: Record<string, string>) =>
-      `${ORDERS}?${new URLSearchParams({ ...(status === undefined ? {} : { status }), ...extra })}`;
-    return sendPage(
-      reply,
-      <Layout context={context} title={t('nav.orders')}>
-        <form method="get" action={ORDERS} class="filters">
-          <label>
-            {t('orders.filterStatus')}{' '}
-            <select name="status">
-              <option value="">{t('orders.all')}</option>
-              {BATCH_STATUSES.map((s) => (
-                <option value={s} selected={s === status}>
-                  {t(`orders.status.${s}` as MessageKey)}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="submit">{t('orders.filter')}</button>
-        </form>
-        {batches.length === 0 ? (
-          <Empty>{status === undefined && after === undefined ? t('orders.empty') : t('orders.emptyFiltered')}</Empty>
-        ) : (
-          <div class="table-wrap">
-            <table class="orders">
-              <thead>
-                <tr>
-                  <th>{t('orders.app')}</th>
-                  <th>{t('orders.channel')}</th>
-                  <th>{t('common.status')}</th>
-                  <th>{t('orders.received')}</th>
-                  <th>{t('orders.request')}</th>
-                  <th>{t('orders.outcome')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {batches.map((batch) => (
-                  <BatchRow context={context} batch={batch} />
+  app.get<{ Querystring: { status?: string; after?: string } }>(
+    '/operator/orders',
+    async (request, reply) => {
+      const context = operatorContext(request);
+      const { t } = context;
+      const status = isStatus(request.query.status) ? request.query.status : undefined;
+      const after = cursorOf(request.query.after);
+      // One more than a page: whether there is an older page, without counting the table.
+      const rows = await app.services.orders.recentBatches({
+        ...(status === undefined ? {} : { status }),
+        ...(after === undefined ? {} : { after }),
+        limit: PAGE_SIZE + 1,
+      });
+      const batches = rows.slice(0, PAGE_SIZE);
+      const last = batches.at(-1);
+      const query = (extra: Record<string, string>) =>
+        `${ORDERS}?${new URLSearchParams({ ...(status === undefined ? {} : { status }), ...extra })}`;
+      return sendPage(
+        reply,
+        <Layout context={context} title={t('nav.orders')}>
+          <form method="get" action={ORDERS} class="filters">
+            <label>
+              {t('orders.filterStatus')}{' '}
+              <select name="status">
+                <option value="">{t('orders.all')}</option>
+                {BATCH_STATUSES.map((s) => (
+                  <option value={s} selected={s === status}>
+                    {t(`orders.status.${s}` as MessageKey)}
+                  </option>
                 ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        <nav class="pager">
-          {after !== undefined ? <a href={query({})}>{t('orders.newest')}</a> : <span />}
-          {rows.length > PAGE_SIZE && last !== undefined ? (
-            <a href={query({ after: `${last.cursor.receivedAt}_${last.cursor.id}` })}>{t('orders.older')}</a>
+              </select>
+            </label>
+            <button type="submit">{t('orders.filter')}</button>
+          </form>
+          {batches.length === 0 ? (
+            <Empty>
+              {status === undefined && after === undefined ? t('orders.empty') : t('orders.emptyFiltered')}
+            </Empty>
           ) : (
-            <span />
+            <div class="table-wrap">
+              <table class="orders">
+                <thead>
+                  <tr>
+                    <th>{t('orders.app')}</th>
+                    <th>{t('orders.channel')}</th>
+                    <th>{t('common.status')}</th>
+                    <th>{t('orders.received')}</th>
+                    <th>{t('orders.request')}</th>
+                    <th>{t('orders.outcome')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {batches.map((batch) => (
+                    <BatchRow context={context} batch={batch} />
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )}
-        </nav>
-      </Layout>,
-    );
-  });
+          <nav class="pager">
+            {after !== undefined ? <a href={query({})}>{t('orders.newest')}</a> : <span />}
+            {rows.length > PAGE_SIZE && last !== undefined ? (
+              <a href={query({ after: `${last.cursor.receivedAt}_${last.cursor.id}` })}>
+                {t('orders.older')}
+              </a>
+            ) : (
+              <span />
+            )}
+          </nav>
+        </Layout>,
+      );
+    },
+  );
 }
