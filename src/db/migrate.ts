@@ -16,6 +16,7 @@ import * as m0100 from './migrations/0100_login_sources.js';
 import * as m0105 from './migrations/0105_audit_client_request_id.js';
 import * as m0110 from './migrations/0110_audit_enterprise.js';
 import * as m0120 from './migrations/0120_console.js';
+import * as m0130 from './migrations/0130_order_batches_recent.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0105_audit_client_request_id': m0105,
   '0110_audit_enterprise': m0110,
   '0120_console': m0120,
+  '0130_order_batches_recent': m0130,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

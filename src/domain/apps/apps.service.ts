@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import { NO_REQUEST, operatorActor, type AuditChange, type RequestIds } from '../audit/audit-actions.js';
+import { NO_REQUEST, operatorActor, type AuditChange, type OperatorRequest } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { randomSecret, safeEqual, sha256 } from '../shared/secrets.js';
@@ -79,7 +79,7 @@ export class AppsService {
       channels: string[];
       pending: boolean;
     },
-    request: RequestIds = NO_REQUEST,
+    request: OperatorRequest = NO_REQUEST,
   ): Promise<AppWithSecret> {
     const name = input.name.trim();
     if (name === '' || name.length > 100) throw new AppInputError('name must be 1–100 characters');
@@ -119,7 +119,7 @@ export class AppsService {
   }
 
   /** Approving an active app changes nothing and is not audited. */
-  async approve(appKey: string, request: RequestIds = NO_REQUEST): Promise<AppView> {
+  async approve(appKey: string, request: OperatorRequest = NO_REQUEST): Promise<AppView> {
     return this.db.transaction().execute(async (trx) => {
       const apps = new AppsRepository(trx);
       const current = await this.require(apps, appKey);
@@ -137,7 +137,7 @@ export class AppsService {
    * Disabling revokes every token of the app in the same transaction: refused everywhere at once.
    * Disabling it again changes nothing and is not audited.
    */
-  async disable(appKey: string, request: RequestIds = NO_REQUEST): Promise<AppView> {
+  async disable(appKey: string, request: OperatorRequest = NO_REQUEST): Promise<AppView> {
     return this.db.transaction().execute(async (trx) => {
       const apps = new AppsRepository(trx);
       const before = await this.require(apps, appKey);
@@ -160,7 +160,7 @@ export class AppsService {
   async rotateSecret(
     appKey: string,
     options: { revokeTokens: boolean },
-    request: RequestIds = NO_REQUEST,
+    request: OperatorRequest = NO_REQUEST,
   ): Promise<RotatedSecret> {
     const appSecret = randomSecret();
     return this.db.transaction().execute(async (trx) => {

@@ -61,9 +61,17 @@ export type RequestIds = Pick<AuditActor, 'requestId' | 'clientRequestId'>;
 /** What a change made outside any request (a script, a test) records as its request. */
 export const NO_REQUEST: RequestIds = { requestId: null, clientRequestId: null };
 
-/** The operator, through the admin API: no app acts. */
-export function operatorActor(ids: RequestIds): AuditActor {
-  return { appId: null, operator: ADMIN_OPERATOR, ...ids };
+/** An operator's request; `operator` names the surface it came through (the console names itself). */
+export type OperatorRequest = RequestIds & { operator?: string };
+
+/** The operator, through the admin API unless the request names another surface: no app acts. */
+export function operatorActor(ids: OperatorRequest): AuditActor {
+  return {
+    appId: null,
+    operator: ids.operator ?? ADMIN_OPERATOR,
+    requestId: ids.requestId,
+    clientRequestId: ids.clientRequestId,
+  };
 }
 
 /** The async order worker acts for the app that sent the batch, outside any request. */

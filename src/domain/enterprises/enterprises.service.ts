@@ -11,6 +11,10 @@ import {
 } from '../members/members-provisioning.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { customerBound, customerCreated } from './customer-audit.js';
+import {
+  EnterpriseDirectoryRepository,
+  type DirectoryEnterprise,
+} from './enterprise-directory.repository.js';
 import { optionalMobile, optionalText, requiredText } from './customer-input.js';
 import { createEnterpriseWithAdmin, provisionCloudAccountMembers } from './enterprise-provisioning.js';
 import {
@@ -225,5 +229,23 @@ export class EnterprisesService {
   /** `keyward enterprise show`: undefined for an unknown id. */
   async show(enterpriseGlobalId: string): Promise<EnterpriseView | undefined> {
     return new EnterprisesRepository(this.db).findView(enterpriseGlobalId);
+  }
+
+  /** The operator's directory: a page of enterprises with their channel customers. */
+  async directory(query: {
+    keyword: string;
+    page: number;
+    pageSize: number;
+  }): Promise<{ total: number; list: DirectoryEnterprise[] }> {
+    return new EnterpriseDirectoryRepository(this.db).search({
+      keyword: query.keyword,
+      offset: (query.page - 1) * query.pageSize,
+      limit: query.pageSize,
+    });
+  }
+
+  /** One enterprise of the directory, with every customer; undefined for an unknown id. */
+  async directoryEntry(enterpriseGlobalId: string): Promise<DirectoryEnterprise | undefined> {
+    return new EnterpriseDirectoryRepository(this.db).find(enterpriseGlobalId);
   }
 }

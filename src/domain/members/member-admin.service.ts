@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.js';
-import { NO_REQUEST, operatorActor, type RequestIds } from '../audit/audit-actions.js';
+import { NO_REQUEST, operatorActor, type OperatorRequest } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
 import { enterpriseTenant, hashPassword } from '../shared/passwords.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
@@ -28,7 +28,7 @@ export class MemberAdminService {
   async setPassword(
     account: string,
     password: string,
-    request: RequestIds = NO_REQUEST,
+    request: OperatorRequest = NO_REQUEST,
   ): Promise<PasswordSet | undefined> {
     const problem = checkPassword(password);
     if (problem) throw problem.toError(`password: ${problem.message}`);
@@ -58,7 +58,7 @@ export class MemberAdminService {
   async setMemberLimit(
     enterpriseGlobalId: string,
     limit: number | null,
-    request: RequestIds = NO_REQUEST,
+    request: OperatorRequest = NO_REQUEST,
   ): Promise<MemberLimitView | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const set = await new MemberAdminRepository(trx).setMemberLimit(enterpriseGlobalId, limit);

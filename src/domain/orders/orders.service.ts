@@ -12,6 +12,12 @@ import {
   type LicenseOrderStatus,
 } from './order-batches.repository.js';
 import { orderAccepted, orderFinished } from './order-audit.js';
+import {
+  OrderLogRepository,
+  type BatchCursor,
+  type BatchStatus,
+  type LoggedBatch,
+} from './order-log.repository.js';
 import { invalid, OrderFailure } from './order-errors.js';
 import type { AcceptedOrder, Batch, BatchInput, OrderResultItem } from './order-model.js';
 import { normalizeBatch } from './order-normalize.js';
@@ -35,6 +41,15 @@ export class OrdersService {
     private readonly assetNumbers: AssetNumbersService,
     private readonly limits: { instanceRowsPerCall: number },
   ) {}
+
+  /** The operator's log of batches, newest first, across every app. */
+  async recentBatches(filter: {
+    status?: BatchStatus;
+    after?: BatchCursor;
+    limit: number;
+  }): Promise<LoggedBatch[]> {
+    return new OrderLogRepository(this.db).list(filter);
+  }
 
   /**
    * Validates, then either answers a retry from the idempotency record or accepts the batch in one

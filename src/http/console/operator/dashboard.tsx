@@ -1,19 +1,78 @@
+import { ISSUE_RUNS_SCANNED } from '../../../domain/status/dashboard.repository.js';
 import type { App } from '../../app-type.js';
 import { operatorContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 
-/** GET /console/operator: the platform at a glance. */
+function Card(props: { label: string; value: number; note?: string; href?: string }) {
+  const { label, value, note, href } = props;
+  return (
+    <div class="card" data-card={label}>
+      <span class="value">{value.toLocaleString('en')}</span>
+      <span class="label">{href === undefined ? label : <a href={href}>{label}</a>}</span>
+      {note !== undefined && <small class="note">{note}</small>}
+    </div>
+  );
+}
+
+/** GET /console/operator: the platform at a glance (counts bounded by indexes: dashboard.repository). */
 export function dashboardRoute(app: App): void {
   app.get('/operator', async (request, reply) => {
     const context = operatorContext(request);
-    const status = await app.services.status.read();
+    const { t } = context;
+    const [status, counts] = await Promise.all([app.services.status.read(), app.services.status.dashboard()]);
+    const apps = counts.apps;
     return sendPage(
       reply,
-      <Layout context={context} title={context.t('nav.dashboard')}>
-        <p>
-          Keyward {status.version} · {status.database}
+      <Layout context={context} title={t('nav.dashboard')}>
+        <section class="cards">
+          <Card
+            label={t('dash.apps')}
+            value={apps.active + apps.pending + apps.disabled}
+            note={t('dash.appsByStatus', apps)}
+            href="/console/operator/apps"
+          />
+          <Card
+            label={t('dash.enterprises')}
+            value={counts.enterprises}
+            href="/console/operator/enterprises"
+          />
+          <Card label={t('dash.members')} value={counts.members} />
+          <Card
+            label={t('dash.ordersLastHour')}
+            value={counts.ordersLastHour}
+            href="/console/operator/orders"
+          />
+          <Card
+            label={t('dash.ordersPending')}
+            value={counts.ordersPending}
+            href="/console/operator/orders?status=accepted"
+          />
+          <Card
+            label={t('dash.ordersFailed')}
+            value={counts.ordersFailedLastDay}
+            href="/console/operator/orders?status=failed"
+          />
+          <Card
+            label={t('dash.numbersIssued')}
+            value={counts.numbersIssuedLastDay}
+            note={
+              counts.numbersIssuedCapped ? t('dash.numbersCapped', { runs: ISSUE_RUNS_SCANNED }) : undefined
+            }
+          />
+        </section>
+        <p class="who">
+          {t('dash.server', {
+            version: status.version,
+            database: status.database,
+            applied: status.migrations.applied,
+          })}
         </p>
+        {status.migrations.pending.length > 0 && (
+          <p class="notice error">
+            {t('dash.pendingMigrations', { names: status.migrations.pending.join(', ') })}
+          </p>
+        )}
       </Layout>,
     );
   });

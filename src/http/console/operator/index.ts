@@ -1,7 +1,17 @@
 import type { App } from '../../app-type.js';
+import { appsRoutes } from './apps.js';
+import { auditRoutes } from './audit.js';
 import { dashboardRoute } from './dashboard.js';
+import { enterpriseRoutes } from './enterprise.js';
+import { enterprisesRoute } from './enterprises.js';
+import { ordersRoute } from './orders.js';
 
 /** The operator's pages, under /console/operator (behind the operator gate in session.ts). */
 export function operatorPages(app: App): void {
   dashboardRoute(app);
+  appsRoutes(app);
+  enterprisesRoute(app);
+  enterpriseRoutes(app);
+  ordersRoute(app);
+  auditRoutes(app);
 }

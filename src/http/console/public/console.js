@@ -11,3 +11,7 @@ document.addEventListener('change', (event) => {
   const field = event.target;
   if (field instanceof HTMLSelectElement && field.hasAttribute('data-autosubmit')) field.form?.submit();
 });
+// A page that answered a post and shows something once (a new secret) takes the place of that
+// post in the history: reloading it loads the named page with GET, showing nothing again.
+const answered = document.querySelector('[data-replace-location]');
+if (answered) window.history.replaceState(null, '', answered.getAttribute('data-replace-location'));

@@ -1,0 +1,294 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  AppInputError,
+  AppNotFoundError,
+  SCOPES,
+  type AppView,
+  type AppWithSecret,
+} from '../../../domain/apps/apps.service.js';
+import type { App } from '../../app-type.js';
+import { operatorContext, type ConsoleContext } from '../context.js';
+import { sendErrorPage } from '../error-page.js';
+import type { MessageKey } from '../i18n/index.js';
+import { Layout } from '../layout.js';
+import { redirectTo, sendPage } from '../render.js';
+import { ActionButton, Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
+import { consoleRequest, formChecked, formText } from './form.js';
+
+const APPS = '/console/operator/apps';
+
+/** What the create form held, to show it again beside an error. */
+interface CreateForm {
+  name: string;
+  scopes: string[];
+  channels: string;
+  pending: boolean;
+}
+
+const EMPTY_FORM: CreateForm = { name: '', scopes: [], channels: '', pending: true };
+
+interface AppsPageProps {
+  context: ConsoleContext;
+  apps: AppView[];
+  form?: CreateForm;
+  error?: ConsoleError;
+  done?: string;
+  /** A secret just made: on this one page, never in a URL or cookie, never again. */
+  secret?: AppWithSecret;
+}
+
+/** Which field an AppInputError is about, from the service's sentence. */
+function fieldOf(message: string): string | undefined {
+  if (message.startsWith('name')) return 'name';
+  if (message.includes('scope')) return 'scopes';
+  if (message.startsWith('channel')) return 'channels';
+  return undefined;
+}
+
+function consoleErrorOf(error: AppInputError): ConsoleError {
+  const field = fieldOf(error.message);
+  return { code: 'AppInputError', message: error.message, ...(field === undefined ? {} : { field }) };
+}
+
+function AppRow(props: { context: ConsoleContext; app: AppView }) {
+  const { context, app } = props;
+  const { t } = context;
+  const base = `${APPS}/${encodeURIComponent(app.appKey)}`;
+  return (
+    <tr data-app={app.appKey}>
+      <td>
+        <code>{app.appKey}</code>
+      </td>
+      <td class="app-name">{app.name}</td>
+      <td>{app.scopes.join(', ')}</td>
+      <td>{app.channels.join(', ')}</td>
+      <td class={`status-${app.status}`}>{t(`apps.status.${app.status}` as MessageKey)}</td>
+      <td>
+        <Time at={app.createdAt} />
+      </td>
+      <td class="actions">
+        {app.status === 'pending' && (
+          <ActionButton context={context} action={`${base}/approve`} label={t('apps.approve')} />
+        )}
+        {app.status !== 'disabled' && (
+          <>
+            <form
+              method="post"
+              action={`${base}/rotate`}
+              class="inline"
+              data-confirm={t('apps.rotateConfirm', { appKey: app.appKey })}
+            >
+              <Csrf context={context} />
+              <label class="inline-check">
+                <input type="checkbox" name="revokeTokens" value="1" /> {t('apps.revokeTokens')}
+              </label>
+              <button type="submit" class="secondary">
+                {t('apps.rotate')}
+              </button>
+            </form>
+            <ActionButton
+              context={context}
+              action={`${base}/disable`}
+              label={t('apps.disable')}
+              confirm={t('apps.disableConfirm', { appKey: app.appKey })}
+              danger
+            />
+          </>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+function CreateAppForm(props: { context: ConsoleContext; form: CreateForm; error?: ConsoleError }) {
+  const { context, form, error } = props;
+  const { t } = context;
+  const scopesInvalid = error?.field === 'scopes';
+  return (
+    <form method="post" action={APPS} class="create-app">
+      <h2>{t('apps.create')}</h2>
+      <Csrf context={context} />
+      <Field name="name" label={t('apps.name')} value={form.name} required maxLength={100} error={error} />
+      <fieldset aria-invalid={scopesInvalid ? 'true' : undefined}>
+        <legend>{t('apps.scopes')}</legend>
+        {SCOPES.map((scope) => (
+          <label class="inline-check">
+            <input type="checkbox" name={`scope_${scope}`} value="1" checked={form.scopes.includes(scope)} />{' '}
+            {scope}
+          </label>
+        ))}
+        {scopesInvalid && (
+          <small class="field-error">
+            {error.code !== undefined && `${error.code}: `}
+            {error.message}
+          </small>
+        )}
+      </fieldset>
+      <Field
+        name="channels"
+        label={`${t('apps.channels')} — ${t('apps.channelsHint')}`}
+        value={form.channels}
+        maxLength={4000}
+        error={error}
+      />
+      <fieldset>
+        <legend>{t('apps.createAs')}</legend>
+        <label class="inline-check">
+          <input type="radio" name="status" value="pending" checked={form.pending} />{' '}
+          {t('apps.createPending')}
+        </label>
+        <label class="inline-check">
+          <input type="radio" name="status" value="active" checked={!form.pending} /> {t('apps.createActive')}
+        </label>
+      </fieldset>
+      <button type="submit">{t('apps.submitCreate')}</button>
+    </form>
+  );
+}
+
+function AppsPage(props: AppsPageProps) {
+  const { context, apps, secret, error } = props;
+  const { t } = context;
+  return (
+    <Layout context={context} title={t('nav.apps')}>
+      <Notice context={context} error={error?.field === undefined ? error : undefined} done={props.done} />
+      {secret !== undefined && (
+        <section class="notice done one-time-secret" data-replace-location={APPS}>
+          <p>{t('apps.secretOnce')}</p>
+          <p>
+            <code>{secret.appKey}</code> — {t('apps.secret')}:
+          </p>
+          <p class="secret" data-secret>
+            {secret.appSecret}
+          </p>
+        </section>
+      )}
+      {apps.length === 0 ? (
+        <Empty>{t('apps.empty')}</Empty>
+      ) : (
+        <div class="table-wrap">
+          <table class="apps">
+            <thead>
+              <tr>
+                <th>{t('apps.key')}</th>
+                <th>{t('apps.name')}</th>
+                <th>{t('apps.scopes')}</th>
+                <th>{t('apps.channels')}</th>
+                <th>{t('common.status')}</th>
+                <th>{t('common.created')}</th>
+                <th>{t('common.actions')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {apps.map((app) => (
+                <AppRow context={context} app={app} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <CreateAppForm context={context} form={props.form ?? EMPTY_FORM} error={error} />
+    </Layout>
+  );
+}
+
+const DONE: Record<string, MessageKey> = {
+  approved: 'apps.approved',
+  disabled: 'apps.disabled',
+};
+
+type KeyParams = { Params: { appKey: string } };
+
+/** Answers a failed action on the page, or 404 for an app that does not exist. */
+async function refuse(app: App, request: FastifyRequest, reply: FastifyReply, error: unknown) {
+  if (error instanceof AppNotFoundError) return sendErrorPage(request, reply, 404, 'error.notFound');
+  if (!(error instanceof AppInputError)) throw error;
+  const context = operatorContext(request);
+  const apps = await app.services.apps.list();
+  return sendPage(reply, <AppsPage context={context} apps={apps} error={consoleErrorOf(error)} />, 400);
+}
+
+/** GET and POST /console/operator/apps and its actions: the same service as `keyward app …`. */
+export function appsRoutes(app: App): void {
+  app.get<{ Querystring: { done?: string; app?: string } }>('/operator/apps', async (request, reply) => {
+    const context = operatorContext(request);
+    const key = DONE[request.query.done ?? ''];
+    const done = key === undefined ? undefined : context.t(key, { appKey: String(request.query.app ?? '') });
+    return sendPage(reply, <AppsPage context={context} apps={await app.services.apps.list()} done={done} />);
+  });
+
+  app.post('/operator/apps', async (request, reply) => {
+    const context = operatorContext(request);
+    const form: CreateForm = {
+      name: formText(request, 'name'),
+      scopes: SCOPES.filter((scope) => formChecked(request, `scope_${scope}`)),
+      channels: formText(request, 'channels'),
+      pending: formText(request, 'status') !== 'active',
+    };
+    const reshow = async (error: ConsoleError) =>
+      sendPage(
+        reply,
+        <AppsPage context={context} apps={await app.services.apps.list()} form={form} error={error} />,
+        400,
+      );
+    if (form.scopes.length === 0)
+      return reshow({ message: context.t('apps.scopesRequired'), field: 'scopes' });
+    try {
+      const created = await app.services.apps.create(
+        {
+          name: form.name,
+          scopes: form.scopes,
+          channels: form.channels.split(/[\s,]+/).filter((c) => c !== ''),
+          pending: form.pending,
+        },
+        consoleRequest(request),
+      );
+      const apps = await app.services.apps.list();
+      const done = context.t('apps.created', { appKey: created.appKey });
+      return sendPage(reply, <AppsPage context={context} apps={apps} secret={created} done={done} />);
+    } catch (error) {
+      if (error instanceof AppInputError) return reshow(consoleErrorOf(error));
+      throw error;
+    }
+  });
+
+  app.post<KeyParams>('/operator/apps/:appKey/approve', async (request, reply) => {
+    const { appKey } = request.params;
+    try {
+      await app.services.apps.approve(appKey, consoleRequest(request));
+    } catch (error) {
+      return refuse(app, request, reply, error);
+    }
+    return redirectTo(reply, `${APPS}?${new URLSearchParams({ done: 'approved', app: appKey })}`);
+  });
+
+  app.post<KeyParams>('/operator/apps/:appKey/disable', async (request, reply) => {
+    const { appKey } = request.params;
+    try {
+      await app.services.apps.disable(appKey, consoleRequest(request));
+    } catch (error) {
+      return refuse(app, request, reply, error);
+    }
+    return redirectTo(reply, `${APPS}?${new URLSearchParams({ done: 'disabled', app: appKey })}`);
+  });
+
+  // The new secret is on this answer only, like the API's: reloading posts nothing and shows none.
+  app.post<KeyParams>('/operator/apps/:appKey/rotate', async (request, reply) => {
+    const context = operatorContext(request);
+    const revokeTokens = formChecked(request, 'revokeTokens');
+    try {
+      const rotated = await app.services.apps.rotateSecret(
+        request.params.appKey,
+        { revokeTokens },
+        consoleRequest(request),
+      );
+      const done = context.t(rotated.tokensRevoked ? 'apps.rotatedRevoked' : 'apps.rotated', {
+        appKey: rotated.appKey,
+      });
+      const apps = await app.services.apps.list();
+      return sendPage(reply, <AppsPage context={context} apps={apps} secret={rotated} done={done} />);
+    } catch (error) {
+      return refuse(app, request, reply, error);
+    }
+  });
+}

@@ -1,0 +1,173 @@
+import {
+  BATCH_STATUSES,
+  type BatchCursor,
+  type BatchStatus,
+  type LoggedBatch,
+} from '../../../domain/orders/order-log.repository.js';
+import type { App } from '../../app-type.js';
+import { operatorContext, type ConsoleContext } from '../context.js';
+import type { MessageKey } from '../i18n/index.js';
+import { Layout } from '../layout.js';
+import { sendPage } from '../render.js';
+import { Empty, Time } from '../ui.js';
+import { prettyJson } from './form.js';
+
+const ORDERS = '/console/operator/orders';
+const PAGE_SIZE = 20;
+/** Characters of one batch's request shown: 20 batches stay well under the page budget. */
+const REQUEST_CHARS = 3000;
+const RESULT_CHARS = 1500;
+
+const isStatus = (value: unknown): value is BatchStatus =>
+  typeof value === 'string' && (BATCH_STATUSES as readonly string[]).includes(value);
+
+/** `after` is `<received, UTC to the microsecond>_<batch id>`: where the previous page ended. */
+function cursorOf(value: string | undefined): BatchCursor | undefined {
+  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)_([A-Za-z0-9_-]{1,100})$/.exec(value ?? '');
+  if (!match) return undefined;
+  return { receivedAt: match[1] as string, id: match[2] as string };
+}
+
+function Json(props: { context: ConsoleContext; value: unknown; max: number }) {
+  const json = prettyJson(props.value, props.max);
+  return (
+    <pre>
+      {json.text}
+      {json.cut && `\n${props.context.t('orders.truncated', { size: json.size })}`}
+    </pre>
+  );
+}
+
+function BatchRow(props: { context: ConsoleContext; batch: LoggedBatch }) {
+  const { context, batch } = props;
+  const { t } = context;
+  return (
+    <tr data-batch={batch.id} data-channel-order={batch.channelOrderId}>
+      <td>
+        <code>{batch.appKey ?? batch.appId}</code>
+        {batch.appName !== null && (
+          <>
+            <br />
+            {batch.appName}
+          </>
+        )}
+      </td>
+      <td>
+        <code>{batch.channelCode}</code>
+        <br />
+        {batch.channelOrderId}
+      </td>
+      <td class={`status-${batch.status}`} data-status={batch.status}>
+        {t(`orders.status.${batch.status}` as MessageKey)}
+        <br />
+        <small>
+          {batch.syncMode}
+          {batch.attempts > 0 && ` · ${t('orders.attempts', { attempts: batch.attempts })}`}
+        </small>
+      </td>
+      <td>
+        <Time at={batch.receivedAt} />
+      </td>
+      <td class="request">
+        {batch.payload === null ? (
+          <small>{t('orders.notKept')}</small>
+        ) : (
+          <Json context={context} value={batch.payload} max={REQUEST_CHARS} />
+        )}
+      </td>
+      <td class="outcome">
+        <small>{t('orders.ordersOf', { count: batch.orderCount })}</small>
+        <ul>
+          {batch.orders.map((o) => (
+            <li data-order={o.licenseOrderId}>
+              #{o.sequence} {o.orderType} · {t(`orders.status.${o.status}` as MessageKey)}
+              {o.reason !== null && (
+                <>
+                  : <span class="reason">{o.reason}</span>
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+        <Json context={context} value={batch.result} max={RESULT_CHARS} />
+      </td>
+    </tr>
+  );
+}
+
+/** GET /console/operator/orders: the newest order batches of every app, with what became of them. */
+export function ordersRoute(app: App): void {
+  app.get<{ Querystring: { status?: string; after?: string } }>(
+    '/operator/orders',
+    async (request, reply) => {
+      const context = operatorContext(request);
+      const { t } = context;
+      const status = isStatus(request.query.status) ? request.query.status : undefined;
+      const after = cursorOf(request.query.after);
+      // One more than a page: whether there is an older page, without counting the table.
+      const rows = await app.services.orders.recentBatches({
+        ...(status === undefined ? {} : { status }),
+        ...(after === undefined ? {} : { after }),
+        limit: PAGE_SIZE + 1,
+      });
+      const batches = rows.slice(0, PAGE_SIZE);
+      const last = batches.at(-1);
+      const query = (extra: Record<string, string>) =>
+        `${ORDERS}?${new URLSearchParams({ ...(status === undefined ? {} : { status }), ...extra })}`;
+      return sendPage(
+        reply,
+        <Layout context={context} title={t('nav.orders')}>
+          <form method="get" action={ORDERS} class="filters">
+            <label>
+              {t('orders.filterStatus')}{' '}
+              <select name="status">
+                <option value="">{t('orders.all')}</option>
+                {BATCH_STATUSES.map((s) => (
+                  <option value={s} selected={s === status}>
+                    {t(`orders.status.${s}` as MessageKey)}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button type="submit">{t('orders.filter')}</button>
+          </form>
+          {batches.length === 0 ? (
+            <Empty>
+              {status === undefined && after === undefined ? t('orders.empty') : t('orders.emptyFiltered')}
+            </Empty>
+          ) : (
+            <div class="table-wrap">
+              <table class="orders">
+                <thead>
+                  <tr>
+                    <th>{t('orders.app')}</th>
+                    <th>{t('orders.channel')}</th>
+                    <th>{t('common.status')}</th>
+                    <th>{t('orders.received')}</th>
+                    <th>{t('orders.request')}</th>
+                    <th>{t('orders.outcome')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {batches.map((batch) => (
+                    <BatchRow context={context} batch={batch} />
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <nav class="pager">
+            {after !== undefined ? <a href={query({})}>{t('orders.newest')}</a> : <span />}
+            {rows.length > PAGE_SIZE && last !== undefined ? (
+              <a href={query({ after: `${last.cursor.receivedAt}_${last.cursor.id}` })}>
+                {t('orders.older')}
+              </a>
+            ) : (
+              <span />
+            )}
+          </nav>
+        </Layout>,
+      );
+    },
+  );
+}

@@ -1,0 +1,257 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csvCell, csvLine } from '../../src/http/console/operator/csv.js';
+import { assetWorld, type AssetWorld } from '../support/order-fixtures.js';
+import { ADMIN_KEY, startHarness, uniqueCode, type Harness } from '../support/harness.js';
+
+let h: Harness;
+let enterprise: AssetWorld;
+
+type Reply = Awaited<ReturnType<Harness['app']['inject']>>;
+
+/** A signed-in console browser as inject sees it: its cookie, and the CSRF token its pages carry. */
+interface Session {
+  cookie: string;
+  csrf: string;
+  get(url: string): Promise<Reply>;
+  post(url: string, fields: Record<string, string>): Promise<Reply>;
+}
+
+const PAGE_LIMIT = 150 * 1024;
+
+async function session(
+  signIn: { url: string; fields: Record<string, string> },
+  home: string,
+): Promise<Session> {
+  const signed = await h.app.inject({ method: 'POST', url: signIn.url, payload: signIn.fields });
+  expect(signed.statusCode, signed.body).toBe(303);
+  const cookie = String(signed.cookies.find((c) => c.name === 'keyward_session')?.value);
+  const get = (url: string) => h.app.inject({ method: 'GET', url, cookies: { keyward_session: cookie } });
+  const page = await get(home);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
+  expect(csrf).not.toBe('');
+  return {
+    cookie,
+    csrf,
+    get,
+    post: (url, fields) =>
+      h.app.inject({
+        method: 'POST',
+        url,
+        cookies: { keyward_session: cookie },
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams(fields).toString(),
+      }),
+  };
+}
+
+const operator = () =>
+  session({ url: '/console/operator/sign-in', fields: { adminKey: ADMIN_KEY } }, '/console/operator');
+
+async function appsByName(name: string) {
+  return (await h.app.services.apps.list()).filter((a) => a.name === name);
+}
+
+/** A dashboard card's number. */
+function card(body: string, label: string): number {
+  const at = body.indexOf(`data-card="${label}"`);
+  expect(at).toBeGreaterThan(-1);
+  const value = /<span class="value">([\d,]+)<\/span>/.exec(body.slice(at))?.[1] ?? '';
+  return Number(value.replace(/,/g, ''));
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  enterprise = await assetWorld(h);
+});
+afterAll(async () => h?.close());
+
+describe('console operator pages (inject)', () => {
+  it('refuses a post without the CSRF token with 403 and changes nothing', async () => {
+    const op = await operator();
+    const name = uniqueCode('no-csrf');
+    const refused = await op.post('/console/operator/apps', {
+      name,
+      scope_auth_order: '1',
+      status: 'active',
+    });
+    expect(refused.statusCode).toBe(403);
+    const wrong = await op.post('/console/operator/apps', {
+      _csrf: 'x'.repeat(40),
+      name,
+      scope_auth_order: '1',
+    });
+    expect(wrong.statusCode).toBe(403);
+    expect(await appsByName(name)).toEqual([]);
+    const limit = await op.post(
+      `/console/operator/enterprises/${enterprise.enterpriseGlobalId}/member-limit`,
+      {
+        memberLimit: '7',
+      },
+    );
+    expect(limit.statusCode).toBe(403);
+    const shown = await h.app.services.enterprises.directoryEntry(enterprise.enterpriseGlobalId);
+    expect(shown?.memberLimit).toBeNull();
+  });
+
+  it('answers an enterprise administrator on every operator page with 404', async () => {
+    const admin = await session(
+      {
+        url: '/console/sign-in',
+        fields: { userName: enterprise.admin.account, password: enterprise.admin.password },
+      },
+      '/console/enterprise',
+    );
+    for (const url of [
+      '/console/operator',
+      '/console/operator/apps',
+      '/console/operator/enterprises',
+      `/console/operator/enterprises/${enterprise.enterpriseGlobalId}`,
+      '/console/operator/orders',
+      '/console/operator/audit',
+      '/console/operator/audit.csv',
+    ]) {
+      const response = await admin.get(url);
+      expect(response.statusCode, url).toBe(404);
+      expect(response.body).toContain('Not found');
+      expect(response.body).not.toContain('<table');
+    }
+    const post = await admin.post('/console/operator/apps', {
+      _csrf: admin.csrf,
+      name: 'by an enterprise',
+      scope_auth_order: '1',
+    });
+    expect(post.statusCode).toBe(404);
+    expect(await appsByName('by an enterprise')).toEqual([]);
+  });
+
+  it('counts a new app on the dashboard, audited as the console', async () => {
+    const op = await operator();
+    const before = await op.get('/console/operator');
+    expect(before.statusCode).toBe(200);
+    const name = uniqueCode('dash');
+    const created = await op.post('/console/operator/apps', {
+      _csrf: op.csrf,
+      name,
+      scope_auth_me: '1',
+      channels: 'ch-a, ch-b',
+      status: 'pending',
+    });
+    expect(created.statusCode).toBe(200);
+    const [app] = await appsByName(name);
+    expect(app).toMatchObject({ status: 'pending', scopes: ['auth_me'], channels: ['ch-a', 'ch-b'] });
+    const after = await op.get('/console/operator');
+    expect(card(after.body, 'Apps')).toBe(card(before.body, 'Apps') + 1);
+    const [row] = await h.app.services.audit.list({ subject: app?.appKey ?? '', limit: 5 });
+    expect(row).toMatchObject({ action: 'app.created', operator: 'admin-console' });
+  });
+
+  it('shows a service error next to its field and keeps what was typed', async () => {
+    const op = await operator();
+    const name = uniqueCode('bad-channel');
+    const refused = await op.post('/console/operator/apps', {
+      _csrf: op.csrf,
+      name,
+      scope_auth_order: '1',
+      channels: 'not a/valid code',
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('id="field-channels-error"');
+    expect(refused.body).toContain('AppInputError');
+    expect(refused.body).toContain(`value="${name}"`);
+    expect(await appsByName(name)).toEqual([]);
+  });
+
+  it('sets a member limit through the admin service and shows it', async () => {
+    const op = await operator();
+    const url = `/console/operator/enterprises/${enterprise.enterpriseGlobalId}`;
+    const bad = await op.post(`${url}/member-limit`, { _csrf: op.csrf, memberLimit: '0' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toContain('id="field-memberLimit-error"');
+    const set = await op.post(`${url}/member-limit`, { _csrf: op.csrf, memberLimit: '40' });
+    expect(set.statusCode).toBe(303);
+    const page = await op.get(String(set.headers.location));
+    expect(page.body).toMatch(/data-member-limit="?[^>]*>40</);
+    const [row] = await h.app.services.audit.list({
+      action: 'enterprise.member_limit_set',
+      enterprise: enterprise.enterpriseGlobalId,
+      limit: 1,
+    });
+    expect(row).toMatchObject({ operator: 'admin-console', detail: { memberLimit: 40 } });
+    await op.post(`${url}/member-limit`, { _csrf: op.csrf, memberLimit: '' });
+    expect(
+      (await h.app.services.enterprises.directoryEntry(enterprise.enterpriseGlobalId))?.memberLimit,
+    ).toBeNull();
+    expect((await op.get('/console/operator/enterprises/no-such-enterprise')).statusCode).toBe(404);
+  });
+
+  it('finds an enterprise by channel customer id, code and part of its name', async () => {
+    const op = await operator();
+    for (const q of [
+      enterprise.channelCustomerId,
+      enterprise.enterpriseCode,
+      enterprise.enterpriseGlobalId,
+    ]) {
+      const page = await op.get(`/console/operator/enterprises?q=${encodeURIComponent(q)}`);
+      expect(page.body, q).toContain(enterprise.enterpriseGlobalId);
+    }
+    const none = await op.get(`/console/operator/enterprises?q=${uniqueCode('nobody')}`);
+    expect(none.body).toContain('No enterprise matches');
+  });
+
+  it('exports the audit log as CSV with the page filters, quoted and defused', async () => {
+    const op = await operator();
+    const name = `=HYPERLINK("x"),${uniqueCode('csv')}`;
+    const created = await op.post('/console/operator/apps', {
+      _csrf: op.csrf,
+      name,
+      scope_auth_order: '1',
+    });
+    expect(created.statusCode).toBe(200);
+    const [app] = await appsByName(name);
+    const csv = await op.get(`/console/operator/audit.csv?action=app.created&subject=${app?.appKey}`);
+    expect(csv.statusCode).toBe(200);
+    expect(csv.headers['content-type']).toContain('text/csv');
+    expect(String(csv.headers['content-disposition'])).toMatch(
+      /^attachment; filename="keyward-audit-.*\.csv"$/,
+    );
+    const lines = csv.body.split('\r\n').filter((l) => l !== '');
+    expect(lines[0]).toBe(
+      'id,created_at,action,subject,enterprise,app_id,operator,request_id,client_request_id,detail',
+    );
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain(`,app.created,${app?.appKey},,,admin-console,`);
+    // The detail holds the name: JSON in one quoted cell, its quotes doubled.
+    expect(lines[1]).toContain('"{""name"":""=HYPERLINK(\\""x\\""),');
+  });
+
+  it('quotes CSV cells and defuses formulas', () => {
+    expect(csvCell('plain')).toBe('plain');
+    expect(csvCell('a,b')).toBe('"a,b"');
+    expect(csvCell('say "hi"')).toBe('"say ""hi"""');
+    expect(csvCell('two\nlines')).toBe('"two\nlines"');
+    expect(csvCell('=1+1')).toBe("'=1+1");
+    expect(csvCell('+1')).toBe("'+1");
+    expect(csvCell('-1')).toBe("'-1");
+    expect(csvCell('@SUM(A1)')).toBe("'@SUM(A1)");
+    expect(csvCell('=A1,"x"')).toBe(`"'=A1,""x"""`);
+    expect(csvCell(null)).toBe('');
+    expect(csvCell(42)).toBe('42');
+    expect(csvLine(['a', 'b,c'])).toBe('a,"b,c"\r\n');
+  });
+
+  it('keeps every main page under 150 KB', async () => {
+    const op = await operator();
+    for (const url of [
+      '/console/operator',
+      '/console/operator/apps',
+      '/console/operator/enterprises',
+      `/console/operator/enterprises/${enterprise.enterpriseGlobalId}`,
+      '/console/operator/orders',
+      '/console/operator/audit',
+    ]) {
+      const page = await op.get(url);
+      expect(page.statusCode, url).toBe(200);
+      expect(Buffer.byteLength(page.body), url).toBeLessThan(PAGE_LIMIT);
+    }
+  });
+});
