@@ -20,8 +20,6 @@ function MemberRow(props: { context: ConsoleContext; member: ListedMemberView })
       <td>{m.name}</td>
       <td>{m.passwordMobile ?? '—'}</td>
       <td>{m.departmentName ?? (m.departmentId === null ? '—' : String(m.departmentId))}</td>
-      {/* The list holds live members only: a deleted one is gone from it. */}
-      <td>{t('member.statusActive')}</td>
       <td>{m.assetNums.length === 0 ? '—' : m.assetNums.join(', ')}</td>
       <td>{m.borrowNum ?? '—'}</td>
       <td>
@@ -75,7 +73,6 @@ export function membersRoute(app: App): void {
                   <th>{t('member.name')}</th>
                   <th>{t('member.mobile')}</th>
                   <th>{t('member.department')}</th>
-                  <th>{t('common.status')}</th>
                   <th>{t('member.assetsHeld')}</th>
                   <th>{t('member.lentLock')}</th>
                   <th>{t('common.actions')}</th>

@@ -12,7 +12,6 @@ export const enterpriseEn = {
   'member.assetsHeld': 'Assets held',
   'member.lentLock': 'Lent lock',
   'member.manage': 'Manage',
-  'member.statusActive': 'Active',
   'member.searchLabel': 'Search by name or account',
   'member.emptyAll':
     'No employees yet. Add one with “Add an employee”, or many at once with “Import from CSV”.',
@@ -146,7 +145,6 @@ export const enterpriseZh: Record<EnterpriseKey, string> = {
   'member.assetsHeld': '持有资产',
   'member.lentLock': '借用锁',
   'member.manage': '管理',
-  'member.statusActive': '正常',
   'member.searchLabel': '按姓名或账号搜索',
   'member.emptyAll': '还没有员工。可用“添加员工”逐个添加，或用“从 CSV 导入”批量添加。',
   'member.emptySearch': '没有员工匹配“{q}”。请尝试姓名或账号的一部分，或清空搜索。',
