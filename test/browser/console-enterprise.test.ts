@@ -40,9 +40,12 @@ describe.runIf(browserAvailable())('enterprise console (Chromium)', () => {
   afterAll(async () => {
     await world?.close();
   });
+  /** Script errors and content-policy violations of every signed-in page (browser.ts). */
+  const pageProblems: string[][] = [];
 
   async function signedIn(): Promise<Page> {
-    const { page } = await world.newPage();
+    const { page, problems: own } = await world.newPage();
+    pageProblems.push(own);
     page.on('dialog', (dialog) => {
       if (dialog.type() === 'alert') alerts.push(dialog.message());
       void dialog.accept();
@@ -164,5 +167,11 @@ describe.runIf(browserAvailable())('enterprise console (Chromium)', () => {
     // Longer than any slow-down: the fifth failure locked the account here for a quarter of an hour.
     await page.waitForTimeout(5000);
     expect(await attempt(locked.admin.password)).toContain('Too many failed attempts');
+  });
+
+  // Last: every page the tests above opened ran its script without a content-policy violation.
+  it('logged no script error or content-policy violation on any page', () => {
+    expect(pageProblems.length).toBeGreaterThan(0);
+    expect(pageProblems.flat()).toEqual([]);
   });
 });

@@ -28,10 +28,11 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
   let world: ConsoleWorld;
   let page: Page;
   const dialogs: string[] = [];
+  let problems: string[] = [];
 
   beforeAll(async () => {
     world = await startConsoleWorld();
-    ({ page } = await world.newPage());
+    ({ page, problems } = await world.newPage());
     page.setDefaultTimeout(8000);
     // Confirmations are accepted; every dialog is remembered (an alert would mean script ran).
     page.on('dialog', (dialog) => {
@@ -181,5 +182,10 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
         PAGE_LIMIT,
       );
     }
+  });
+
+  // Last: every page the tests above opened ran its script without a content-policy violation.
+  it('logged no script error or content-policy violation on any page', () => {
+    expect(problems).toEqual([]);
   });
 });

@@ -32,6 +32,8 @@ export function Layout(props: { context: ConsoleContext; title: string; children
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${title} · ${t('app.name')}`}</title>
+        {/* No favicon request: the console has no icon of its own yet. */}
+        <link rel="icon" href="data:," />
         <link rel="stylesheet" href="/console/assets/console.css" />
         <script src="/console/assets/console.js" defer />
       </head>

@@ -65,7 +65,12 @@ export async function startConsoleWorld(env: Record<string, string> = {}): Promi
       const problems: string[] = [];
       page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
       page.on('console', (message) => {
-        if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+        if (message.type() !== 'error') return;
+        const where = message.location().url;
+        // A page that answers 404 or 403 on purpose (another tenant's id) is logged as a failed
+        // load of the document itself: not a problem of the page. Any sub-resource is.
+        if (message.text().startsWith('Failed to load resource') && where === page.url()) return;
+        problems.push(`console: ${message.text()} (${where})`);
       });
       return { page, context, problems };
     },

@@ -6,14 +6,14 @@ import { redirectTo } from '../render.js';
 import type { ConsoleError } from '../ui.js';
 import type { Done } from './forms.js';
 import { field, memberPath } from './forms.js';
+import { consoleErrorOf, NOT_YOURS, type MemberField } from './member-errors.js';
+import { findMember, sendMemberPage } from './member-page.js';
 
 /** Pages an action posted from elsewhere may go back to (`next=`); nothing else is followed. */
 const BACK: Record<string, string> = {
   assets: '/console/enterprise/assets',
   'lent-locks': '/console/enterprise/lent-locks',
 };
-import { consoleErrorOf, NOT_YOURS, type MemberField } from './member-errors.js';
-import { findMember, sendMemberPage } from './member-page.js';
 
 export type MemberParams = { Params: { memberGlobalId: string } };
 
