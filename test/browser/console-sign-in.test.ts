@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY } from '../support/harness.js';
 import { assetWorld, type AssetWorld } from '../support/order-fixtures.js';
 import {
   browserAvailable,
@@ -62,6 +63,25 @@ describe.runIf(browserAvailable())('console sign-in (Chromium)', () => {
     expect(new URL(page.url()).pathname).toBe('/console/enterprise');
     await page.getByLabel('语言').selectOption('en');
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Employees');
+    expect(problems).toEqual([]);
+  });
+
+  it('shows the operator area in Chinese too, every page and its navigation', async () => {
+    const { page, problems } = await world.newPage({ locale: 'zh-CN' });
+    await page.goto('/console/operator/sign-in');
+    await page.getByLabel('管理密钥').fill(ADMIN_KEY);
+    await page.getByRole('button', { name: '登录' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('概览');
+    for (const [link, heading] of [
+      ['应用', '应用'],
+      ['企业', '企业'],
+      ['订单', '订单'],
+      ['审计日志', '审计日志'],
+    ] as const) {
+      await page.getByRole('navigation').getByRole('link', { name: link, exact: true }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(heading);
+      expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
+    }
     expect(problems).toEqual([]);
   });
 });
