@@ -137,7 +137,8 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
         headers: { authorization: `Bearer ${tenant.token}` },
       });
     expect((await lookup()).json()).toMatchObject({ code: 0 });
-    await page.goto('/console/operator/apps');
+    // Found by the apps page's search: other tests' apps may have pushed it off the first page.
+    await page.goto(`/console/operator/apps?${new URLSearchParams({ q: name })}`);
     const rotating = appRow(page, name);
     await rotating.getByLabel('revoke old tokens').check();
     await rotating.getByRole('button', { name: 'Rotate secret' }).click();

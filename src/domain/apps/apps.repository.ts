@@ -1,4 +1,5 @@
 import type { Db } from '../../db/client.js';
+import { likeLiteral, likeSubstring } from '../../db/like.js';
 import type { Selectable } from 'kysely';
 import type { AppsTable } from '../../db/schema.js';
 
@@ -65,6 +66,35 @@ export class AppsRepository {
     if (options.lock === true) query = query.forUpdate();
     const row = await query.executeTakeFirst();
     return row && toRecord(row);
+  }
+
+  /**
+   * One page of apps, newest first, with the number that match: `search` is part of the name
+   * (any case) or the start of the key.
+   */
+  async page(query: {
+    search?: string;
+    offset: number;
+    limit: number;
+  }): Promise<{ total: number; apps: AppRecord[] }> {
+    let filtered = this.db.selectFrom('apps');
+    const search = query.search?.trim();
+    if (search !== undefined && search !== '') {
+      filtered = filtered.where((eb) =>
+        eb.or([eb('name', 'ilike', likeSubstring(search)), eb('app_key', 'like', `${likeLiteral(search)}%`)]),
+      );
+    }
+    const [count, rows] = await Promise.all([
+      filtered.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
+      filtered
+        .select(columns)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .offset(query.offset)
+        .limit(query.limit)
+        .execute(),
+    ]);
+    return { total: Number(count.total), apps: rows.map(toRecord) };
   }
 
   async list(): Promise<AppRecord[]> {

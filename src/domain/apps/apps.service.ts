@@ -118,6 +118,20 @@ export class AppsService {
     return (await this.apps.list()).map(view);
   }
 
+  /** A page of apps for the console, newest first; `search` matches the name or the key's start. */
+  async page(query: {
+    search?: string;
+    page: number;
+    pageSize: number;
+  }): Promise<{ total: number; apps: AppView[] }> {
+    const { total, apps } = await this.apps.page({
+      ...(query.search === undefined ? {} : { search: query.search }),
+      offset: (query.page - 1) * query.pageSize,
+      limit: query.pageSize,
+    });
+    return { total, apps: apps.map(view) };
+  }
+
   /** Approving an active app changes nothing and is not audited. */
   async approve(appKey: string, request: OperatorRequest = NO_REQUEST): Promise<AppView> {
     return this.db.transaction().execute(async (trx) => {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { likeSubstring } from '../../db/like.js';
 
 /** A channel customer as the operator's directory shows it. */
 export interface DirectoryCustomer {
@@ -24,9 +25,6 @@ export interface DirectoryEnterprise {
 /** How many customers a directory row names; the detail page lists them all. */
 const CUSTOMERS_PER_ROW = 20;
 
-/** `%` and `_` in a keyword are the characters themselves, not wildcards. */
-const likeText = (keyword: string) => `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 /**
  * The operator's view across every tenant: enterprises with their channel customers. The
  * operator stands above the tenants, so nothing here is scoped; the console's operator gate is.
@@ -45,7 +43,7 @@ export class EnterpriseDirectoryRepository {
     if (keyword !== '') {
       base = base.where((eb) =>
         eb.or([
-          eb('e.name', 'ilike', likeText(keyword)),
+          eb('e.name', 'ilike', likeSubstring(keyword)),
           eb('e.code', '=', keyword),
           eb('e.global_id', '=', keyword),
           eb(

@@ -1,5 +1,6 @@
 import { sql, type Expression, type Selectable } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { likeSubstring } from '../../db/like.js';
 import { preparedQuery, type Slots } from '../../db/prepared-statements.js';
 import type { MembersTable } from '../../db/schema.js';
 
@@ -118,11 +119,6 @@ function operands(filter: MemberFilter): FilterOperands {
     ...(filter.departmentId === undefined ? {} : { departmentId: filter.departmentId }),
     ...(filter.keyword === undefined ? {} : { pattern: likeSubstring(filter.keyword) }),
   };
-}
-
-/** `%`, `_` and `\` in a keyword are literal characters, not patterns. */
-function likeSubstring(keyword: string): string {
-  return `%${keyword.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** Members of one enterprise. Every query names the enterprise; another one's members are absent. */

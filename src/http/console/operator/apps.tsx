@@ -12,8 +12,8 @@ import { sendErrorPage } from '../error-page.js';
 import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
-import { ActionButton, Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
-import { consoleRequest, formChecked, formText } from './form.js';
+import { ActionButton, Csrf, Empty, Field, Notice, Pager, Time, type ConsoleError } from '../ui.js';
+import { consoleRequest, formChecked, formText, pageOf } from './form.js';
 
 const APPS = '/console/operator/apps';
 
@@ -27,9 +27,26 @@ interface CreateForm {
 
 const EMPTY_FORM: CreateForm = { name: '', scopes: [], channels: '', pending: true };
 
+const APPS_PAGE_SIZE = 50;
+
+/** One page of the apps, newest first (a just-created app is on the first). */
+interface AppsListing {
+  apps: AppView[];
+  total: number;
+  page: number;
+  search: string;
+}
+
+async function listApps(app: App, query: { q?: string; page?: string } = {}): Promise<AppsListing> {
+  const search = (query.q ?? '').trim().slice(0, 100);
+  const page = pageOf(query.page);
+  const { total, apps } = await app.services.apps.page({ search, page, pageSize: APPS_PAGE_SIZE });
+  return { apps, total, page, search };
+}
+
 interface AppsPageProps {
   context: ConsoleContext;
-  apps: AppView[];
+  listing: AppsListing;
   form?: CreateForm;
   error?: ConsoleError;
   done?: string;
@@ -147,8 +164,10 @@ function CreateAppForm(props: { context: ConsoleContext; form: CreateForm; error
 }
 
 function AppsPage(props: AppsPageProps) {
-  const { context, apps, secret, error } = props;
+  const { context, listing, secret, error } = props;
+  const { apps } = listing;
   const { t } = context;
+  const href = (page: number) => `${APPS}?${new URLSearchParams({ q: listing.search, page: String(page) })}`;
   return (
     <Layout context={context} title={t('nav.apps')}>
       <Notice context={context} error={error?.field === undefined ? error : undefined} done={props.done} />
@@ -163,6 +182,10 @@ function AppsPage(props: AppsPageProps) {
           </p>
         </section>
       )}
+      <form method="get" action={APPS} class="filters">
+        <input type="search" name="q" value={listing.search} aria-label={t('common.search')} />
+        <button type="submit">{t('common.search')}</button>
+      </form>
       {apps.length === 0 ? (
         <Empty>{t('apps.empty')}</Empty>
       ) : (
@@ -187,6 +210,13 @@ function AppsPage(props: AppsPageProps) {
           </table>
         </div>
       )}
+      <Pager
+        context={context}
+        page={listing.page}
+        pageSize={APPS_PAGE_SIZE}
+        total={listing.total}
+        href={href}
+      />
       <CreateAppForm context={context} form={props.form ?? EMPTY_FORM} error={error} />
     </Layout>
   );
@@ -204,18 +234,26 @@ async function refuse(app: App, request: FastifyRequest, reply: FastifyReply, er
   if (error instanceof AppNotFoundError) return sendErrorPage(request, reply, 404, 'error.notFound');
   if (!(error instanceof AppInputError)) throw error;
   const context = operatorContext(request);
-  const apps = await app.services.apps.list();
-  return sendPage(reply, <AppsPage context={context} apps={apps} error={consoleErrorOf(error)} />, 400);
+  return sendPage(
+    reply,
+    <AppsPage context={context} listing={await listApps(app)} error={consoleErrorOf(error)} />,
+    400,
+  );
 }
 
 /** GET and POST /console/operator/apps and its actions: the same service as `keyward app …`. */
 export function appsRoutes(app: App): void {
-  app.get<{ Querystring: { done?: string; app?: string } }>('/operator/apps', async (request, reply) => {
-    const context = operatorContext(request);
-    const key = DONE[request.query.done ?? ''];
-    const done = key === undefined ? undefined : context.t(key, { appKey: String(request.query.app ?? '') });
-    return sendPage(reply, <AppsPage context={context} apps={await app.services.apps.list()} done={done} />);
-  });
+  app.get<{ Querystring: { done?: string; app?: string; q?: string; page?: string } }>(
+    '/operator/apps',
+    async (request, reply) => {
+      const context = operatorContext(request);
+      const key = DONE[request.query.done ?? ''];
+      const done =
+        key === undefined ? undefined : context.t(key, { appKey: String(request.query.app ?? '') });
+      const listing = await listApps(app, request.query);
+      return sendPage(reply, <AppsPage context={context} listing={listing} done={done} />);
+    },
+  );
 
   app.post('/operator/apps', async (request, reply) => {
     const context = operatorContext(request);
@@ -228,7 +266,7 @@ export function appsRoutes(app: App): void {
     const reshow = async (error: ConsoleError) =>
       sendPage(
         reply,
-        <AppsPage context={context} apps={await app.services.apps.list()} form={form} error={error} />,
+        <AppsPage context={context} listing={await listApps(app)} form={form} error={error} />,
         400,
       );
     if (form.scopes.length === 0)
@@ -243,9 +281,11 @@ export function appsRoutes(app: App): void {
         },
         consoleRequest(request),
       );
-      const apps = await app.services.apps.list();
       const done = context.t('apps.created', { appKey: created.appKey });
-      return sendPage(reply, <AppsPage context={context} apps={apps} secret={created} done={done} />);
+      return sendPage(
+        reply,
+        <AppsPage context={context} listing={await listApps(app)} secret={created} done={done} />,
+      );
     } catch (error) {
       if (error instanceof AppInputError) return reshow(consoleErrorOf(error));
       throw error;
@@ -285,8 +325,10 @@ export function appsRoutes(app: App): void {
       const done = context.t(rotated.tokensRevoked ? 'apps.rotatedRevoked' : 'apps.rotated', {
         appKey: rotated.appKey,
       });
-      const apps = await app.services.apps.list();
-      return sendPage(reply, <AppsPage context={context} apps={apps} secret={rotated} done={done} />);
+      return sendPage(
+        reply,
+        <AppsPage context={context} listing={await listApps(app)} secret={rotated} done={done} />,
+      );
     } catch (error) {
       return refuse(app, request, reply, error);
     }
