@@ -7,13 +7,11 @@ import { consoleAssetRoutes } from './assets.js';
 import { enterprisePages } from './enterprise/index.js';
 import { sendErrorPage } from './error-page.js';
 import { landingRoute, languageRoute } from './landing.js';
+import { FORM_LIMIT_BYTES, UPLOAD_LIMIT_BYTES } from './limits.js';
 import { operatorPages } from './operator/index.js';
 import { CONSOLE_POLICY, redirectTo } from './render.js';
 import { csrfRefusal, gateOf, loadContext } from './session.js';
 import { enterpriseSignInRoutes, operatorSignInRoutes, signOutRoute } from './sign-in.js';
-
-/** A CSV upload of employees: far more than member op 1's 100 rows a call, far less than a risk. */
-export const UPLOAD_LIMIT_BYTES = 256 * 1024;
 
 /**
  * The web console at /console (ADR 12): server-rendered pages over the same services as the API.
@@ -22,6 +20,9 @@ export const UPLOAD_LIMIT_BYTES = 256 * 1024;
  */
 export function consoleSurface(adminKey: string) {
   return async function registerConsole(app: App): Promise<void> {
+    app.addHook('onRoute', (route) => {
+      route.bodyLimit ??= FORM_LIMIT_BYTES;
+    });
     await app.register(cookie);
     await app.register(multipart, {
       attachFieldsToBody: 'keyValues',
@@ -49,8 +50,10 @@ export function consoleSurface(adminKey: string) {
         return sendErrorPage(request, reply, 400, 'error.input', { message });
       }
       if (error.statusCode === 413 || error.code === 'FST_REQ_FILE_TOO_LARGE') {
+        const limit =
+          error.code === 'FST_REQ_FILE_TOO_LARGE' ? UPLOAD_LIMIT_BYTES : request.routeOptions.bodyLimit;
         return sendErrorPage(request, reply, 413, 'error.input', {
-          message: `the upload is larger than ${UPLOAD_LIMIT_BYTES / 1024} KiB`,
+          message: `the form or upload is larger than ${Math.floor(limit / 1024)} KiB`,
         });
       }
       request.log.error({ err: error }, 'console request failed');

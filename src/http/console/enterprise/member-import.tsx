@@ -5,6 +5,7 @@ import { MemberCode } from '../../../errors/member-codes.js';
 import type { App } from '../../app-type.js';
 import { enterpriseContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
+import { FORM_LIMIT_BYTES, UPLOAD_LIMIT_BYTES } from '../limits.js';
 import { sendPage } from '../render.js';
 import { Csrf, Notice, type ConsoleError } from '../ui.js';
 import { parseCsv } from './csv.js';
@@ -190,18 +191,24 @@ export function importMembersRoutes(app: App): void {
   app.get('/enterprise/members/import', async (request, reply) =>
     sendPage(reply, <ImportPage context={enterpriseContext(request)} />),
   );
-  app.post('/enterprise/members/import', async (request, reply) => {
-    const context = enterpriseContext(request);
-    const parsed = readUpload(context, (request.body as Record<string, unknown> | undefined)?.file);
-    if ('error' in parsed) return sendPage(reply, <ImportPage context={context} error={parsed.error} />, 422);
-    if (parsed.rows.length === 0) {
-      const error = { code: MemberCode.userListEmpty, message: context.t('code.40021'), field: 'file' };
-      return sendPage(reply, <ImportPage context={context} error={error} />, 422);
-    }
-    const results: RowResult[] = [];
-    for (let start = 0; start < parsed.rows.length; start += MAX_USERS_PER_CALL) {
-      results.push(...(await addChunk(app, request, parsed.rows.slice(start, start + MAX_USERS_PER_CALL))));
-    }
-    return sendPage(reply, <ImportPage context={context} results={results} />);
-  });
+  // The file and the form's few fields around it.
+  app.post(
+    '/enterprise/members/import',
+    { bodyLimit: UPLOAD_LIMIT_BYTES + FORM_LIMIT_BYTES },
+    async (request, reply) => {
+      const context = enterpriseContext(request);
+      const parsed = readUpload(context, (request.body as Record<string, unknown> | undefined)?.file);
+      if ('error' in parsed)
+        return sendPage(reply, <ImportPage context={context} error={parsed.error} />, 422);
+      if (parsed.rows.length === 0) {
+        const error = { code: MemberCode.userListEmpty, message: context.t('code.40021'), field: 'file' };
+        return sendPage(reply, <ImportPage context={context} error={error} />, 422);
+      }
+      const results: RowResult[] = [];
+      for (let start = 0; start < parsed.rows.length; start += MAX_USERS_PER_CALL) {
+        results.push(...(await addChunk(app, request, parsed.rows.slice(start, start + MAX_USERS_PER_CALL))));
+      }
+      return sendPage(reply, <ImportPage context={context} results={results} />);
+    },
+  );
 }
