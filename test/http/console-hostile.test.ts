@@ -31,7 +31,8 @@ async function consoleRoutes(h: Harness): Promise<ConsoleRoute[]> {
   probe.decorate('config', h.app.config);
   probe.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
-      if (method === 'GET' || method === 'POST') found.push({ method, url: route.url });
+      if (method === 'GET') found.push({ method: 'GET', url: route.url });
+      if (method === 'POST') found.push({ method: 'POST', url: route.url });
     }
   });
   await probe.register(consoleSurface(ADMIN_KEY), { prefix: CONSOLE_PREFIX });
