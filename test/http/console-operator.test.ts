@@ -1,51 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvCell, csvLine } from '../../src/http/console/operator/csv.js';
 import { assetWorld, type AssetWorld } from '../support/order-fixtures.js';
-import { ADMIN_KEY, startHarness, uniqueCode, type Harness } from '../support/harness.js';
+import { enterpriseClient, operatorClient } from '../support/console-client.js';
+import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
 
 let h: Harness;
 let enterprise: AssetWorld;
 
-type Reply = Awaited<ReturnType<Harness['app']['inject']>>;
-
-/** A signed-in console browser as inject sees it: its cookie, and the CSRF token its pages carry. */
-interface Session {
-  cookie: string;
-  csrf: string;
-  get(url: string): Promise<Reply>;
-  post(url: string, fields: Record<string, string>): Promise<Reply>;
-}
-
 const PAGE_LIMIT = 150 * 1024;
 
-async function session(
-  signIn: { url: string; fields: Record<string, string> },
-  home: string,
-): Promise<Session> {
-  const signed = await h.app.inject({ method: 'POST', url: signIn.url, payload: signIn.fields });
-  expect(signed.statusCode, signed.body).toBe(303);
-  const cookie = String(signed.cookies.find((c) => c.name === 'keyward_session')?.value);
-  const get = (url: string) => h.app.inject({ method: 'GET', url, cookies: { keyward_session: cookie } });
-  const page = await get(home);
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? '';
-  expect(csrf).not.toBe('');
-  return {
-    cookie,
-    csrf,
-    get,
-    post: (url, fields) =>
-      h.app.inject({
-        method: 'POST',
-        url,
-        cookies: { keyward_session: cookie },
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams(fields).toString(),
-      }),
-  };
-}
-
-const operator = () =>
-  session({ url: '/console/operator/sign-in', fields: { adminKey: ADMIN_KEY } }, '/console/operator');
+const operator = () => operatorClient(h);
 
 async function appsByName(name: string) {
   return (await h.app.services.apps.list()).filter((a) => a.name === name);
@@ -69,11 +33,11 @@ describe('console operator pages (inject)', () => {
   it('refuses a post without the CSRF token with 403 and changes nothing', async () => {
     const op = await operator();
     const name = uniqueCode('no-csrf');
-    const refused = await op.post('/console/operator/apps', {
-      name,
-      scope_auth_order: '1',
-      status: 'active',
-    });
+    const refused = await op.post(
+      '/console/operator/apps',
+      { name, scope_auth_order: '1', status: 'active' },
+      { csrf: false },
+    );
     expect(refused.statusCode).toBe(403);
     const wrong = await op.post('/console/operator/apps', {
       _csrf: 'x'.repeat(40),
@@ -84,9 +48,8 @@ describe('console operator pages (inject)', () => {
     expect(await appsByName(name)).toEqual([]);
     const limit = await op.post(
       `/console/operator/enterprises/${enterprise.enterpriseGlobalId}/member-limit`,
-      {
-        memberLimit: '7',
-      },
+      { memberLimit: '7' },
+      { csrf: false },
     );
     expect(limit.statusCode).toBe(403);
     const shown = await h.app.services.enterprises.directoryEntry(enterprise.enterpriseGlobalId);
@@ -94,13 +57,7 @@ describe('console operator pages (inject)', () => {
   });
 
   it('answers an enterprise administrator on every operator page with 404', async () => {
-    const admin = await session(
-      {
-        url: '/console/sign-in',
-        fields: { userName: enterprise.admin.account, password: enterprise.admin.password },
-      },
-      '/console/enterprise',
-    );
+    const admin = await enterpriseClient(h, enterprise.admin.account, enterprise.admin.password);
     for (const url of [
       '/console/operator',
       '/console/operator/apps',

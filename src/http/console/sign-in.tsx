@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { requestIdsOf } from '../audit-actor.js';
 import type { App } from '../app-type.js';
 import { contextOf, type ConsoleContext } from './context.js';
+import { formText } from './form-fields.js';
 import type { MessageKey } from './i18n/index.js';
 import { Layout } from './layout.js';
 import { redirectTo, sendPage } from './render.js';
@@ -10,9 +11,6 @@ import { Field, Notice, type ConsoleError } from './ui.js';
 
 /** Operator sign-ins per minute from one address, shared by every instance (the gate's counters). */
 export const OPERATOR_SIGN_INS_PER_MINUTE = 20;
-
-type Body = Record<string, unknown> | null | undefined;
-const text = (body: Body, name: string) => (typeof body?.[name] === 'string' ? (body[name] as string) : '');
 
 function EnterpriseSignIn(props: {
   context: ConsoleContext;
@@ -91,9 +89,8 @@ export function enterpriseSignInRoutes(app: App): void {
   );
   app.post('/sign-in', async (request, reply) => {
     const context = contextOf(request);
-    const body = request.body as Body;
-    const userName = text(body, 'userName').trim();
-    const password = text(body, 'password');
+    const userName = formText(request, 'userName').trim();
+    const password = formText(request, 'password');
     const refuse = (error: ConsoleError, status = 200) =>
       sendPage(reply, <EnterpriseSignIn context={context} userName={userName} error={error} />, status);
     if (userName === '') return refuse({ message: context.t('signIn.refused'), field: 'userName' });
@@ -134,7 +131,7 @@ export function operatorSignInRoutes(app: App, adminKey: string): void {
       const error = { message: context.t('signIn.limited', { seconds: 60 }) };
       return sendPage(reply, <OperatorSignIn context={context} error={error} />, 429);
     }
-    if (!isAdminKey((request.body as Body)?.adminKey, adminKey)) {
+    if (!isAdminKey(formText(request, 'adminKey'), adminKey)) {
       const error = { message: context.t('signIn.wrongKey'), field: 'adminKey' };
       return sendPage(reply, <OperatorSignIn context={context} error={error} />, 401);
     }

@@ -4,7 +4,8 @@ import type { App } from '../../app-type.js';
 import { enterpriseContext } from '../context.js';
 import { redirectTo } from '../render.js';
 import { sendAssetsPage } from './assets.js';
-import { actorOf, field } from './forms.js';
+import { actorOf } from './forms.js';
+import { formText } from '../form-fields.js';
 import { consoleErrorOf } from './member-errors.js';
 
 /**
@@ -33,7 +34,10 @@ async function memberByAccount(
 export function assetAssignRoute(app: App): void {
   app.post('/enterprise/assets/assign', async (request, reply) => {
     const context = enterpriseContext(request);
-    const values = { assetNum: field(request, 'assetNum').trim(), account: field(request, 'account').trim() };
+    const values = {
+      assetNum: formText(request, 'assetNum').trim(),
+      account: formText(request, 'account').trim(),
+    };
     const memberGlobalId = await memberByAccount(app, request, values.account);
     if (memberGlobalId === undefined) {
       const error = { code: MemberCode.memberNotMatched, message: context.t('code.60026'), field: 'account' };

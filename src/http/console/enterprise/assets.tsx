@@ -8,7 +8,8 @@ import { sendPage } from '../render.js';
 import { ActionButton, Csrf, Empty, Field, Notice, Pager, Time, type ConsoleError } from '../ui.js';
 import { productsOf, type ProductLine } from './asset-products.js';
 import { enterpriseAssets } from './enterprise-assets.js';
-import { doneOf, memberPath, pageOf } from './forms.js';
+import { doneOf, memberPath } from './forms.js';
+import { pageOf } from '../form-fields.js';
 
 /** Assets a page: each row asks member op 7 for its products, so pages stay short. */
 export const ASSETS_PAGE_SIZE = 20;

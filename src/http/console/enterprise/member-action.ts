@@ -5,7 +5,8 @@ import { enterpriseContext } from '../context.js';
 import { redirectTo } from '../render.js';
 import type { ConsoleError } from '../ui.js';
 import type { Done } from './forms.js';
-import { field, memberPath } from './forms.js';
+import { memberPath } from './forms.js';
+import { formText } from '../form-fields.js';
 import { consoleErrorOf, NOT_YOURS, type MemberField } from './member-errors.js';
 import { findMember, sendMemberPage } from './member-page.js';
 
@@ -52,6 +53,6 @@ export async function memberAction(
     }
     return sendMemberPage(app, request, reply, memberGlobalId, { error: shown, status: 422 });
   }
-  const next = action.next ?? BACK[field(request, 'next')] ?? memberPath(memberGlobalId);
+  const next = action.next ?? BACK[formText(request, 'next')] ?? memberPath(memberGlobalId);
   return redirectTo(reply, `${next}${next.includes('?') ? '&' : '?'}done=${action.done}`);
 }

@@ -6,7 +6,8 @@ import { enterpriseContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
 import { Csrf, Field, Notice, type ConsoleError } from '../ui.js';
-import { actorOf, field } from './forms.js';
+import { actorOf } from './forms.js';
+import { formText } from '../form-fields.js';
 import { consoleErrorOf, rowFailure } from './member-errors.js';
 
 /** Member op 1's fields for one user, as the form sends them (the password is never sent back). */
@@ -79,8 +80,8 @@ export function addMemberRoutes(app: App): void {
   );
   app.post('/enterprise/members/new', async (request, reply: FastifyReply) => {
     const context = enterpriseContext(request);
-    const values: Values = Object.fromEntries(PROFILE.map((name) => [name, field(request, name).trim()]));
-    const user: Record<string, unknown> = { ...values, password: field(request, 'password') };
+    const values: Values = Object.fromEntries(PROFILE.map((name) => [name, formText(request, name).trim()]));
+    const user: Record<string, unknown> = { ...values, password: formText(request, 'password') };
     try {
       await app.services.members.add(context.session.member.enterpriseId, [user], actorOf(request));
     } catch (error) {

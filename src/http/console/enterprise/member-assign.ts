@@ -1,5 +1,6 @@
 import type { App } from '../../app-type.js';
-import { actorOf, field } from './forms.js';
+import { actorOf } from './forms.js';
+import { formText } from '../form-fields.js';
 import { memberAction, type MemberParams } from './member-action.js';
 
 /** POST /console/enterprise/members/:id/assign and …/unassign: member op 9, one asset number. */
@@ -12,7 +13,7 @@ export function assignRoutes(app: App): void {
         app.services.memberAssets.configurePrivileges(
           enterpriseId,
           memberGlobalId,
-          { addAssets: [field(request, 'assetNum').trim()] },
+          { addAssets: [formText(request, 'assetNum').trim()] },
           actorOf(request),
         ),
     }),
@@ -25,7 +26,7 @@ export function assignRoutes(app: App): void {
         app.services.memberAssets.configurePrivileges(
           enterpriseId,
           memberGlobalId,
-          { deleteAssets: [field(request, 'assetNum').trim()] },
+          { deleteAssets: [formText(request, 'assetNum').trim()] },
           actorOf(request),
         ),
     }),

@@ -1,15 +1,16 @@
 import { MemberCode } from '../../../errors/member-codes.js';
 import type { App } from '../../app-type.js';
 import { enterpriseContext } from '../context.js';
-import { actorOf, field, fields } from './forms.js';
+import { actorOf } from './forms.js';
+import { formText, formValues } from '../form-fields.js';
 import { memberAction, type MemberParams } from './member-action.js';
 
 /** POST /console/enterprise/members/:id/lend: member op 10, the chosen assets onto a lent lock. */
 export function lendRoute(app: App): void {
   app.post<MemberParams>('/enterprise/members/:memberGlobalId/lend', async (request, reply) => {
     const { t } = enterpriseContext(request);
-    const lock = field(request, 'lock').trim();
-    const assetIds = fields(request, 'assetIds');
+    const lock = formText(request, 'lock').trim();
+    const assetIds = formValues(request, 'assetIds');
     return memberAction(app, request, reply, {
       done: 'lent',
       // The API's schema asks for a lock and at least one asset; the form says which is missing.
@@ -44,7 +45,7 @@ export function returnRoute(app: App): void {
         app.services.lending.giveBack(
           enterpriseId,
           memberGlobalId,
-          field(request, 'lock').trim(),
+          formText(request, 'lock').trim(),
           actorOf(request),
         ),
     }),

@@ -1,5 +1,6 @@
 import type { App } from '../../app-type.js';
-import { actorOf, field } from './forms.js';
+import { actorOf } from './forms.js';
+import { formText } from '../form-fields.js';
 import { memberAction, type MemberParams } from './member-action.js';
 
 /** POST /console/enterprise/members/:id/password: member op 3; the employee's tokens end with it. */
@@ -11,7 +12,7 @@ export function resetPasswordRoute(app: App): void {
         app.services.members.resetPassword(
           enterpriseId,
           memberGlobalId,
-          field(request, 'password'),
+          formText(request, 'password'),
           actorOf(request),
         ),
     }),

@@ -4,7 +4,8 @@ import { enterpriseContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { Empty, Notice, Pager } from '../ui.js';
-import { doneOf, memberPath, pageOf } from './forms.js';
+import { doneOf, memberPath } from './forms.js';
+import { pageOf } from '../form-fields.js';
 
 /** Employees a page: small enough that a page stays light at any enterprise size. */
 export const MEMBERS_PAGE_SIZE = 50;

@@ -13,7 +13,8 @@ import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
 import { ActionButton, Csrf, Empty, Field, Notice, Pager, Time, type ConsoleError } from '../ui.js';
-import { consoleRequest, formChecked, formText, pageOf } from './form.js';
+import { consoleRequest } from './form.js';
+import { formChecked, formText, pageOf } from '../form-fields.js';
 
 const APPS = '/console/operator/apps';
 

@@ -6,7 +6,8 @@ import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
 import { Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
 import { ENTERPRISES, enterpriseHref } from './enterprises.js';
-import { consoleRequest, formText } from './form.js';
+import { consoleRequest } from './form.js';
+import { formText } from '../form-fields.js';
 
 type Params = { Params: { globalId: string } };
 

@@ -4,7 +4,7 @@ import { operatorContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { Empty, Pager, Time } from '../ui.js';
-import { pageOf } from './form.js';
+import { pageOf } from '../form-fields.js';
 
 const PAGE_SIZE = 25;
 export const ENTERPRISES = '/console/operator/enterprises';
