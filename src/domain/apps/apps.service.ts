@@ -6,7 +6,8 @@ import { randomSecret, safeEqual, sha256 } from '../shared/secrets.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
 import { AppsRepository, type AppRecord, type AppStatus } from './apps.repository.js';
 
-export const SCOPES = ['auth_order', 'auth_me'] as const;
+/** auth_order: the order service; auth_me: the member center; auth_runtime: the license runtime. */
+export const SCOPES = ['auth_order', 'auth_me', 'auth_runtime'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 const CHANNEL_CODE = /^[A-Za-z0-9_.-]{1,64}$/;

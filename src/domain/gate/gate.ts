@@ -1,3 +1,4 @@
+import type { Scope } from '../apps/apps.service.js';
 import type { TokenGrant, UserTokenGrant } from '../tokens/tokens.repository.js';
 
 /** The outcome of admitting one call: replay protection and the per-app rate limit together. */
@@ -6,7 +7,7 @@ export type Admission = 'ok' | 'replayed' | 'limited';
 /** What a guarded call presents: its app token, the scope its surface needs, its nonce, a user token. */
 export interface CallCheck {
   appToken: string;
-  scope: 'auth_order' | 'auth_me';
+  scope: Scope;
   /** Already known to match NONCE_PATTERN. */
   nonce: string;
   userToken?: string;

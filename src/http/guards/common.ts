@@ -1,3 +1,4 @@
+import type { Scope } from '../../domain/apps/apps.service.js';
 import type { FastifyRequest } from 'fastify';
 import { CommonCode, commonMessages } from '../../errors/common-codes.js';
 import { KeywardError } from '../../errors/keyward-error.js';
@@ -37,7 +38,7 @@ export function nonceOf(request: FastifyRequest): string | undefined {
  * 60000 unless the app token is live and holds the surface's scope: issued with it, and its app
  * still holding it (TokenGrant.scopes).
  */
-export function requireGrant(grant: TokenGrant | undefined, scope: 'auth_order' | 'auth_me'): TokenGrant {
+export function requireGrant(grant: TokenGrant | undefined, scope: Scope): TokenGrant {
   if (!grant) throw deny(CommonCode.appTokenInvalid, 'app token unknown, expired or revoked');
   if (!grant.scopes.includes(scope)) throw deny(CommonCode.appTokenInvalid, `app token lacks scope ${scope}`);
   return grant;
@@ -61,7 +62,7 @@ export function requireAdmission(admission: Admission | undefined): void {
 export async function refuseMalformedNonce(
   services: Services,
   appToken: string,
-  scope: 'auth_order' | 'auth_me',
+  scope: Scope,
 ): Promise<never> {
   requireGrant(await services.tokens.resolveAppToken(appToken), scope);
   throw deny(CommonCode.securityCheckFailed, 'g_nonce must be 8–64 of A-Za-z0-9_-');
