@@ -20,9 +20,10 @@ import { healthRoutes } from './http/ops/health.js';
 import { metricsRoutes } from './http/ops/metrics.js';
 import { rootRedirectRoute } from './http/ops/root-redirect.js';
 import { orderSurface } from './http/order/index.js';
+import { runtimeSurface } from './http/runtime/index.js';
 import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
 import { installSecurityHeaders } from './http/security-headers.js';
-import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
+import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
 
@@ -32,6 +33,8 @@ export interface BuildOptions {
   adminKey: string;
   /** A pino logger; none in tests. */
   logger?: FastifyBaseLogger;
+  /** The runtime's clock; tests move it to expire leases. */
+  now?: () => number;
 }
 
 /** How often Node looks for requests past their timeouts: they close within this of being due. */
@@ -81,7 +84,11 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
 
   // A request or an async batch holds the database (on the embedded one: the whole server's) for
   // a bounded time.
-  const services = createServices(withTimeLimit(db, config.limits.transactionLimitMs), config);
+  const services = createServices(
+    withTimeLimit(db, config.limits.transactionLimitMs),
+    config,
+    options.now === undefined ? {} : { now: options.now },
+  );
   app.decorate('services', services);
   app.decorate('config', config);
   app.decorate('db', db);
@@ -113,6 +120,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   await app.register(adminApi(options.adminKey), { prefix: '/admin' });
   await app.register(orderSurface, { prefix: ORDER_PREFIX });
   await app.register(memberSurface, { prefix: ME_PREFIX });
+  await app.register(runtimeSurface, { prefix: RUNTIME_PREFIX });
   await app.register(consoleSurface(options.adminKey), { prefix: CONSOLE_PREFIX });
   return app;
 }

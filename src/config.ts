@@ -37,6 +37,11 @@ export interface Config {
     keepAliveTimeoutMs: number;
     max: number;
   };
+  /**
+   * The license runtime: an online lease lives RUNTIME_LEASE_SECONDS past its last heartbeat;
+   * copies are told to heartbeat five times within that, so one lost heartbeat costs no seat.
+   */
+  runtime: { leaseSeconds: number; heartbeatSeconds: number };
   limits: {
     ordersPerCall: number;
     arrayElements: number;
@@ -136,6 +141,7 @@ export function loadConfig(
   if (headersTimeoutMs > requestTimeoutMs) {
     throw new Error('HEADERS_TIMEOUT_MS must not be more than REQUEST_TIMEOUT_MS');
   }
+  const leaseSeconds = intFrom(env, 'RUNTIME_LEASE_SECONDS', 300, 30);
   return {
     port,
     host,
@@ -162,6 +168,7 @@ export function loadConfig(
       keepAliveTimeoutMs: intFrom(env, 'KEEPALIVE_TIMEOUT_MS', 5000, 1),
       max: intFrom(env, 'MAX_CONNECTIONS', 1024, 1),
     },
+    runtime: { leaseSeconds, heartbeatSeconds: Math.max(10, Math.floor(leaseSeconds / 5)) },
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
       arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),

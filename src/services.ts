@@ -17,6 +17,7 @@ import { LoginService } from './domain/members/login.service.js';
 import { MemberAdminService } from './domain/members/member-admin.service.js';
 import { MembersService } from './domain/members/members.service.js';
 import { OrdersService } from './domain/orders/orders.service.js';
+import { RuntimeService } from './domain/runtime/runtime.service.js';
 import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
 
@@ -39,9 +40,15 @@ export interface Services {
   lending: LendingService;
   status: ServerStatusService;
   consoleSessions: ConsoleSessionsService;
+  runtime: RuntimeService;
 }
 
-export function createServices(db: Db, config: Config): Services {
+/** What tests may replace: the runtime's clock. */
+export interface ServiceOptions {
+  now?: () => number;
+}
+
+export function createServices(db: Db, config: Config, options: ServiceOptions = {}): Services {
   const gateSettings = {
     nonceTtlSeconds: config.tokenTtlSeconds,
     limitPerMinute: config.rateLimitPerMinute,
@@ -72,5 +79,13 @@ export function createServices(db: Db, config: Config): Services {
     lending: new LendingService(db),
     status: new ServerStatusService(db),
     consoleSessions: new ConsoleSessionsService(db, { tokens, login, tokenLimits }),
+    runtime: new RuntimeService(db, {
+      settings: config.runtime,
+      signer: {
+        sign: () => Promise.reject(new Error('offline leases are not available yet')),
+      },
+      offlineDaysOf: () => Promise.resolve(0),
+      ...(options.now === undefined ? {} : { now: options.now }),
+    }),
   };
 }

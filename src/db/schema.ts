@@ -281,6 +281,35 @@ export interface ConsoleSessionsTable {
   expires_at: Date;
 }
 
+/** One running copy of a licensed product on one machine (migration 0140). */
+export interface RuntimeLeasesTable {
+  id: string;
+  app_id: string;
+  product_id: number;
+  asset_id: string;
+  holder_kind: 'member' | 'lock';
+  holder_key: string;
+  member_id: number | null;
+  lock_asset_id: string | null;
+  enterprise_id: number | null;
+  pool: 'own' | 'lent';
+  fingerprint: string;
+  offline: boolean;
+  created_at: Date;
+  heartbeat_at: Date;
+  expires_at: Date;
+  ended_at: Date | null;
+  end_reason: string | null;
+  used_ms: Generated<number>;
+}
+
+/** What limitTimeDuration and limitAmount are counted against, per product instance. */
+export interface RuntimeUsageTable {
+  product_id: number;
+  used_ms: Generated<number>;
+  consumed: Generated<number>;
+}
+
 export interface Database {
   apps: AppsTable;
   tokens: TokensTable;
@@ -304,4 +333,6 @@ export interface Database {
   asset_lendings: AssetLendingsTable;
   lent_products: LentProductsTable;
   console_sessions: ConsoleSessionsTable;
+  runtime_leases: RuntimeLeasesTable;
+  runtime_usage: RuntimeUsageTable;
 }

@@ -1,6 +1,7 @@
 import { CommonCode, commonMessages } from './common-codes.js';
 import { MemberCode, memberMessages, type MemberCodeValue } from './member-codes.js';
 import { OrderCode } from './order-codes.js';
+import { RuntimeCode, runtimeMessages } from './runtime-codes.js';
 
 /**
  * Which business codes each operation may answer with HTTP 299. The OpenAPI document lists them
@@ -141,6 +142,49 @@ export function codeMessage(code: string): string {
     (commonMessages as Record<string, string>)[code] ??
     (memberMessages as Record<string, string>)[code] ??
     orderMessages[code] ??
+    (runtimeMessages as Record<string, string>)[code] ??
     ''
   );
+}
+
+const R = RuntimeCode;
+
+/** What every runtime call can answer: the guard's codes, bad input, a fault of ours. */
+const runtimeSharedCodes: readonly string[] = [
+  R.validation,
+  CommonCode.appTokenInvalid,
+  CommonCode.userTokenInvalid,
+  CommonCode.securityCheckFailed,
+  CommonCode.internal,
+];
+
+const leaseCodes = [R.leaseNotFound, R.leaseExpired, R.leaseRevoked];
+
+/** The license runtime's operations, keyed by method and path below `/runtime/v1`. */
+const runtimeTable: Record<string, readonly string[]> = {
+  'POST /leases': [
+    R.notEntitled,
+    R.assetDisabled,
+    R.notYetValid,
+    R.validityEnded,
+    R.seatsInUse,
+    R.timeUsedUp,
+    R.amountUsedUp,
+    R.offlineNotAllowed,
+  ],
+  'POST /leases/{leaseId}/heartbeat': leaseCodes,
+  'POST /leases/{leaseId}/check-in': [R.leaseNotFound],
+  'POST /leases/{leaseId}/consume': [...leaseCodes, R.amountUsedUp],
+};
+
+const runtimeByKey = new Map(
+  Object.entries(runtimeTable).map(([key, codes]) => {
+    const [method = '', path = ''] = key.split(' ');
+    return [operationKey(method, path), codes] as const;
+  }),
+);
+
+/** The codes of a runtime operation (path below the prefix); the shared ones when unlisted. */
+export function runtimeOperationCodes(method: string, path: string): readonly string[] {
+  return [...new Set([...runtimeSharedCodes, ...(runtimeByKey.get(operationKey(method, path)) ?? [])])];
 }

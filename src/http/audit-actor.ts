@@ -17,3 +17,12 @@ export function orderActor(request: FastifyRequest): AuditActor {
 export function memberActor(request: FastifyRequest): AuditActor {
   return { appId: appOf(request).appId, operator: memberOf(request).account, ...requestIdsOf(request) };
 }
+
+/** A runtime call: the app acts, for the member when a user token names one. */
+export function runtimeActor(request: FastifyRequest): AuditActor {
+  return {
+    appId: appOf(request).appId,
+    operator: request.memberPrincipal?.account ?? null,
+    ...requestIdsOf(request),
+  };
+}

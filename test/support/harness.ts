@@ -20,10 +20,13 @@ export interface Harness {
  * One server per test file, on the suite's database. Tests isolate themselves with fresh ids
  * (a new app, enterprise or channel customer), never by wiping tables.
  */
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function startHarness(
+  env: Record<string, string> = {},
+  options: { now?: () => number } = {},
+): Promise<Harness> {
   const config = loadConfig({ DATA_DIR: '/nonexistent-test-data', ...TEST_ENV, ...env });
   const database = await openTestDatabase();
-  const app = await buildApp({ config, db: database.db, adminKey: ADMIN_KEY });
+  const app = await buildApp({ config, db: database.db, adminKey: ADMIN_KEY, ...options });
   await app.ready();
   return {
     app,

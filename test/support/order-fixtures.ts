@@ -90,8 +90,11 @@ async function admin(h: Harness, method: 'GET' | 'POST', url: string, payload?: 
 }
 
 /** A fresh enterprise bound to a fresh channel customer, with a logged-in administrator. */
-export async function assetWorld(h: Harness): Promise<AssetWorld> {
-  const app = await createTestApp(h, { scopes: ['auth_order', 'auth_me'] });
+export async function assetWorld(
+  h: Harness,
+  scopes: string[] = ['auth_order', 'auth_me'],
+): Promise<AssetWorld> {
+  const app = await createTestApp(h, { scopes });
   const token = await appToken(h, app);
   const channel = app.channels[0] as string;
   const order = caller(h, ORDER_PREFIX, { authorization: `Bearer ${token}` });

@@ -37,6 +37,9 @@ export const AUDIT_ACTIONS = [
   // The web console's sign-ins and sign-outs (operator and enterprise administrators).
   'console.signed_in',
   'console.signed_out',
+  // The license runtime: check-outs refused, and leases a heartbeat found withdrawn.
+  'lease.denied',
+  'lease.revoked',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { FailureEnvelope } from '../schema-types.js';
-import { ME_PREFIX, ORDER_PREFIX } from '../surface.js';
+import { ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX } from '../surface.js';
 
 const { version } = createRequire(import.meta.url)('../../../package.json') as { version: string };
 
@@ -13,10 +13,17 @@ export const Scheme = {
   clientBasic: 'clientBasic',
 } as const;
 
-export const Tag = { order: 'order', member: 'member', oauth: 'oauth', ops: 'ops' } as const;
+export const Tag = {
+  order: 'order',
+  member: 'member',
+  runtime: 'runtime',
+  oauth: 'oauth',
+  ops: 'ops',
+} as const;
 
-const description = `Keyward serves three surfaces: the **order service** (\`${ORDER_PREFIX}\`), the **member
-center** (\`${ME_PREFIX}\`) and the **token endpoint** (\`/oauth2/token\`, RFC 6749).
+const description = `Keyward serves four surfaces: the **order service** (\`${ORDER_PREFIX}\`), the **member
+center** (\`${ME_PREFIX}\`), the **license runtime** (\`${RUNTIME_PREFIX}\`) and the **token endpoint**
+(\`/oauth2/token\`, RFC 6749).
 
 **Envelope.** A handled call answers HTTP 200 with \`{"code":0,"message":"success","data":…}\`. A
 business failure answers HTTP **299** with \`{"code":"<digits>","message":"…","cause":"…"}\` (the
@@ -41,6 +48,10 @@ export const documentBase: Partial<OpenAPIV3_1.Document> = {
       description: `License orders, enterprises, locks and asset numbers (${ORDER_PREFIX}).`,
     },
     { name: Tag.member, description: `Employees of an enterprise and their assets (${ME_PREFIX}).` },
+    {
+      name: Tag.runtime,
+      description: `The license runtime (${RUNTIME_PREFIX}): licensed software checks out a seat, heartbeats, checks in and consumes; scope auth_runtime.`,
+    },
     { name: Tag.oauth, description: 'App tokens and member tokens (RFC 6749).' },
     { name: Tag.ops, description: 'Liveness and readiness for load balancers and orchestrators.' },
   ],
@@ -50,7 +61,7 @@ export const documentBase: Partial<OpenAPIV3_1.Document> = {
         type: 'http',
         scheme: 'bearer',
         description:
-          'App token from POST /oauth2/token with grant_type=client_credentials. The application needs scope auth_order for the order service, auth_me for the member center.',
+          'App token from POST /oauth2/token with grant_type=client_credentials. The application needs scope auth_order for the order service, auth_me for the member center, auth_runtime for the license runtime.',
       },
       [Scheme.clientToken]: {
         type: 'apiKey',

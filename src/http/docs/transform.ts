@@ -5,11 +5,12 @@ import {
   memberOperationCodes,
   memberSharedCodes,
   orderOperationCodes,
+  runtimeOperationCodes,
 } from '../../errors/operation-codes.js';
 import { MemberCode } from '../../errors/member-codes.js';
 import { NONCE_PATTERN } from '../../domain/gate/gate.js';
 import { FailureEnvelope } from '../schema-types.js';
-import { ME_PREFIX, surfaceOf } from '../surface.js';
+import { ME_PREFIX, RUNTIME_PREFIX, surfaceOf } from '../surface.js';
 import { Scheme, Tag } from './document-base.js';
 
 /** The only ops routes worth documenting: what a load balancer probes. */
@@ -47,8 +48,9 @@ function firstMethod(route: RouteOptions): string {
   return methods.find((m) => m !== 'HEAD') ?? 'GET';
 }
 
-function businessCodes(surface: 'order' | 'me', method: string, url: string): readonly string[] {
+function businessCodes(surface: 'order' | 'me' | 'runtime', method: string, url: string): readonly string[] {
   if (surface === 'order') return orderOperationCodes;
+  if (surface === 'runtime') return runtimeOperationCodes(method, url.slice(RUNTIME_PREFIX.length));
   // An unlisted member route still shows what every member-center call can answer; the OpenAPI
   // test insists that each one is listed.
   return (
@@ -65,6 +67,12 @@ function describeSuccess(schema: unknown): unknown {
   if (schema === null || typeof schema !== 'object' || 'description' in schema) return schema;
   return { ...schema, 'x-response-description': "Handled: `code` 0 and the operation's `data`" };
 }
+
+/** A lock holder presents the app token only; a member holder adds his user token. */
+const runtimeSecurity: Array<Record<string, string[]>> = [
+  { [Scheme.appToken]: [] },
+  { [Scheme.appToken]: [], [Scheme.userToken]: [] },
+];
 
 const memberSecurity: Array<Record<string, string[]>> = [
   { [Scheme.appToken]: [], [Scheme.userToken]: [] },
@@ -104,12 +112,18 @@ export function transformRoute({
         url,
       };
     case 'order':
-    case 'me': {
+    case 'me':
+    case 'runtime': {
       const codes = businessCodes(surface, firstMethod(route), url);
       const documented: DocSchema = {
         ...own,
-        tags: [surface === 'order' ? Tag.order : Tag.member],
-        security: surface === 'order' ? [{ [Scheme.appToken]: [] }] : memberSecurity,
+        tags: [surface === 'order' ? Tag.order : surface === 'me' ? Tag.member : Tag.runtime],
+        security:
+          surface === 'order'
+            ? [{ [Scheme.appToken]: [] }]
+            : surface === 'me'
+              ? memberSecurity
+              : runtimeSecurity,
         response: {
           ...own.response,
           ...(own.response?.[200] === undefined ? {} : { 200: describeSuccess(own.response[200]) }),

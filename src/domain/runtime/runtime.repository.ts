@@ -1,0 +1,516 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/client.js';
+import { PREPARED } from '../../db/prepared-statements.js';
+
+/** Which product a running copy asks for: its crmProductId, its productUri, or both. */
+export interface ProductSelector {
+  crmProductId?: string;
+  productUri?: string;
+}
+
+/** A product instance a holder could run, with everything check-out judges it by. */
+export interface Candidate {
+  productId: number;
+  assetId: string;
+  assetNum: string;
+  pool: 'own' | 'lent';
+  /** Lent to a lent lock: its holder's own pool has one node fewer. */
+  lentAway: boolean;
+  /** The asset, or for a lent product also the lent lock, is locked or frozen. */
+  disabled: boolean;
+  startsAt: number | null;
+  endsAt: number | null;
+  crmProductId: string | null;
+  productUri: string | null;
+  productName: string | null;
+  limitConcurrent: number | null;
+  limitTimeDuration: number | null;
+  limitAmount: number | null;
+  enterpriseId: number | null;
+}
+
+interface CandidateRow {
+  product_id: number;
+  asset_id: string;
+  asset_num: string;
+  pool: 'own' | 'lent';
+  lent_away: boolean;
+  disabled: boolean;
+  starts_at: number | null;
+  ends_at: number | null;
+  crm_product_id: string | null;
+  product_uri: string | null;
+  product_name: string | null;
+  limit_concurrent: number | null;
+  limit_time_duration: number | null;
+  limit_amount: number | null;
+  enterprise_id: number | null;
+}
+
+function toCandidate(r: CandidateRow): Candidate {
+  return {
+    productId: r.product_id,
+    assetId: r.asset_id,
+    assetNum: r.asset_num,
+    pool: r.pool,
+    lentAway: r.lent_away,
+    disabled: r.disabled,
+    startsAt: r.starts_at,
+    endsAt: r.ends_at,
+    crmProductId: r.crm_product_id,
+    productUri: r.product_uri,
+    productName: r.product_name,
+    limitConcurrent: r.limit_concurrent,
+    limitTimeDuration: r.limit_time_duration,
+    limitAmount: r.limit_amount,
+    enterpriseId: r.enterprise_id,
+  };
+}
+
+// The validity window is the narrower of the asset's and the product's: the latest start, the
+// earliest end (null where neither sets one).
+const COLUMNS = sql`
+  p.id as product_id, a.id as asset_id, a.asset_num, p.crm_product_id, p.product_uri, p.product_name,
+  p.limit_concurrent, p.limit_time_duration, p.limit_amount,
+  nullif(greatest(coalesce(a.limit_start_time, 0), coalesce(p.limit_start_time, 0)), 0) as starts_at,
+  least(a.limit_end_time, p.limit_end_time) as ends_at`;
+
+function productMatches(product: ProductSelector) {
+  const crm = product.crmProductId ?? null;
+  const uri = product.productUri ?? null;
+  return sql`(${crm}::text is null or p.crm_product_id = ${crm}) and (${uri}::text is null or p.product_uri = ${uri})`;
+}
+
+/** A lease with what its heartbeat re-judges: is the product still the holder's to run? */
+export interface LeaseState {
+  id: string;
+  appId: string;
+  productId: number;
+  assetNum: string;
+  holderKind: 'member' | 'lock';
+  memberId: number | null;
+  lockAssetId: string | null;
+  enterpriseId: number | null;
+  pool: 'own' | 'lent';
+  fingerprint: string;
+  offline: boolean;
+  createdAt: Date;
+  heartbeatAt: Date;
+  expiresAt: Date;
+  endedAt: Date | null;
+  endReason: string | null;
+  usedMs: number;
+  /** Why the holder may no longer run it, or null while it still may. */
+  lostBecause: string | null;
+  startsAt: number | null;
+  endsAt: number | null;
+  limitTimeDuration: number | null;
+}
+
+interface LeaseStateRow {
+  id: string;
+  app_id: string;
+  product_id: number;
+  asset_num: string;
+  holder_kind: 'member' | 'lock';
+  member_id: number | null;
+  lock_asset_id: string | null;
+  enterprise_id: number | null;
+  pool: 'own' | 'lent';
+  fingerprint: string;
+  offline: boolean;
+  created_at: Date;
+  heartbeat_at: Date;
+  expires_at: Date;
+  ended_at: Date | null;
+  end_reason: string | null;
+  used_ms: number;
+  lost_because: string | null;
+  starts_at: number | null;
+  ends_at: number | null;
+  limit_time_duration: number | null;
+}
+
+export interface NewLease {
+  id: string;
+  appId: string;
+  productId: number;
+  assetId: string;
+  holderKind: 'member' | 'lock';
+  holderKey: string;
+  memberId: number | null;
+  lockAssetId: string | null;
+  enterpriseId: number | null;
+  pool: 'own' | 'lent';
+  fingerprint: string;
+  offline: boolean;
+  now: Date;
+  expiresAt: Date;
+}
+
+/** A lease as the admin API and the console list it. */
+export interface LeaseListing {
+  id: string;
+  appKey: string;
+  assetNum: string;
+  crmProductId: string | null;
+  productUri: string | null;
+  productName: string | null;
+  holderKind: 'member' | 'lock';
+  holder: string;
+  fingerprint: string;
+  offline: boolean;
+  createdAt: Date;
+  heartbeatAt: Date;
+  expiresAt: Date;
+  endedAt: Date | null;
+  endReason: string | null;
+  usedMs: number;
+}
+
+export interface LeaseFilter {
+  appKey?: string;
+  assetNum?: string;
+  product?: string;
+  live: boolean;
+  now: Date;
+  limit: number;
+}
+
+/** Runtime leases and usage (migration 0140): the only SQL of the license runtime. */
+export class RuntimeRepository {
+  constructor(private readonly db: Db) {}
+
+  /** The product instances on assets assigned to the member (optionally one asset of them). */
+  async memberCandidates(
+    memberId: number,
+    product: ProductSelector,
+    assetNum?: string,
+  ): Promise<Candidate[]> {
+    const result = await sql<CandidateRow>`
+      select ${COLUMNS}, 'own' as pool, (lp.product_id is not null) as lent_away,
+             (a.locked or a.freezing) as disabled, m.enterprise_id
+        from asset_assignments aa
+        join members m on m.id = aa.member_id and not m.deleted
+        join assets a on a.id = aa.asset_id and not a.revoked
+        join product_instances p on p.asset_id = a.id and not p.revoked
+        left join lent_products lp on lp.product_id = p.id
+       where aa.member_id = ${memberId}
+         and ${productMatches(product)}
+         and (${assetNum ?? null}::text is null or a.asset_num = ${assetNum ?? null})
+       order by p.id
+       limit 100
+    `.execute(this.db);
+    return result.rows.map(toCandidate);
+  }
+
+  /**
+   * The products a lock runs: its own, and those a lending moved onto it. The lock must belong to
+   * a customer of one of the calling app's channels: another channel's numbers are not found.
+   */
+  async lockCandidates(
+    assetNum: string,
+    channels: readonly string[],
+    product: ProductSelector,
+  ): Promise<{ lockAssetId: string; candidates: Candidate[] } | undefined> {
+    const lock = await sql<{ id: string }>`
+      select a.id from assets a join customers c on c.id = a.customer_id
+       where a.asset_num = ${assetNum} and not a.revoked and c.channel_code = any(${[...channels]}::text[])
+    `.execute(this.db);
+    const lockAssetId = lock.rows[0]?.id;
+    if (lockAssetId === undefined) return undefined;
+    const result = await sql<CandidateRow>`
+      select ${COLUMNS}, 'own' as pool, (lp.product_id is not null) as lent_away,
+             (a.locked or a.freezing) as disabled, c.enterprise_id
+        from assets a
+        join customers c on c.id = a.customer_id
+        join product_instances p on p.asset_id = a.id and not p.revoked
+        left join lent_products lp on lp.product_id = p.id
+       where a.id = ${lockAssetId} and ${productMatches(product)}
+      union all
+      select ${COLUMNS}, 'lent' as pool, false as lent_away,
+             (a.locked or a.freezing or l.locked or l.freezing) as disabled, ll.enterprise_id
+        from lent_locks ll
+        join assets l on l.id = ll.lock_asset_id
+        join asset_lendings al on al.lock_asset_id = ll.lock_asset_id
+        join lent_products lp on lp.asset_id = al.asset_id
+        join product_instances p on p.id = lp.product_id and not p.revoked
+        join assets a on a.id = p.asset_id and not a.revoked
+       where ll.lock_asset_id = ${lockAssetId} and ${productMatches(product)}
+       order by product_id
+       limit 100
+    `.execute(this.db);
+    return { lockAssetId, candidates: result.rows.map(toCandidate) };
+  }
+
+  /** Holds the product instance's row: every check-out of it waits here, on every instance. */
+  async lockProduct(productId: number): Promise<void> {
+    await sql`select id from product_instances where id = ${productId} for update`.execute(this.db);
+  }
+
+  /**
+   * Ends the leases of a product (or, without one, up to `limit` of any) whose heartbeats stopped,
+   * charging each its use up to its expiry. Answers how many ended.
+   */
+  async endExpired(now: Date, productId: number | null, limit = 1000): Promise<number> {
+    const result = await sql<{ ended: number }>`
+      with due as (
+        select id, product_id,
+               greatest(0, floor(extract(epoch from (expires_at - heartbeat_at)) * 1000))::bigint as delta
+          from runtime_leases
+         where ended_at is null and expires_at <= ${now}
+           and (${productId}::bigint is null or product_id = ${productId})
+         order by expires_at
+         limit ${limit}
+           for update skip locked
+      ), ended as (
+        update runtime_leases l
+           set ended_at = l.expires_at, end_reason = 'expired', heartbeat_at = l.expires_at,
+               used_ms = l.used_ms + due.delta
+          from due where l.id = due.id
+        returning l.product_id, due.delta
+      ), charged as (
+        insert into runtime_usage (product_id, used_ms)
+        select product_id, sum(delta) from ended group by product_id
+        on conflict (product_id) do update set used_ms = runtime_usage.used_ms + excluded.used_ms
+        returning 1
+      )
+      select count(*)::int as ended from ended
+    `.execute(this.db);
+    return result.rows[0]?.ended ?? 0;
+  }
+
+  async liveLease(productId: number, holderKey: string, fingerprint: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('runtime_leases')
+      .select('id')
+      .where('product_id', '=', productId)
+      .where('holder_key', '=', holderKey)
+      .where('fingerprint', '=', fingerprint)
+      .where('ended_at', 'is', null)
+      .executeTakeFirst();
+    return row?.id;
+  }
+
+  async seatsInUse(productId: number, pool: 'own' | 'lent', now: Date): Promise<number> {
+    const result = await sql<{ n: number }>`${sql.raw(PREPARED)}
+      select count(*)::int as n from runtime_leases
+       where product_id = ${productId} and pool = ${pool} and ended_at is null and expires_at > ${now}
+    `.execute(this.db);
+    return result.rows[0]?.n ?? 0;
+  }
+
+  async usage(productId: number): Promise<{ usedMs: number; consumed: number }> {
+    const row = await this.db
+      .selectFrom('runtime_usage')
+      .select(['used_ms', 'consumed'])
+      .where('product_id', '=', productId)
+      .executeTakeFirst();
+    return { usedMs: row?.used_ms ?? 0, consumed: row?.consumed ?? 0 };
+  }
+
+  async insertLease(lease: NewLease): Promise<void> {
+    await this.db
+      .insertInto('runtime_leases')
+      .values({
+        id: lease.id,
+        app_id: lease.appId,
+        product_id: lease.productId,
+        asset_id: lease.assetId,
+        holder_kind: lease.holderKind,
+        holder_key: lease.holderKey,
+        member_id: lease.memberId,
+        lock_asset_id: lease.lockAssetId,
+        enterprise_id: lease.enterpriseId,
+        pool: lease.pool,
+        fingerprint: lease.fingerprint,
+        offline: lease.offline,
+        created_at: lease.now,
+        heartbeat_at: lease.now,
+        expires_at: lease.expiresAt,
+      })
+      .execute();
+  }
+
+  /**
+   * The app's lease, row-locked, with why its holder may no longer run the product: the product
+   * or asset revoked, the asset or lent lock disabled, the asset no longer assigned to the member
+   * (or the member deleted), the lending returned.
+   */
+  async leaseForUpdate(id: string, appId: string): Promise<LeaseState | undefined> {
+    const result = await sql<LeaseStateRow>`${sql.raw(PREPARED)}
+      select l.id, l.app_id, l.product_id, a.asset_num, l.holder_kind, l.member_id, l.lock_asset_id,
+             l.enterprise_id, l.pool, l.fingerprint, l.offline, l.created_at, l.heartbeat_at, l.expires_at,
+             l.ended_at, l.end_reason, l.used_ms, p.limit_time_duration,
+             nullif(greatest(coalesce(a.limit_start_time, 0), coalesce(p.limit_start_time, 0)), 0) as starts_at,
+             least(a.limit_end_time, p.limit_end_time) as ends_at,
+             case
+               when p.revoked or a.revoked then 'the license was withdrawn'
+               when a.locked or a.freezing then 'the asset was disabled'
+               when h.locked or h.freezing then 'the lent lock was disabled'
+               when h.revoked then 'the lock was withdrawn'
+               when l.holder_kind = 'member' and not exists (
+                 select 1 from asset_assignments aa join members m on m.id = aa.member_id
+                  where aa.asset_id = l.asset_id and aa.member_id = l.member_id and not m.deleted)
+                 then 'the asset is no longer assigned to the member'
+               when l.pool = 'lent' and not exists (
+                 select 1 from lent_products lp join asset_lendings al on al.asset_id = lp.asset_id
+                  where lp.product_id = l.product_id and al.lock_asset_id = l.lock_asset_id)
+                 then 'the lending was returned'
+               else null
+             end as lost_because
+        from runtime_leases l
+        join product_instances p on p.id = l.product_id
+        join assets a on a.id = l.asset_id
+        left join assets h on h.id = l.lock_asset_id and l.lock_asset_id <> l.asset_id
+       where l.id = ${id} and l.app_id = ${appId}
+         for update of l
+    `.execute(this.db);
+    const r = result.rows[0];
+    if (r === undefined) return undefined;
+    return {
+      id: r.id,
+      appId: r.app_id,
+      productId: r.product_id,
+      assetNum: r.asset_num,
+      holderKind: r.holder_kind,
+      memberId: r.member_id,
+      lockAssetId: r.lock_asset_id,
+      enterpriseId: r.enterprise_id,
+      pool: r.pool,
+      fingerprint: r.fingerprint,
+      offline: r.offline,
+      createdAt: r.created_at,
+      heartbeatAt: r.heartbeat_at,
+      expiresAt: r.expires_at,
+      endedAt: r.ended_at,
+      endReason: r.end_reason,
+      usedMs: r.used_ms,
+      lostBecause: r.lost_because,
+      startsAt: r.starts_at,
+      endsAt: r.ends_at,
+      limitTimeDuration: r.limit_time_duration,
+    };
+  }
+
+  /** Charges `deltaMs` of use to the lease and its product; answers the product's total. */
+  async charge(
+    leaseId: string,
+    productId: number,
+    deltaMs: number,
+    now: Date,
+    expiresAt: Date,
+  ): Promise<number> {
+    await sql`${sql.raw(PREPARED)}
+      update runtime_leases set heartbeat_at = ${now}, expires_at = ${expiresAt}, used_ms = used_ms + ${deltaMs}
+       where id = ${leaseId}
+    `.execute(this.db);
+    const result = await sql<{ used_ms: number }>`${sql.raw(PREPARED)}
+      insert into runtime_usage (product_id, used_ms) values (${productId}, ${deltaMs})
+      on conflict (product_id) do update set used_ms = runtime_usage.used_ms + excluded.used_ms
+      returning used_ms
+    `.execute(this.db);
+    return result.rows[0]?.used_ms ?? deltaMs;
+  }
+
+  async endLease(leaseId: string, now: Date, reason: string): Promise<void> {
+    await this.db
+      .updateTable('runtime_leases')
+      .set({ ended_at: now, end_reason: reason })
+      .where('id', '=', leaseId)
+      .execute();
+  }
+
+  /**
+   * Adds `amount` to the product's consumption unless that passes `limit` (null: no limit).
+   * Answers the new total, or undefined when refused.
+   */
+  async consume(productId: number, amount: number, limit: number | null): Promise<number | undefined> {
+    const result = await sql<{ consumed: number }>`
+      insert into runtime_usage (product_id, consumed)
+      select ${productId}, ${amount} where ${limit}::bigint is null or ${amount} <= ${limit}::bigint
+      on conflict (product_id) do update set consumed = runtime_usage.consumed + excluded.consumed
+       where ${limit}::bigint is null or runtime_usage.consumed + excluded.consumed <= ${limit}::bigint
+      returning consumed
+    `.execute(this.db);
+    return result.rows[0]?.consumed;
+  }
+
+  async limitAmountOf(productId: number): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('product_instances')
+      .select('limit_amount')
+      .where('id', '=', productId)
+      .executeTakeFirst();
+    return row?.limit_amount ?? null;
+  }
+
+  /** Newest first; live only when `live`. */
+  async list(filter: LeaseFilter): Promise<LeaseListing[]> {
+    const result = await sql<{
+      id: string;
+      app_key: string;
+      asset_num: string;
+      crm_product_id: string | null;
+      product_uri: string | null;
+      product_name: string | null;
+      holder_kind: 'member' | 'lock';
+      holder: string;
+      fingerprint: string;
+      offline: boolean;
+      created_at: Date;
+      heartbeat_at: Date;
+      expires_at: Date;
+      ended_at: Date | null;
+      end_reason: string | null;
+      used_ms: number;
+    }>`
+      select l.id, ap.app_key, a.asset_num, p.crm_product_id, p.product_uri, p.product_name, l.holder_kind,
+             coalesce(m.account, h.asset_num) as holder, l.fingerprint, l.offline, l.created_at,
+             l.heartbeat_at, l.expires_at, l.ended_at, l.end_reason, l.used_ms
+        from runtime_leases l
+        join apps ap on ap.id = l.app_id
+        join assets a on a.id = l.asset_id
+        join product_instances p on p.id = l.product_id
+        left join members m on m.id = l.member_id
+        left join assets h on h.id = l.lock_asset_id
+       where (${filter.appKey ?? null}::text is null or ap.app_key = ${filter.appKey ?? null})
+         and (${filter.assetNum ?? null}::text is null or a.asset_num = ${filter.assetNum ?? null}
+              or h.asset_num = ${filter.assetNum ?? null})
+         and (${filter.product ?? null}::text is null or p.crm_product_id = ${filter.product ?? null}
+              or p.product_uri = ${filter.product ?? null})
+         and (not ${filter.live} or (l.ended_at is null and l.expires_at > ${filter.now}))
+       order by l.created_at desc, l.id desc
+       limit ${filter.limit}
+    `.execute(this.db);
+    return result.rows.map((r) => ({
+      id: r.id,
+      appKey: r.app_key,
+      assetNum: r.asset_num,
+      crmProductId: r.crm_product_id,
+      productUri: r.product_uri,
+      productName: r.product_name,
+      holderKind: r.holder_kind,
+      holder: r.holder,
+      fingerprint: r.fingerprint,
+      offline: r.offline,
+      createdAt: r.created_at,
+      heartbeatAt: r.heartbeat_at,
+      expiresAt: r.expires_at,
+      endedAt: r.ended_at,
+      endReason: r.end_reason,
+      usedMs: r.used_ms,
+    }));
+  }
+
+  /** Seats held right now, per product name (the gauge's label), across every app. */
+  async seatsByProduct(now: Date): Promise<Array<{ product: string; seats: number }>> {
+    const result = await sql<{ product: string; seats: number }>`
+      select coalesce(p.crm_product_id, p.product_uri, 'unknown') as product, count(*)::int as seats
+        from runtime_leases l join product_instances p on p.id = l.product_id
+       where l.ended_at is null and l.expires_at > ${now}
+       group by 1 order by 2 desc limit 500
+    `.execute(this.db);
+    return result.rows;
+  }
+}

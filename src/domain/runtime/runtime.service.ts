@@ -1,0 +1,448 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
+import { RuntimeCode, runtimeMessages } from '../../errors/runtime-codes.js';
+import type { AuditActor, AuditChange } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import type { UserTokenGrant } from '../tokens/tokens.repository.js';
+import {
+  judgeLimits,
+  judgeStatic,
+  NOT_ENTITLED,
+  refusalError,
+  seatLimit,
+  type Refusal,
+} from './entitlement.js';
+import { LEASE_ISSUER, type LeaseSigner, type OfflineLeaseClaims } from './lease-claims.js';
+import {
+  RuntimeRepository,
+  type Candidate,
+  type LeaseFilter,
+  type LeaseListing,
+  type LeaseState,
+  type ProductSelector,
+} from './runtime.repository.js';
+
+/** The app a runtime call comes through, as its guard admitted it. */
+export interface RuntimeApp {
+  appId: string;
+  appKey: string;
+  channels: string[];
+}
+
+/** Who runs the product: a member (by his user token) or a lock (by its asset number). */
+export type Holder = { kind: 'member'; member: UserTokenGrant } | { kind: 'lock'; assetNum: string };
+
+export interface CheckOutInput {
+  app: RuntimeApp;
+  holder: Holder;
+  fingerprint: string;
+  product: ProductSelector;
+  /** A member's asset to use, when several carry the product. */
+  assetNum?: string;
+  /** Asks for an offline lease of this many days (at most the app's setting). */
+  offlineDays?: number;
+  actor: AuditActor;
+}
+
+export interface LeaseAnswer {
+  leaseId: string;
+  /** `granted` a new seat, `resumed` the live lease this holder and machine already had. */
+  status: 'granted' | 'resumed';
+  assetNum: string;
+  expiresAt: number;
+  heartbeatIntervalSeconds: number;
+  product: { crmProductId: string | null; productUri: string | null; productName: string | null };
+  limits: OfflineLeaseClaims['limits'];
+  /** The compact JWS of an offline lease, when one was asked for. */
+  offlineLease: string | null;
+}
+
+export interface HeartbeatAnswer {
+  leaseId: string;
+  expiresAt: number;
+  heartbeatIntervalSeconds: number;
+  usedSeconds: number;
+}
+
+export interface RuntimeSettings {
+  leaseSeconds: number;
+  heartbeatSeconds: number;
+}
+
+export interface RuntimeOptions {
+  signer: LeaseSigner;
+  /** The longest offline lease, in days, the app may hand out (0: none). */
+  offlineDaysOf: (appId: string) => Promise<number>;
+  settings: RuntimeSettings;
+  /** The clock, injectable so tests can expire leases and end validity windows. */
+  now?: () => number;
+}
+
+const DAY_MS = 86_400_000;
+
+function holderKey(holder: Holder, lockAssetId: string | null): string {
+  return holder.kind === 'member' ? `m:${holder.member.memberId}` : `l:${lockAssetId ?? ''}`;
+}
+
+function limitsOf(c: Candidate): OfflineLeaseClaims['limits'] {
+  return {
+    concurrent: c.limitConcurrent,
+    timeDurationSeconds: c.limitTimeDuration,
+    amount: c.limitAmount,
+    startDate: c.startsAt,
+    endDate: c.endsAt,
+  };
+}
+
+function leaseError(code: typeof RuntimeCode.leaseNotFound | typeof RuntimeCode.leaseExpired): KeywardError {
+  return new KeywardError(code, runtimeMessages[code]);
+}
+
+/**
+ * The license runtime: check-out, heartbeat, check-in and consumption of what orders granted.
+ * Seats are counted in the database under the product instance's row lock, so they hold across
+ * any number of server instances; nothing about a lease lives in this process.
+ */
+export class RuntimeService {
+  private readonly now: () => number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: RuntimeOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+  }
+
+  get settings(): RuntimeSettings {
+    return this.options.settings;
+  }
+
+  async checkOut(input: CheckOutInput): Promise<LeaseAnswer> {
+    const nowMs = this.now();
+    const offlineDays = input.offlineDays ?? 0;
+    if (offlineDays > 0) {
+      const allowed = await this.options.offlineDaysOf(input.app.appId);
+      if (offlineDays > allowed) {
+        throw new KeywardError(
+          RuntimeCode.offlineNotAllowed,
+          fillMessage(runtimeMessages[RuntimeCode.offlineNotAllowed], offlineDays, allowed),
+        );
+      }
+    }
+    const repository = new RuntimeRepository(this.db);
+    let lockAssetId: string | null = null;
+    let candidates: Candidate[];
+    if (input.holder.kind === 'member') {
+      candidates = await repository.memberCandidates(
+        input.holder.member.memberId,
+        input.product,
+        input.assetNum,
+      );
+    } else {
+      const found = await repository.lockCandidates(input.holder.assetNum, input.app.channels, input.product);
+      lockAssetId = found?.lockAssetId ?? null;
+      candidates = found?.candidates ?? [];
+    }
+
+    let best: Refusal = NOT_ENTITLED;
+    for (const candidate of candidates) {
+      const early = judgeStatic(candidate, nowMs);
+      if (early !== undefined) {
+        if (early.rank > best.rank) best = early;
+        continue;
+      }
+      // One transaction per candidate: a refusal rolls it back, and no two product rows are
+      // ever held at once, so concurrent check-outs cannot deadlock on each other.
+      const outcome = await this.db
+        .transaction()
+        .execute((trx) => this.take(trx, input, candidate, lockAssetId, nowMs, offlineDays));
+      if ('refusal' in outcome) {
+        if (outcome.refusal.rank > best.rank) best = outcome.refusal;
+        continue;
+      }
+      return outcome.answer;
+    }
+    await this.recordDenial(input, best);
+    throw refusalError(best);
+  }
+
+  private async take(
+    trx: Db,
+    input: CheckOutInput,
+    candidate: Candidate,
+    lockAssetId: string | null,
+    nowMs: number,
+    offlineDays: number,
+  ): Promise<{ answer: LeaseAnswer } | { refusal: Refusal }> {
+    const repository = new RuntimeRepository(trx);
+    const now = new Date(nowMs);
+    await repository.lockProduct(candidate.productId);
+    await repository.endExpired(now, candidate.productId);
+    const key = holderKey(input.holder, lockAssetId);
+    const offline = offlineDays > 0;
+    const expiresAt = new Date(nowMs + (offline ? offlineDays * DAY_MS : this.settings.leaseSeconds * 1000));
+    const existing = await repository.liveLease(candidate.productId, key, input.fingerprint);
+    if (existing !== undefined) {
+      const state = await repository.leaseForUpdate(existing, input.app.appId);
+      if (state !== undefined) {
+        const keepUntil = new Date(Math.max(state.expiresAt.getTime(), expiresAt.getTime()));
+        await repository.charge(existing, candidate.productId, this.deltaMs(state, nowMs), now, keepUntil);
+        return {
+          answer: await this.answer(input, candidate, existing, 'resumed', keepUntil, offline, nowMs),
+        };
+      }
+    }
+    const usage = await repository.usage(candidate.productId);
+    const seats =
+      seatLimit(candidate) === null
+        ? 0
+        : await repository.seatsInUse(candidate.productId, candidate.pool, now);
+    const refusal = judgeLimits(candidate, usage, seats);
+    if (refusal !== undefined) return { refusal };
+    const leaseId = randomUUID();
+    await repository.insertLease({
+      id: leaseId,
+      appId: input.app.appId,
+      productId: candidate.productId,
+      assetId: candidate.assetId,
+      holderKind: input.holder.kind,
+      holderKey: key,
+      memberId: input.holder.kind === 'member' ? input.holder.member.memberId : null,
+      lockAssetId,
+      enterpriseId:
+        input.holder.kind === 'member' ? input.holder.member.enterpriseId : candidate.enterpriseId,
+      pool: candidate.pool,
+      fingerprint: input.fingerprint,
+      offline,
+      now,
+      expiresAt,
+    });
+    return { answer: await this.answer(input, candidate, leaseId, 'granted', expiresAt, offline, nowMs) };
+  }
+
+  private async answer(
+    input: CheckOutInput,
+    candidate: Candidate,
+    leaseId: string,
+    status: LeaseAnswer['status'],
+    expiresAt: Date,
+    offline: boolean,
+    nowMs: number,
+  ): Promise<LeaseAnswer> {
+    const product = {
+      crmProductId: candidate.crmProductId,
+      productUri: candidate.productUri,
+      productName: candidate.productName,
+    };
+    const limits = limitsOf(candidate);
+    let offlineLease: string | null = null;
+    if (offline) {
+      const issuedAt = Math.floor(nowMs / 1000);
+      const signed = await this.options.signer.sign({
+        iss: LEASE_ISSUER,
+        sub: leaseId,
+        jti: leaseId,
+        aud: input.app.appKey,
+        iat: issuedAt,
+        nbf: issuedAt,
+        exp: Math.floor(expiresAt.getTime() / 1000),
+        holder:
+          input.holder.kind === 'member'
+            ? {
+                kind: 'member',
+                memberGlobalId: input.holder.member.memberGlobalId,
+                enterpriseGlobalId: input.holder.member.enterpriseGlobalId,
+              }
+            : { kind: 'lock', assetNum: input.holder.assetNum },
+        fingerprint: input.fingerprint,
+        assetNum: candidate.assetNum,
+        product,
+        limits,
+      });
+      offlineLease = signed.token;
+    }
+    return {
+      leaseId,
+      status,
+      assetNum: candidate.assetNum,
+      expiresAt: expiresAt.getTime(),
+      heartbeatIntervalSeconds: this.settings.heartbeatSeconds,
+      product,
+      limits,
+      offlineLease,
+    };
+  }
+
+  /** Use since the last heartbeat, never past the lease's expiry. */
+  private deltaMs(state: LeaseState, nowMs: number): number {
+    const until = Math.min(nowMs, state.expiresAt.getTime());
+    return Math.max(0, until - state.heartbeatAt.getTime());
+  }
+
+  /**
+   * Extends a live lease, charging its use; answers "revoked" (90009, with the reason) when the
+   * holder may no longer run the product, "expired" (90010) when its heartbeats stopped too long.
+   */
+  async heartbeat(input: {
+    app: RuntimeApp;
+    leaseId: string;
+    fingerprint: string;
+    actor: AuditActor;
+  }): Promise<HeartbeatAnswer> {
+    const nowMs = this.now();
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      const repository = new RuntimeRepository(trx);
+      const state = await this.liveState(repository, input.app.appId, input.leaseId, input.fingerprint);
+      const now = new Date(nowMs);
+      if (state.expiresAt.getTime() <= nowMs) {
+        await repository.endExpired(now, state.productId);
+        return { error: leaseError(RuntimeCode.leaseExpired) };
+      }
+      const delta = this.deltaMs(state, nowMs);
+      const expiresAt = new Date(
+        Math.max(state.expiresAt.getTime(), nowMs + this.settings.leaseSeconds * 1000),
+      );
+      const used = await repository.charge(state.id, state.productId, delta, now, expiresAt);
+      const reason = this.lostBecause(state, used, nowMs);
+      if (reason !== null) {
+        await repository.endLease(state.id, now, reason);
+        await new AuditRepository(trx).record(input.actor, [revocationChange(state, reason)]);
+        return { error: revoked(reason) };
+      }
+      return {
+        answer: {
+          leaseId: state.id,
+          expiresAt: expiresAt.getTime(),
+          heartbeatIntervalSeconds: this.settings.heartbeatSeconds,
+          usedSeconds: Math.floor((state.usedMs + delta) / 1000),
+        },
+      };
+    });
+    if ('error' in outcome) throw outcome.error;
+    return outcome.answer;
+  }
+
+  private lostBecause(state: LeaseState, productUsedMs: number, nowMs: number): string | null {
+    if (state.lostBecause !== null) return state.lostBecause;
+    if (state.endsAt !== null && nowMs > state.endsAt) return 'the license ended';
+    if (state.startsAt !== null && nowMs < state.startsAt) return 'the license is not valid yet';
+    const seconds = state.limitTimeDuration;
+    if (seconds !== null && productUsedMs > seconds * 1000) return 'the usage time is used up';
+    return null;
+  }
+
+  /** The app's lease for this machine; an ended one answers why it ended. */
+  private async liveState(
+    repository: RuntimeRepository,
+    appId: string,
+    leaseId: string,
+    fingerprint: string,
+  ): Promise<LeaseState> {
+    const state = await repository.leaseForUpdate(leaseId, appId);
+    // Another app's lease, or another machine's, is not found: ids are not proof of holding.
+    if (state === undefined || state.fingerprint !== fingerprint) throw leaseError(RuntimeCode.leaseNotFound);
+    if (state.endedAt !== null) {
+      if (state.endReason === 'expired') throw leaseError(RuntimeCode.leaseExpired);
+      if (state.endReason === 'checked_in') throw leaseError(RuntimeCode.leaseNotFound);
+      throw revoked(state.endReason ?? 'ended');
+    }
+    return state;
+  }
+
+  /** Frees the seat. Checking in a lease already checked in answers success again. */
+  async checkIn(input: {
+    app: RuntimeApp;
+    leaseId: string;
+    fingerprint: string;
+  }): Promise<{ usedSeconds: number }> {
+    const nowMs = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      const repository = new RuntimeRepository(trx);
+      const state = await repository.leaseForUpdate(input.leaseId, input.app.appId);
+      if (state === undefined || state.fingerprint !== input.fingerprint)
+        throw leaseError(RuntimeCode.leaseNotFound);
+      if (state.endedAt !== null) return { usedSeconds: Math.floor(state.usedMs / 1000) };
+      const delta = this.deltaMs(state, nowMs);
+      const now = new Date(nowMs);
+      await repository.charge(state.id, state.productId, delta, now, state.expiresAt);
+      await repository.endLease(state.id, now, 'checked_in');
+      return { usedSeconds: Math.floor((state.usedMs + delta) / 1000) };
+    });
+  }
+
+  /** Draws `amount` from the product's limitAmount, atomically; refused past the limit. */
+  async consume(input: {
+    app: RuntimeApp;
+    leaseId: string;
+    fingerprint: string;
+    amount: number;
+  }): Promise<{ consumed: number; limit: number | null; remaining: number | null }> {
+    const nowMs = this.now();
+    return this.db.transaction().execute(async (trx) => {
+      const repository = new RuntimeRepository(trx);
+      const state = await this.liveState(repository, input.app.appId, input.leaseId, input.fingerprint);
+      if (state.expiresAt.getTime() <= nowMs) throw leaseError(RuntimeCode.leaseExpired);
+      if (state.lostBecause !== null) throw revoked(state.lostBecause);
+      const limit = await repository.limitAmountOf(state.productId);
+      const consumed = await repository.consume(state.productId, input.amount, limit);
+      if (consumed === undefined) {
+        const current = (await repository.usage(state.productId)).consumed;
+        throw new KeywardError(
+          RuntimeCode.amountUsedUp,
+          fillMessage(runtimeMessages[RuntimeCode.amountUsedUp], limit ?? 0, current, input.amount),
+        );
+      }
+      return { consumed, limit, remaining: limit === null ? null : limit - consumed };
+    });
+  }
+
+  /** Housekeeping: ends leases whose heartbeats stopped, freeing their seats. */
+  async endExpired(): Promise<number> {
+    return new RuntimeRepository(this.db).endExpired(new Date(this.now()), null);
+  }
+
+  async list(filter: Omit<LeaseFilter, 'now'>): Promise<LeaseListing[]> {
+    return new RuntimeRepository(this.db).list({ ...filter, now: new Date(this.now()) });
+  }
+
+  async seatsByProduct(): Promise<Array<{ product: string; seats: number }>> {
+    return new RuntimeRepository(this.db).seatsByProduct(new Date(this.now()));
+  }
+
+  private async recordDenial(input: CheckOutInput, refusal: Refusal): Promise<void> {
+    const holder = input.holder.kind === 'member' ? input.holder.member.account : input.holder.assetNum;
+    const enterprise = input.holder.kind === 'member' ? { id: input.holder.member.enterpriseId } : null;
+    await new AuditRepository(this.db).record(input.actor, [
+      {
+        action: 'lease.denied',
+        subject: holder,
+        enterprise,
+        detail: {
+          code: refusal.code,
+          reason: refusal.message,
+          holderKind: input.holder.kind,
+          crmProductId: input.product.crmProductId ?? null,
+          productUri: input.product.productUri ?? null,
+          fingerprint: input.fingerprint,
+        },
+      },
+    ]);
+  }
+}
+
+function revoked(reason: string): KeywardError {
+  return new KeywardError(
+    RuntimeCode.leaseRevoked,
+    fillMessage(runtimeMessages[RuntimeCode.leaseRevoked], reason),
+  );
+}
+
+function revocationChange(state: LeaseState, reason: string): AuditChange {
+  return {
+    action: 'lease.revoked',
+    subject: state.assetNum,
+    enterprise: state.enterpriseId === null ? null : { id: state.enterpriseId },
+    detail: { leaseId: state.id, reason, holderKind: state.holderKind, fingerprint: state.fingerprint },
+  };
+}

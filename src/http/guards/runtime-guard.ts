@@ -1,0 +1,44 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CommonCode } from '../../errors/common-codes.js';
+import type { Services } from '../../services.js';
+import {
+  bearerOf,
+  deny,
+  headerOf,
+  nonceOf,
+  refuseMalformedNonce,
+  requireAdmission,
+  requireGrant,
+} from './common.js';
+
+/**
+ * onRequest guard of the license runtime: app token with `auth_runtime`, then the nonce, as the
+ * order service; a `userToken`, when sent, must be live and issued to the same app (the member is
+ * then the lease's holder).
+ */
+export function runtimeGuard(services: Services) {
+  return async function guardRuntime(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const token = bearerOf(request);
+    if (token === undefined) throw deny(CommonCode.appTokenInvalid, 'Authorization Bearer token missing');
+    const nonce = nonceOf(request);
+    if (nonce === undefined) return refuseMalformedNonce(services, token, 'auth_runtime');
+    const userToken = headerOf(request, 'usertoken');
+    const facts = await services.gate.check({
+      appToken: token,
+      scope: 'auth_runtime',
+      nonce,
+      ...(userToken === undefined ? {} : { userToken }),
+    });
+    const grant = requireGrant(facts.app, 'auth_runtime');
+    requireAdmission(facts.admission);
+    if (userToken !== undefined) {
+      const user = facts.user;
+      if (!user) throw deny(CommonCode.userTokenInvalid, 'userToken unknown, expired or revoked');
+      if (user.appId !== grant.appId) {
+        throw deny(CommonCode.securityCheckFailed, 'userToken was issued to another application');
+      }
+      request.memberPrincipal = user;
+    }
+    request.appPrincipal = { appId: grant.appId, appKey: grant.appKey, channels: grant.channels };
+  };
+}

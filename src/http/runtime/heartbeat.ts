@@ -1,0 +1,32 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { runtimeActor } from '../audit-actor.js';
+import { ok } from '../envelope.js';
+import { appOf } from '../guards/principal.js';
+import { Envelope, NonceQuery } from '../schema-types.js';
+import { FingerprintBody, HeartbeatAnswer, LeaseParams } from './runtime-schemas.js';
+
+/** Runtime: keep a lease alive; a withdrawn license answers 90009 with the reason. */
+export function heartbeatRoute(app: App): void {
+  app.post(
+    '/leases/:leaseId/heartbeat',
+    {
+      schema: {
+        summary: 'Heartbeat a lease',
+        params: LeaseParams,
+        querystring: Type.Object(NonceQuery),
+        body: FingerprintBody,
+        response: { 200: Envelope(HeartbeatAnswer) },
+      },
+    },
+    async (request) =>
+      ok(
+        await app.services.runtime.heartbeat({
+          app: appOf(request),
+          leaseId: request.params.leaseId,
+          fingerprint: request.body.fingerprint,
+          actor: runtimeActor(request),
+        }),
+      ),
+  );
+}
