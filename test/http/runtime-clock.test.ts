@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../support/harness.js';
+import { buyAsset, productSpec } from '../support/order-fixtures.js';
+import {
+  checkIn,
+  checkOut,
+  fingerprint,
+  heartbeat,
+  leaseOf,
+  refusalOf,
+  runtimeWorld,
+  type RuntimeWorld,
+} from './runtime-helpers.js';
+
+// The runtime's clock is injected: leases expire, validity windows end and usage accumulates
+// without waiting. Leases live 60 s past their last heartbeat here.
+
+let h: Harness;
+let world: RuntimeWorld;
+let clock = Date.now();
+
+const advance = (seconds: number) => {
+  clock += seconds * 1000;
+};
+
+beforeAll(async () => {
+  h = await startHarness({ RUNTIME_LEASE_SECONDS: '60' }, { now: () => clock });
+  world = await runtimeWorld(h);
+});
+afterAll(async () => h.close());
+
+async function lockWith(overrides: Record<string, unknown>) {
+  const product = productSpec(overrides);
+  const assetNum = await buyAsset(world, [product]);
+  return { assetNum, crmProductId: product.crmProductId as string };
+}
+
+describe('leases whose heartbeats stop', () => {
+  it('expire after the lease time and free their seat', async () => {
+    const target = await lockWith({ limitConcurrent: 1 });
+    const fp = fingerprint();
+    const lease = leaseOf(await checkOut(world, { ...target, fingerprint: fp }));
+    expect(lease.expiresAt).toBe(clock + 60_000);
+    expect(lease.heartbeatIntervalSeconds).toBe(12);
+    refusalOf(await checkOut(world, { ...target, fingerprint: fingerprint() }), '90005');
+    advance(61);
+    refusalOf(await heartbeat(world, lease, fp), '90010');
+    const next = leaseOf(await checkOut(world, { ...target, fingerprint: fingerprint() }));
+    expect(next.status).toBe('granted');
+  });
+
+  it('a heartbeat in time extends the lease', async () => {
+    const target = await lockWith({});
+    const fp = fingerprint();
+    const lease = leaseOf(await checkOut(world, { ...target, fingerprint: fp }));
+    for (let beat = 0; beat < 5; beat += 1) {
+      advance(50);
+      const answer = leaseOf(await heartbeat(world, lease, fp)) as unknown as { expiresAt: number };
+      expect(answer.expiresAt).toBe(clock + 60_000);
+    }
+  });
+
+  it('housekeeping ends expired leases and charges their use up to expiry', async () => {
+    const target = await lockWith({ limitTimeDuration: 1000 });
+    const fp = fingerprint();
+    leaseOf(await checkOut(world, { ...target, fingerprint: fp }));
+    advance(3600);
+    expect(await h.app.services.runtime.endExpired()).toBeGreaterThanOrEqual(1);
+    const row = await h.database.db
+      .selectFrom('runtime_leases')
+      .innerJoin('assets', 'assets.id', 'runtime_leases.asset_id')
+      .select(['runtime_leases.end_reason', 'runtime_leases.used_ms'])
+      .where('assets.asset_num', '=', target.assetNum)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ end_reason: 'expired', used_ms: 60_000 });
+  });
+});
+
+describe('validity windows and accumulated time', () => {
+  it('a licence that ends while running is revoked at the next heartbeat, and refused after', async () => {
+    const target = await lockWith({ limitStartDate: clock - 1000, limitEndDate: clock + 100_000 });
+    const fp = fingerprint();
+    const lease = leaseOf(await checkOut(world, { ...target, fingerprint: fp }));
+    advance(50);
+    leaseOf(await heartbeat(world, lease, fp));
+    advance(55);
+    expect(refusalOf(await heartbeat(world, lease, fp), '90009')).toBe(
+      'the lease was revoked: the license ended',
+    );
+    refusalOf(await checkOut(world, { ...target, fingerprint: fp }), '90004');
+  });
+
+  it('a licence that starts later is refused until it starts', async () => {
+    const target = await lockWith({ limitStartDate: clock + 3_600_000, limitEndDate: clock + 7_200_000 });
+    refusalOf(await checkOut(world, { ...target, fingerprint: fingerprint() }), '90003');
+    advance(3601);
+    leaseOf(await checkOut(world, { ...target, fingerprint: fingerprint() }));
+  });
+
+  it('usage accumulates across leases and machines against limitTimeDuration', async () => {
+    const target = await lockWith({ limitTimeDuration: 120, limitConcurrent: 5 });
+    const fpA = fingerprint();
+    const a = leaseOf(await checkOut(world, { ...target, fingerprint: fpA }));
+    advance(40);
+    leaseOf(await heartbeat(world, a, fpA));
+    advance(30);
+    expect((leaseOf(await checkIn(world, a, fpA)) as unknown as { usedSeconds: number }).usedSeconds).toBe(
+      70,
+    );
+
+    const fpB = fingerprint();
+    const b = leaseOf(await checkOut(world, { ...target, fingerprint: fpB }));
+    advance(45);
+    leaseOf(await heartbeat(world, b, fpB));
+    advance(10);
+    expect(refusalOf(await heartbeat(world, b, fpB), '90009')).toBe(
+      'the lease was revoked: the usage time is used up',
+    );
+    expect(refusalOf(await checkOut(world, { ...target, fingerprint: fingerprint() }), '90006')).toBe(
+      'the product has used its 120 s of usage time (125 s used)',
+    );
+  });
+});
