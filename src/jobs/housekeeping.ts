@@ -2,8 +2,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../services.js';
 
 /**
- * Purges expired nonces, rate counters, tokens and stale login attempts once a minute. Every
- * instance may run it: the deletes are idempotent, so no coordination is needed.
+ * Once a minute: purges expired nonces, rate counters, tokens and stale login attempts, and ends
+ * runtime leases whose heartbeats stopped. Every instance may run it: the deletes are idempotent
+ * and expired leases are claimed with SKIP LOCKED, so no coordination is needed.
  */
 export function startHousekeeping(services: Services, log: FastifyBaseLogger): () => void {
   const run = async () => {
@@ -12,6 +13,8 @@ export function startHousekeeping(services: Services, log: FastifyBaseLogger): (
       await services.tokens.purgeExpired();
       await services.login.purgeStale();
       await services.consoleSessions.purgeStale();
+      // Leases whose heartbeats stopped free their seats (check-out also ends its product's own).
+      await services.runtime.endExpired();
     } catch (error) {
       log.warn({ err: error }, 'housekeeping failed; will retry');
     }

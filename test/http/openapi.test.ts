@@ -13,7 +13,8 @@ import { registerApiDocs } from '../../src/http/docs/index.js';
 import { registeredRoutes, type RegisteredRoute } from '../../src/http/docs/route-catalog.js';
 import { ok as success } from '../../src/http/envelope.js';
 import { Envelope, NonceQuery } from '../../src/http/schema-types.js';
-import { ME_PREFIX, ORDER_PREFIX, surfaceOf } from '../../src/http/surface.js';
+import { ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX, surfaceOf } from '../../src/http/surface.js';
+import { RuntimeCode } from '../../src/errors/runtime-codes.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 interface Parameter {
@@ -48,14 +49,15 @@ function failureCodes(operation: Operation): unknown[] {
 
 /**
  * What CI insists on for every route the server really registers: a documented 200 answer on all
- * three surfaces; on the order service and the member center also g_nonce, the 299 answer with
- * the surface's shared codes and, for the member center, an entry in the per-operation code table.
+ * four surfaces; on the order service, the member center and the runtime also g_nonce, the 299
+ * answer with the surface's shared codes and, for the member center, an entry in the per-operation
+ * code table.
  */
 function documentProblems(document: Document, routes: readonly RegisteredRoute[]): string[] {
   const problems: string[] = [];
   for (const route of routes) {
     const surface = surfaceOf(route.url);
-    if (surface !== 'order' && surface !== 'me' && surface !== 'oauth') continue;
+    if (surface !== 'order' && surface !== 'me' && surface !== 'runtime' && surface !== 'oauth') continue;
     const name = `${route.method} ${route.url}`;
     const operation = document.paths[openapiPath(route.url)]?.[route.method.toLowerCase()];
     if (operation === undefined) {
@@ -77,12 +79,19 @@ function documentProblems(document: Document, routes: readonly RegisteredRoute[]
             CommonCode.securityCheckFailed,
             CommonCode.internal,
           ]
-        : [
-            CommonCode.appTokenInvalid,
-            CommonCode.userTokenInvalid,
-            CommonCode.securityCheckFailed,
-            CommonCode.internal,
-          ];
+        : surface === 'runtime'
+          ? [
+              RuntimeCode.validation,
+              CommonCode.appTokenInvalid,
+              CommonCode.securityCheckFailed,
+              CommonCode.internal,
+            ]
+          : [
+              CommonCode.appTokenInvalid,
+              CommonCode.userTokenInvalid,
+              CommonCode.securityCheckFailed,
+              CommonCode.internal,
+            ];
     if (!shared.every((code) => codes.includes(code))) problems.push(`${name}: no 299 answer with its codes`);
     if (
       surface === 'me' &&
@@ -112,9 +121,10 @@ describe('GET /openapi.json', () => {
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
   });
 
-  it('documents every registered order, member-center and token route completely', () => {
+  it('documents every registered order, member-center, runtime and token route completely', () => {
     const routes = registeredRoutes(h.app);
     expect(routes.some((r) => r.url === `${ORDER_PREFIX}/shellnums`)).toBe(true);
+    expect(routes.some((r) => r.url === `${RUNTIME_PREFIX}/leases`)).toBe(true);
     expect(documentProblems(document, routes)).toEqual([]);
   });
 

@@ -2841,6 +2841,507 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/runtime/v1/leases': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Check out a lease: may this machine run the product? */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
+            fingerprint: string;
+            crmProductId?: string;
+            productUri?: string;
+            /** @description the lock's asset number (a lock holder), or which of a member's assets to use */
+            assetNum?: string;
+            offlineDays?: number | string;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                leaseId: string;
+                /** @description `granted` a new seat; `resumed` the live lease this holder and machine already had */
+                status: 'granted' | 'resumed';
+                /** @description the asset whose product the lease runs */
+                assetNum: string;
+                /** @description epoch ms; heartbeat before it or lose the seat */
+                expiresAt: number;
+                heartbeatIntervalSeconds: number;
+                product: {
+                  crmProductId: string | null;
+                  productUri: string | null;
+                  productName: string | null;
+                };
+                limits: {
+                  concurrent: number | null;
+                  timeDurationSeconds: number | null;
+                  amount: number | null;
+                  startDate: number | null;
+                  endDate: number | null;
+                };
+                offlineLease: string | null;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `90000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `60005` | invalid user login token |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `90001` | no asset of this holder carries the product |
+         *     | `90002` | the asset carrying the product is disabled |
+         *     | `90003` | the license is not valid yet (from {0}) |
+         *     | `90004` | the license ended (at {0}) |
+         *     | `90005` | all {0} seats of the product are in use ({1} in use) |
+         *     | `90006` | the product has used its {0} s of usage time ({1} s used) |
+         *     | `90007` | the product has consumed its amount of {0} ({1} consumed, {2} asked) |
+         *     | `90011` | offline leases of {0} days are not allowed for this application (at most {1}) |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code:
+                | '90000'
+                | '60000'
+                | '60005'
+                | '70001'
+                | '500'
+                | '90001'
+                | '90002'
+                | '90003'
+                | '90004'
+                | '90005'
+                | '90006'
+                | '90007'
+                | '90011';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/runtime/v1/leases/{leaseId}/heartbeat': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Heartbeat a lease */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          leaseId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
+            fingerprint: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                leaseId: string;
+                /** @description epoch ms */
+                expiresAt: number;
+                heartbeatIntervalSeconds: number;
+                /** @description this lease's accumulated use */
+                usedSeconds: number;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `90000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `60005` | invalid user login token |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `90008` | no such lease |
+         *     | `90010` | the lease expired |
+         *     | `90009` | the lease was revoked: {0} |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '90000' | '60000' | '60005' | '70001' | '500' | '90008' | '90010' | '90009';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/runtime/v1/leases/{leaseId}/check-in': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Check a lease in, freeing its seat */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          leaseId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
+            fingerprint: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                usedSeconds: number;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `90000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `60005` | invalid user login token |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `90008` | no such lease |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '90000' | '60000' | '60005' | '70001' | '500' | '90008';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/runtime/v1/leases/{leaseId}/consume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Consume from the product's amount */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          leaseId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
+            fingerprint: string;
+            amount: number | string;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                /** @description the product's total consumption */
+                consumed: number;
+                limit: number | null;
+                remaining: number | null;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `90000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `60005` | invalid user login token |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `90008` | no such lease |
+         *     | `90010` | the lease expired |
+         *     | `90009` | the lease was revoked: {0} |
+         *     | `90007` | the product has consumed its amount of {0} ({1} consumed, {2} asked) |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '90000' | '60000' | '60005' | '70001' | '500' | '90008' | '90010' | '90009' | '90007';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {

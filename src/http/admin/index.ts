@@ -9,6 +9,7 @@ import { appActionRoutes } from './app-actions.js';
 import { auditRoute } from './audit.js';
 import { createAppRoute } from './create-app.js';
 import { listAppsRoute } from './list-apps.js';
+import { listLeasesRoute } from './list-leases.js';
 import { setMemberLimitRoute } from './set-member-limit.js';
 import { setMemberPasswordRoute } from './set-member-password.js';
 import { showEnterpriseRoute } from './show-enterprise.js';
@@ -54,5 +55,6 @@ export function adminApi(adminKey: string) {
     setMemberLimitRoute(app);
     showEnterpriseRoute(app);
     statusRoute(app);
+    listLeasesRoute(app);
   };
 }

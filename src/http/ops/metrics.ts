@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { safeEqual } from '../../domain/shared/secrets.js';
 import type { App } from '../app-type.js';
 import { bearerOf } from '../guards/common.js';
@@ -19,6 +19,21 @@ export function metricsRoutes(app: App): void {
     labelNames: ['method', 'route'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
+  });
+
+  const services = app.services;
+  new Gauge({
+    name: 'keyward_runtime_seats_in_use',
+    help: 'Seats held by live runtime leases, per product (crmProductId, else productUri), on every instance',
+    labelNames: ['product'] as const,
+    registers: [registry],
+    // Read from the database at each scrape: the seats are shared by all instances, so every
+    // instance reports the same figure.
+    async collect() {
+      this.reset();
+      for (const row of await services.runtime.seatsByProduct())
+        this.set({ product: row.product }, row.seats);
+    },
   });
 
   app.addHook('onResponse', async (request, reply) => {

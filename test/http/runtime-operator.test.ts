@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
+import { buyAsset, productSpec } from '../support/order-fixtures.js';
+import {
+  checkIn,
+  checkOut,
+  fingerprint,
+  leaseOf,
+  runtimeWorld,
+  type RuntimeWorld,
+} from './runtime-helpers.js';
+
+// What an operator sees of the runtime: leases in the admin API, seats in use at /metrics.
+
+let h: Harness;
+let world: RuntimeWorld;
+
+beforeAll(async () => {
+  h = await startHarness();
+  world = await runtimeWorld(h);
+});
+afterAll(async () => h.close());
+
+const admin = (url: string, key = ADMIN_KEY) =>
+  h.app.inject({ method: 'GET', url: `/admin${url}`, headers: { authorization: `Bearer ${key}` } });
+
+describe('leases in the admin API and seats in /metrics', () => {
+  it('lists live leases per product and holder, ended ones with --all', async () => {
+    const product = productSpec();
+    const crmProductId = product.crmProductId as string;
+    const assetNum = await buyAsset(world, [product]);
+    const fpA = fingerprint();
+    const a = leaseOf(await checkOut(world, { assetNum, crmProductId, fingerprint: fpA }));
+    const fpB = fingerprint();
+    leaseOf(await checkOut(world, { assetNum, crmProductId, fingerprint: fpB }));
+    leaseOf(await checkIn(world, a, fpA));
+
+    const live = await admin(`/runtime/leases?product=${crmProductId}`);
+    expect(live.statusCode).toBe(200);
+    expect(live.json()).toEqual([
+      expect.objectContaining({
+        appKey: world.app.appKey,
+        assetNum,
+        crmProductId,
+        holderKind: 'lock',
+        holder: assetNum,
+        fingerprint: fpB,
+        endedAt: null,
+      }),
+    ]);
+    const all = (await admin(`/runtime/leases?product=${crmProductId}&all=1`)).json() as Array<{
+      fingerprint: string;
+      endReason: string | null;
+    }>;
+    expect(all.map((l) => [l.fingerprint, l.endReason])).toEqual([
+      [fpB, null],
+      [fpA, 'checked_in'],
+    ]);
+
+    const metrics = await h.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toContain(`keyward_runtime_seats_in_use{product="${crmProductId}"} 1`);
+  });
+
+  it('refuses without the admin key and names a bad filter', async () => {
+    expect((await admin('/runtime/leases', 'wrong')).statusCode).toBe(401);
+    const bad = await admin('/runtime/leases?limit=0');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toMatch(/limit/);
+  });
+});
