@@ -68,6 +68,18 @@ export function memberTenantState(db: Db, enterprise: { id: number; code: string
   });
 }
 
+/**
+ * What a runtime app can write: its leases and the usage of the products they run. Audit rows are
+ * left out: a refused check-out is recorded there on purpose.
+ */
+export function runtimeTenantState(db: Db, appId: string): Promise<TenantState> {
+  const products = sql`(select product_id from runtime_leases where app_id = ${appId})`;
+  return digests(db, {
+    leases: sql`runtime_leases t where app_id = ${appId}`,
+    usage: sql`runtime_usage t where product_id in ${products}`,
+  });
+}
+
 /** The names of the tables whose digest differs. */
 export function changedTables(before: TenantState, after: TenantState): string[] {
   return Object.keys(after).filter((name) => before[name] !== after[name]);
