@@ -15,6 +15,7 @@ import { metricValue, scrapeMetrics, startKeyward, startReference, type Running 
 import { measureRawInsert } from './raw-insert.js';
 import { machine, writeReport, type ResultRow } from './report.js';
 import * as requests from './requests.js';
+import { heartbeat, liveLeases, startCopies } from './runtime.js';
 import { finishSeeding, seedTenants } from './seed.js';
 import { openSession } from './session.js';
 import {
@@ -25,6 +26,7 @@ import {
   LOCK_CALLS,
   MEMBERS_PER_ADD,
   READ_CONNECTIONS,
+  RUNTIME_COPIES,
   SEED_CHUNK,
   SMALL_TENANTS,
   TENANT,
@@ -160,6 +162,18 @@ async function postgresRun(): Promise<string> {
     row(OP3_READ, op3, atLeast(op3.requestsPerSecond, r1.value, 0.5, 'R1'));
     const op5 = await measure(server.url, requests.listMembers(session), throughput);
     row(OP5_READ, op5, atLeast(op5.requestsPerSecond, r1.value, 0.5, 'R1'));
+    const copies = await startCopies(server.url, session, RUNTIME_COPIES);
+    const beats = await measure(server.url, heartbeat(session, copies), throughput);
+    row(
+      `runtime heartbeat, ${RUNTIME_COPIES} running copies, ${READ_CONNECTIONS} connections`,
+      beats,
+      atLeast(beats.requestsPerSecond, r1.value, 0.5, 'R1'),
+    );
+    // Seat counting stays right under the load: every copy still holds exactly its one lease.
+    const live = await liveLeases(server.url, adminKey, copies);
+    if (live !== RUNTIME_COPIES)
+      throw new Error(`after the heartbeats ${live} of ${RUNTIME_COPIES} leases are live`);
+    log(`heartbeats: ${beats.requestsPerSecond.toFixed(0)} req/s; ${live} leases live, as checked out`);
     const op3Few = await measure(server.url, requests.queryEnterprises(session), few);
     row(`order op 3, authenticated read, ${FEW_READ_CONNECTIONS} connections`, op3Few, {
       ...ratioTo(op3Few.requestsPerSecond, r1Few.value, 'R1 at 10'),

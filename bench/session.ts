@@ -15,14 +15,18 @@ async function json<T>(response: Response): Promise<T> {
   return JSON.parse(text) as T;
 }
 
-/** An app with both scopes (admin API), its token, and the administrator's password and login. */
+/** An app with all three scopes (admin API), its token, and the administrator's password and login. */
 export async function openSession(url: string, adminKey: string): Promise<Session> {
   const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
   const app = await json<{ appKey: string; appSecret: string }>(
     await fetch(`${url}/admin/apps`, {
       method: 'POST',
       headers: admin,
-      body: JSON.stringify({ name: 'bench', scopes: ['auth_order', 'auth_me'], channels: [CHANNEL] }),
+      body: JSON.stringify({
+        name: 'bench',
+        scopes: ['auth_order', 'auth_me', 'auth_runtime'],
+        channels: [CHANNEL],
+      }),
     }),
   );
   await json(

@@ -50,3 +50,6 @@ export const BATCH_CONNECTIONS = 4;
 export const BATCH_SHAPE = { orders: 50, assetsPerOrder: 4, productsPerAsset: 5 } as const;
 export const LOCK_CALLS = { one: { warmup: 100, measured: 600 }, many: { warmup: 4, measured: 30 } } as const;
 export const MEMBERS_PER_ADD = 100;
+
+/** Running copies of the runtime's heartbeat scenario, each with its own lease. */
+export const RUNTIME_COPIES = 1000;

@@ -61,6 +61,25 @@ describe('leases in the admin API and seats in /metrics', () => {
     expect(metrics.body).toContain(`keyward_runtime_seats_in_use{product="${crmProductId}"} 1`);
   });
 
+  it('creates an application with all three scopes through the admin API', async () => {
+    const created = await h.app.inject({
+      method: 'POST',
+      url: '/admin/apps',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      payload: {
+        name: 'vendor runtime',
+        scopes: ['auth_order', 'auth_me', 'auth_runtime'],
+        channels: ['CRM'],
+      },
+    });
+    expect(created.statusCode, created.body).toBe(200);
+    expect((created.json() as { scopes: string[] }).scopes).toEqual([
+      'auth_order',
+      'auth_me',
+      'auth_runtime',
+    ]);
+  });
+
   it('refuses without the admin key and names a bad filter', async () => {
     expect((await admin('/runtime/leases', 'wrong')).statusCode).toBe(401);
     const bad = await admin('/runtime/leases?limit=0');

@@ -81,6 +81,50 @@ function productMatches(product: ProductSelector) {
   return sql`(${crm}::text is null or p.crm_product_id = ${crm}) and (${uri}::text is null or p.product_uri = ${uri})`;
 }
 
+/** Use since the lease's last heartbeat, never past its expiry, in ms (old values in an UPDATE). */
+function sinceLastBeat(now: Date) {
+  return sql`greatest(0, floor(extract(epoch from (least(${now}::timestamptz, expires_at) - heartbeat_at)) * 1000))::bigint`;
+}
+
+/**
+ * Why the holder of lease `l` (its product `p`, asset `a`, lent lock `h`) may no longer run the
+ * product, or null while it still may: the product or asset revoked, the asset or lent lock
+ * disabled, the asset no longer assigned to the member (or the member deleted), the lending
+ * returned.
+ */
+const LOST_BECAUSE = sql<string | null>`case
+  when p.revoked or a.revoked then 'the license was withdrawn'
+  when a.locked or a.freezing then 'the asset was disabled'
+  when h.locked or h.freezing then 'the lent lock was disabled'
+  when h.revoked then 'the lock was withdrawn'
+  when l.holder_kind = 'member' and not exists (
+    select 1 from asset_assignments aa join members m on m.id = aa.member_id
+     where aa.asset_id = l.asset_id and aa.member_id = l.member_id and not m.deleted)
+    then 'the asset is no longer assigned to the member'
+  when l.pool = 'lent' and not exists (
+    select 1 from lent_products lp join asset_lendings al on al.asset_id = lp.asset_id
+     where lp.product_id = l.product_id and al.lock_asset_id = l.lock_asset_id)
+    then 'the lending was returned'
+  else null
+end`;
+
+/** What a heartbeat's one statement answers. */
+export interface Beat {
+  productId: number;
+  assetNum: string;
+  enterpriseId: number | null;
+  holderKind: 'member' | 'lock';
+  fingerprint: string;
+  expiresAt: Date;
+  usedMs: number;
+  lostBecause: string | null;
+  startsAt: number | null;
+  endsAt: number | null;
+  limitTimeDuration: number | null;
+  /** The product's whole use, this lease's included; null when it has no time limit. */
+  productUsedMs: number | null;
+}
+
 /** A lease with what its heartbeat re-judges: is the product still the holder's to run? */
 export interface LeaseState {
   id: string;
@@ -250,13 +294,13 @@ export class RuntimeRepository {
 
   /**
    * Ends the leases of a product (or, without one, up to `limit` of any) whose heartbeats stopped,
-   * charging each its use up to its expiry. Answers how many ended.
+   * charging each its use up to its expiry; an ended lease's use moves into runtime_usage. Answers
+   * how many ended.
    */
   async endExpired(now: Date, productId: number | null, limit = 1000): Promise<number> {
     const result = await sql<{ ended: number }>`
       with due as (
-        select id, product_id,
-               greatest(0, floor(extract(epoch from (expires_at - heartbeat_at)) * 1000))::bigint as delta
+        select id, ${sinceLastBeat(now)} as delta
           from runtime_leases
          where ended_at is null and expires_at <= ${now}
            and (${productId}::bigint is null or product_id = ${productId})
@@ -268,10 +312,10 @@ export class RuntimeRepository {
            set ended_at = l.expires_at, end_reason = 'expired', heartbeat_at = l.expires_at,
                used_ms = l.used_ms + due.delta
           from due where l.id = due.id
-        returning l.product_id, due.delta
+        returning l.product_id, l.used_ms
       ), charged as (
         insert into runtime_usage (product_id, used_ms)
-        select product_id, sum(delta) from ended group by product_id
+        select product_id, sum(used_ms) from ended group by product_id
         on conflict (product_id) do update set used_ms = runtime_usage.used_ms + excluded.used_ms
         returning 1
       )
@@ -300,13 +344,19 @@ export class RuntimeRepository {
     return result.rows[0]?.n ?? 0;
   }
 
+  /**
+   * The product's use so far: what ended leases left in runtime_usage plus what its live leases
+   * have run, and its consumption.
+   */
   async usage(productId: number): Promise<{ usedMs: number; consumed: number }> {
-    const row = await this.db
-      .selectFrom('runtime_usage')
-      .select(['used_ms', 'consumed'])
-      .where('product_id', '=', productId)
-      .executeTakeFirst();
-    return { usedMs: row?.used_ms ?? 0, consumed: row?.consumed ?? 0 };
+    const result = await sql<{ used_ms: number; consumed: number }>`
+      select coalesce((select used_ms from runtime_usage where product_id = ${productId}), 0)
+             + coalesce((select sum(used_ms) from runtime_leases where product_id = ${productId} and ended_at is null), 0)
+             as used_ms,
+             coalesce((select consumed from runtime_usage where product_id = ${productId}), 0) as consumed
+    `.execute(this.db);
+    const row = result.rows[0];
+    return { usedMs: Number(row?.used_ms ?? 0), consumed: Number(row?.consumed ?? 0) };
   }
 
   async insertLease(lease: NewLease): Promise<void> {
@@ -338,33 +388,28 @@ export class RuntimeRepository {
    * (or the member deleted), the lending returned.
    */
   async leaseForUpdate(id: string, appId: string): Promise<LeaseState | undefined> {
+    return this.lease(id, appId, true);
+  }
+
+  /** The same, read without a lock: what check-in and a refused heartbeat look at. */
+  async leaseState(id: string, appId: string): Promise<LeaseState | undefined> {
+    return this.lease(id, appId, false);
+  }
+
+  private async lease(id: string, appId: string, lock: boolean): Promise<LeaseState | undefined> {
     const result = await sql<LeaseStateRow>`${sql.raw(PREPARED)}
       select l.id, l.app_id, l.product_id, a.asset_num, l.holder_kind, l.member_id, l.lock_asset_id,
              l.enterprise_id, l.pool, l.fingerprint, l.offline, l.created_at, l.heartbeat_at, l.expires_at,
              l.ended_at, l.end_reason, l.used_ms, p.limit_time_duration,
              nullif(greatest(coalesce(a.limit_start_time, 0), coalesce(p.limit_start_time, 0)), 0) as starts_at,
              least(a.limit_end_time, p.limit_end_time) as ends_at,
-             case
-               when p.revoked or a.revoked then 'the license was withdrawn'
-               when a.locked or a.freezing then 'the asset was disabled'
-               when h.locked or h.freezing then 'the lent lock was disabled'
-               when h.revoked then 'the lock was withdrawn'
-               when l.holder_kind = 'member' and not exists (
-                 select 1 from asset_assignments aa join members m on m.id = aa.member_id
-                  where aa.asset_id = l.asset_id and aa.member_id = l.member_id and not m.deleted)
-                 then 'the asset is no longer assigned to the member'
-               when l.pool = 'lent' and not exists (
-                 select 1 from lent_products lp join asset_lendings al on al.asset_id = lp.asset_id
-                  where lp.product_id = l.product_id and al.lock_asset_id = l.lock_asset_id)
-                 then 'the lending was returned'
-               else null
-             end as lost_because
+             ${LOST_BECAUSE} as lost_because
         from runtime_leases l
         join product_instances p on p.id = l.product_id
         join assets a on a.id = l.asset_id
         left join assets h on h.id = l.lock_asset_id and l.lock_asset_id <> l.asset_id
        where l.id = ${id} and l.app_id = ${appId}
-         for update of l
+       ${lock ? sql`for update of l` : sql``}
     `.execute(this.db);
     const r = result.rows[0];
     if (r === undefined) return undefined;
@@ -393,32 +438,108 @@ export class RuntimeRepository {
     };
   }
 
-  /** Charges `deltaMs` of use to the lease and its product; answers the product's total. */
-  async charge(
-    leaseId: string,
-    productId: number,
-    deltaMs: number,
-    now: Date,
-    expiresAt: Date,
-  ): Promise<number> {
-    await sql`${sql.raw(PREPARED)}
-      update runtime_leases set heartbeat_at = ${now}, expires_at = ${expiresAt}, used_ms = used_ms + ${deltaMs}
+  /** A resumed lease: its use since the last heartbeat charged, its expiry moved to `expiresAt`. */
+  async touch(leaseId: string, now: Date, expiresAt: Date): Promise<void> {
+    await sql`
+      update runtime_leases
+         set used_ms = used_ms + ${sinceLastBeat(now)}, heartbeat_at = ${now}, expires_at = ${expiresAt}
        where id = ${leaseId}
     `.execute(this.db);
-    const result = await sql<{ used_ms: number }>`${sql.raw(PREPARED)}
-      insert into runtime_usage (product_id, used_ms) values (${productId}, ${deltaMs})
-      on conflict (product_id) do update set used_ms = runtime_usage.used_ms + excluded.used_ms
-      returning used_ms
-    `.execute(this.db);
-    return result.rows[0]?.used_ms ?? deltaMs;
   }
 
-  async endLease(leaseId: string, now: Date, reason: string): Promise<void> {
-    await this.db
-      .updateTable('runtime_leases')
-      .set({ ended_at: now, end_reason: reason })
-      .where('id', '=', leaseId)
-      .execute();
+  /**
+   * The heartbeat in one statement: the app's live lease for this machine, its use charged and
+   * its expiry extended, with why it may no longer run (judged by the service). No row: no such
+   * live lease (leaseState says why). Only the lease's own row is written, so heartbeats of
+   * copies of one product never wait for each other.
+   */
+  async beat(input: {
+    leaseId: string;
+    appId: string;
+    fingerprint: string;
+    now: Date;
+    extendTo: Date;
+  }): Promise<Beat | undefined> {
+    const { now } = input;
+    const result = await sql<{
+      product_id: number;
+      asset_num: string;
+      enterprise_id: number | null;
+      holder_kind: 'member' | 'lock';
+      fingerprint: string;
+      expires_at: Date;
+      used_ms: number;
+      lost_because: string | null;
+      starts_at: number | null;
+      ends_at: number | null;
+      limit_time_duration: number | null;
+      product_used_ms: number | null;
+    }>`${sql.raw(PREPARED)}
+      with judged as (
+        select l.id, a.asset_num, p.limit_time_duration, ${LOST_BECAUSE} as lost_because,
+               nullif(greatest(coalesce(a.limit_start_time, 0), coalesce(p.limit_start_time, 0)), 0) as starts_at,
+               least(a.limit_end_time, p.limit_end_time) as ends_at
+          from runtime_leases l
+          join product_instances p on p.id = l.product_id
+          join assets a on a.id = l.asset_id
+          left join assets h on h.id = l.lock_asset_id and l.lock_asset_id <> l.asset_id
+         where l.id = ${input.leaseId} and l.app_id = ${input.appId} and l.fingerprint = ${input.fingerprint}
+           and l.ended_at is null and l.expires_at > ${now}
+      ), beaten as (
+        update runtime_leases r
+           set used_ms = r.used_ms + ${sinceLastBeat(now)}, heartbeat_at = ${now},
+               expires_at = greatest(r.expires_at, ${input.extendTo})
+          from judged where r.id = judged.id and r.ended_at is null
+        returning r.product_id, r.enterprise_id, r.holder_kind, r.fingerprint, r.expires_at, r.used_ms,
+                  judged.asset_num, judged.lost_because, judged.starts_at, judged.ends_at, judged.limit_time_duration
+      )
+      select b.*,
+             case when b.limit_time_duration is null then null
+                  else coalesce((select used_ms from runtime_usage u where u.product_id = b.product_id), 0)
+                       + coalesce((select sum(x.used_ms) from runtime_leases x
+                                    where x.product_id = b.product_id and x.ended_at is null and x.id <> ${input.leaseId}), 0)
+                       + b.used_ms
+             end as product_used_ms
+        from beaten b
+    `.execute(this.db);
+    const r = result.rows[0];
+    if (r === undefined) return undefined;
+    return {
+      productId: r.product_id,
+      assetNum: r.asset_num,
+      enterpriseId: r.enterprise_id,
+      holderKind: r.holder_kind,
+      fingerprint: r.fingerprint,
+      expiresAt: r.expires_at,
+      usedMs: r.used_ms,
+      lostBecause: r.lost_because,
+      startsAt: r.starts_at,
+      endsAt: r.ends_at,
+      limitTimeDuration: r.limit_time_duration,
+      productUsedMs: r.product_used_ms === null ? null : Number(r.product_used_ms),
+    };
+  }
+
+  /**
+   * Ends a live lease, charging its use up to now (or its expiry) and moving that use into
+   * runtime_usage. Answers the lease's whole use, or undefined when it had already ended.
+   */
+  async endLease(leaseId: string, now: Date, reason: string): Promise<number | undefined> {
+    const result = await sql<{ used_ms: number }>`
+      with ended as (
+        update runtime_leases
+           set ended_at = ${now}, end_reason = ${reason}, used_ms = used_ms + ${sinceLastBeat(now)},
+               heartbeat_at = least(${now}::timestamptz, expires_at)
+         where id = ${leaseId} and ended_at is null
+        returning product_id, used_ms
+      ), charged as (
+        insert into runtime_usage (product_id, used_ms) select product_id, used_ms from ended
+        on conflict (product_id) do update set used_ms = runtime_usage.used_ms + excluded.used_ms
+        returning 1
+      )
+      select used_ms from ended
+    `.execute(this.db);
+    return result.rows[0]?.used_ms;
   }
 
   /**

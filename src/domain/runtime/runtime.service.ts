@@ -16,6 +16,7 @@ import {
 import { LEASE_ISSUER, type LeaseSigner, type OfflineLeaseClaims } from './lease-claims.js';
 import {
   RuntimeRepository,
+  type Beat,
   type Candidate,
   type LeaseFilter,
   type LeaseListing,
@@ -187,7 +188,7 @@ export class RuntimeService {
       const state = await repository.leaseForUpdate(existing, input.app.appId);
       if (state !== undefined) {
         const keepUntil = new Date(Math.max(state.expiresAt.getTime(), expiresAt.getTime()));
-        await repository.charge(existing, candidate.productId, this.deltaMs(state, nowMs), now, keepUntil);
+        await repository.touch(existing, now, keepUntil);
         return {
           answer: await this.answer(input, candidate, existing, 'resumed', keepUntil, offline, nowMs),
         };
@@ -274,12 +275,6 @@ export class RuntimeService {
     };
   }
 
-  /** Use since the last heartbeat, never past the lease's expiry. */
-  private deltaMs(state: LeaseState, nowMs: number): number {
-    const until = Math.min(nowMs, state.expiresAt.getTime());
-    return Math.max(0, until - state.heartbeatAt.getTime());
-  }
-
   /**
    * Extends a live lease, charging its use; answers "revoked" (90009, with the reason) when the
    * holder may no longer run the product, "expired" (90010) when its heartbeats stopped too long.
@@ -291,44 +286,62 @@ export class RuntimeService {
     actor: AuditActor;
   }): Promise<HeartbeatAnswer> {
     const nowMs = this.now();
-    const outcome = await this.db.transaction().execute(async (trx) => {
-      const repository = new RuntimeRepository(trx);
-      const state = await this.liveState(repository, input.app.appId, input.leaseId, input.fingerprint);
-      const now = new Date(nowMs);
-      if (state.expiresAt.getTime() <= nowMs) {
-        await repository.endExpired(now, state.productId);
-        return { error: leaseError(RuntimeCode.leaseExpired) };
-      }
-      const delta = this.deltaMs(state, nowMs);
-      const expiresAt = new Date(
-        Math.max(state.expiresAt.getTime(), nowMs + this.settings.leaseSeconds * 1000),
-      );
-      const used = await repository.charge(state.id, state.productId, delta, now, expiresAt);
-      const reason = this.lostBecause(state, used, nowMs);
-      if (reason !== null) {
-        await repository.endLease(state.id, now, reason);
-        await new AuditRepository(trx).record(input.actor, [revocationChange(state, reason)]);
-        return { error: revoked(reason) };
-      }
-      return {
-        answer: {
-          leaseId: state.id,
-          expiresAt: expiresAt.getTime(),
-          heartbeatIntervalSeconds: this.settings.heartbeatSeconds,
-          usedSeconds: Math.floor((state.usedMs + delta) / 1000),
-        },
-      };
+    const now = new Date(nowMs);
+    const repository = new RuntimeRepository(this.db);
+    // The common case is this one statement, outside any transaction.
+    const beat = await repository.beat({
+      leaseId: input.leaseId,
+      appId: input.app.appId,
+      fingerprint: input.fingerprint,
+      now,
+      extendTo: new Date(nowMs + this.settings.leaseSeconds * 1000),
     });
-    if ('error' in outcome) throw outcome.error;
-    return outcome.answer;
+    if (beat === undefined)
+      throw await this.whyNotLive(input.app.appId, input.leaseId, input.fingerprint, now);
+    const reason = this.lostBecause(beat, nowMs);
+    if (reason !== null) {
+      await this.db.transaction().execute(async (trx) => {
+        // Only the call that ends the lease records it: two heartbeats racing audit once.
+        if ((await new RuntimeRepository(trx).endLease(input.leaseId, now, reason)) === undefined) return;
+        await new AuditRepository(trx).record(input.actor, [revocationChange(input.leaseId, beat, reason)]);
+      });
+      throw revoked(reason);
+    }
+    return {
+      leaseId: input.leaseId,
+      expiresAt: beat.expiresAt.getTime(),
+      heartbeatIntervalSeconds: this.settings.heartbeatSeconds,
+      usedSeconds: Math.floor(beat.usedMs / 1000),
+    };
   }
 
-  private lostBecause(state: LeaseState, productUsedMs: number, nowMs: number): string | null {
-    if (state.lostBecause !== null) return state.lostBecause;
-    if (state.endsAt !== null && nowMs > state.endsAt) return 'the license ended';
-    if (state.startsAt !== null && nowMs < state.startsAt) return 'the license is not valid yet';
-    const seconds = state.limitTimeDuration;
-    if (seconds !== null && productUsedMs > seconds * 1000) return 'the usage time is used up';
+  /** The refusal for a lease a heartbeat did not find live; an expired one is ended on the way. */
+  private async whyNotLive(
+    appId: string,
+    leaseId: string,
+    fingerprint: string,
+    now: Date,
+  ): Promise<KeywardError> {
+    const repository = new RuntimeRepository(this.db);
+    const state = await repository.leaseState(leaseId, appId);
+    // Another app's lease, or another machine's, is not found: ids are not proof of holding.
+    if (state === undefined || state.fingerprint !== fingerprint)
+      return leaseError(RuntimeCode.leaseNotFound);
+    if (state.endedAt === null) {
+      await repository.endExpired(now, state.productId);
+      return leaseError(RuntimeCode.leaseExpired);
+    }
+    if (state.endReason === 'expired') return leaseError(RuntimeCode.leaseExpired);
+    if (state.endReason === 'checked_in') return leaseError(RuntimeCode.leaseNotFound);
+    return revoked(state.endReason ?? 'ended');
+  }
+
+  private lostBecause(beat: Beat, nowMs: number): string | null {
+    if (beat.lostBecause !== null) return beat.lostBecause;
+    if (beat.endsAt !== null && nowMs > beat.endsAt) return 'the license ended';
+    if (beat.startsAt !== null && nowMs < beat.startsAt) return 'the license is not valid yet';
+    const seconds = beat.limitTimeDuration;
+    if (seconds !== null && (beat.productUsedMs ?? 0) > seconds * 1000) return 'the usage time is used up';
     return null;
   }
 
@@ -356,19 +369,13 @@ export class RuntimeService {
     leaseId: string;
     fingerprint: string;
   }): Promise<{ usedSeconds: number }> {
-    const nowMs = this.now();
-    return this.db.transaction().execute(async (trx) => {
-      const repository = new RuntimeRepository(trx);
-      const state = await repository.leaseForUpdate(input.leaseId, input.app.appId);
-      if (state === undefined || state.fingerprint !== input.fingerprint)
-        throw leaseError(RuntimeCode.leaseNotFound);
-      if (state.endedAt !== null) return { usedSeconds: Math.floor(state.usedMs / 1000) };
-      const delta = this.deltaMs(state, nowMs);
-      const now = new Date(nowMs);
-      await repository.charge(state.id, state.productId, delta, now, state.expiresAt);
-      await repository.endLease(state.id, now, 'checked_in');
-      return { usedSeconds: Math.floor((state.usedMs + delta) / 1000) };
-    });
+    const now = new Date(this.now());
+    const repository = new RuntimeRepository(this.db);
+    const state = await repository.leaseState(input.leaseId, input.app.appId);
+    if (state === undefined || state.fingerprint !== input.fingerprint)
+      throw leaseError(RuntimeCode.leaseNotFound);
+    const used = state.endedAt === null ? await repository.endLease(state.id, now, 'checked_in') : undefined;
+    return { usedSeconds: Math.floor((used ?? state.usedMs) / 1000) };
   }
 
   /** Draws `amount` from the product's limitAmount, atomically; refused past the limit. */
@@ -438,11 +445,11 @@ function revoked(reason: string): KeywardError {
   );
 }
 
-function revocationChange(state: LeaseState, reason: string): AuditChange {
+function revocationChange(leaseId: string, beat: Beat, reason: string): AuditChange {
   return {
     action: 'lease.revoked',
-    subject: state.assetNum,
-    enterprise: state.enterpriseId === null ? null : { id: state.enterpriseId },
-    detail: { leaseId: state.id, reason, holderKind: state.holderKind, fingerprint: state.fingerprint },
+    subject: beat.assetNum,
+    enterprise: beat.enterpriseId === null ? null : { id: beat.enterpriseId },
+    detail: { leaseId, reason, holderKind: beat.holderKind, fingerprint: beat.fingerprint },
   };
 }

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
+import { SCOPES } from '../../domain/apps/apps.service.js';
 import type { App } from '../app-type.js';
 import { requestIdsOf } from '../audit-actor.js';
 
 const Body = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  scopes: Type.Array(Type.String(), { minItems: 1, maxItems: 2 }),
+  scopes: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: SCOPES.length }),
   channels: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),
   pending: Type.Optional(Type.Boolean()),
 });
