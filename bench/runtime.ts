@@ -48,7 +48,12 @@ export async function startCopies(url: string, session: Session, count: number):
         customerId: customerId(TARGET_TENANT),
         orderType: 'new_buy',
         licenseType: 'softkey',
-        assets: [{ assetNos: [assetNum], products: [{ crmProductId, productUri: crmProductId, productName: 'Bench runtime' }] }],
+        assets: [
+          {
+            assetNos: [assetNum],
+            products: [{ crmProductId, productUri: crmProductId, productName: 'Bench runtime' }],
+          },
+        ],
       },
     ],
   });
