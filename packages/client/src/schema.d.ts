@@ -880,6 +880,7 @@ export interface paths {
                           limitStartDate?: (number | string) | null;
                           limitEndDate?: (number | string) | null;
                           limitConcurrent?: (number | string) | null;
+                          limitAmount?: (number | string) | null;
                           limitTimeDuration?: (number | string) | null;
                           strictMatchWhenDelete?: boolean | null;
                           trial?: (number | string) | null;
@@ -2872,6 +2873,7 @@ export interface components {
             limitStartDate?: (number | string) | null;
             limitEndDate?: (number | string) | null;
             limitConcurrent?: (number | string) | null;
+            limitAmount?: (number | string) | null;
             limitTimeDuration?: (number | string) | null;
             strictMatchWhenDelete?: boolean | null;
             trial?: (number | string) | null;
