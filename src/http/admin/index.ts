@@ -11,6 +11,7 @@ import { createAppRoute } from './create-app.js';
 import { listAppsRoute } from './list-apps.js';
 import { setMemberLimitRoute } from './set-member-limit.js';
 import { setMemberPasswordRoute } from './set-member-password.js';
+import { setOfflineLeaseDaysRoute } from './set-offline-lease-days.js';
 import { showEnterpriseRoute } from './show-enterprise.js';
 import { statusRoute } from './status.js';
 
@@ -49,6 +50,7 @@ export function adminApi(adminKey: string) {
     createAppRoute(app);
     listAppsRoute(app);
     appActionRoutes(app);
+    setOfflineLeaseDaysRoute(app);
     auditRoute(app);
     setMemberPasswordRoute(app);
     setMemberLimitRoute(app);
