@@ -12,6 +12,8 @@ export interface AppsTable {
   scopes: string[];
   channels: string[];
   status: 'pending' | 'active' | 'disabled';
+  /** The longest offline lease the license runtime may hand out for the app; 0: none. */
+  offline_lease_max_days: Generated<number>;
   created_at: Stamp;
   updated_at: Stamp;
 }

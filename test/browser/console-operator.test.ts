@@ -168,6 +168,26 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
     expect(dialogs.filter((d) => d.startsWith('alert:'))).toEqual([]);
   });
 
+  it("sets an app's longest offline lease from its row", async () => {
+    await operatorPage();
+    const name = uniqueCode('Runtime');
+    await createApp(page, name, { channel: uniqueCode('CH'), pending: false });
+    await page.goto(`/console/operator/apps?${new URLSearchParams({ q: name })}`);
+    const appKey = (await appRow(page, name).locator('code').first().textContent()) ?? '';
+    const days = page.getByLabel(`Longest offline lease of app ${appKey}, in days`);
+    expect(await days.inputValue()).toBe('0');
+    await days.fill('21');
+    await appRow(page, name).getByRole('button', { name: 'Save' }).click();
+    await expect
+      .poll(() => page.getByRole('status').textContent())
+      .toContain('longest offline lease is saved');
+    await page.goto(`/console/operator/apps?${new URLSearchParams({ q: name })}`);
+    expect(await page.getByLabel(`Longest offline lease of app ${appKey}, in days`).inputValue()).toBe('21');
+    expect(await world.harness.app.services.apps.list()).toContainEqual(
+      expect.objectContaining({ appKey, offlineLeaseMaxDays: 21 }),
+    );
+  });
+
   it('keeps every main page under 150 KB', async () => {
     await operatorPage();
     for (const url of [

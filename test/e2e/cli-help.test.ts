@@ -76,6 +76,7 @@ describe('keyward --help', () => {
         'app list',
         'app disable',
         'app rotate-secret',
+        'app set-offline-days',
         'enterprise show',
         'enterprise set-member-limit',
         'member set-password',

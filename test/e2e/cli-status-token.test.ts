@@ -157,8 +157,8 @@ describe('text output', () => {
     const result = await runCli(['app', 'list'], env);
     expect(result.code, result.stderr).toBe(0);
     const [header, ...rows] = result.stdout.trim().split('\n');
-    expect(header).toBe('appKey\tstatus\tscopes\tchannels\tname');
-    expect(rows).toContain(`${app.appKey}\tactive\tauth_order\t-\tscripts`);
+    expect(header).toBe('appKey\tstatus\tscopes\tchannels\tofflineLeaseMaxDays\tname');
+    expect(rows).toContain(`${app.appKey}\tactive\tauth_order\t-\t0\tscripts`);
   });
 
   it('audit starts with a header line and sends its filters as query parameters', async () => {

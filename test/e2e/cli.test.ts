@@ -132,6 +132,30 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
     expect(await call()).toBe('60000');
   });
 
+  it('sets the longest offline lease of an app and lists it', async () => {
+    const app = JSON.parse(
+      (await runCli(['app', 'create', '--name', 'runtime', '--scopes', 'auth_runtime', '--json'], env))
+        .stdout,
+    ) as { appKey: string };
+    const set = await runCli(['app', 'set-offline-days', app.appKey, '30'], env);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout.trim()).toBe(`${app.appKey}: offline leases of up to 30 days`);
+    const row = (await runCli(['app', 'list'], env)).stdout.split('\n').find((l) => l.startsWith(app.appKey));
+    expect(row?.split('\t')).toEqual([app.appKey, 'active', 'auth_runtime', '-', '30', 'runtime']);
+
+    const none = await runCli(['app', 'set-offline-days', app.appKey, '0', '--json'], env);
+    expect(JSON.parse(none.stdout)).toMatchObject({ appKey: app.appKey, offlineLeaseMaxDays: 0 });
+
+    for (const days of ['366', '-1', 'ten']) {
+      const refused = await runCli(['app', 'set-offline-days', app.appKey, days], env);
+      expect(refused.code, days).toBe(1);
+      expect(refused.stderr).toContain(`days must be a whole number from 0 to 365, got "${days}"`);
+    }
+    const unknown = await runCli(['app', 'set-offline-days', 'kw_nope', '3'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no application kw_nope');
+  });
+
   it('fails with a clear message and exit 1 on a mistake or a wrong admin key', async () => {
     const unknown = await runCli(['app', 'disable', 'kw_nope'], env);
     expect(unknown.code).toBe(1);

@@ -89,6 +89,43 @@ describe('order op 5: syncMode async', () => {
     expect(await productsOn(h, num)).toHaveLength(1);
   });
 
+  it('carries limitAmount in the stored batch to the product it applies; one not given stays absent', async () => {
+    const num = assetNum();
+    const body = asyncBatch([
+      newBuy({
+        assets: [
+          {
+            assetNos: [num],
+            products: [
+              product({ crmProductId: 'AMT', limitAmount: 40 }),
+              product({ crmProductId: 'NONE', limitAmount: null }),
+            ],
+          },
+        ],
+      }),
+    ]);
+    const [order] = await submit(h, tenant, body);
+    const stored = await h.database.db
+      .selectFrom('order_batches')
+      .select('payload')
+      .where('channel_order_id', '=', body.channelOrderId as string)
+      .executeTakeFirstOrThrow();
+    const [metered, plain] =
+      (stored.payload as { orders: Array<{ assets: Array<{ products: Array<Record<string, unknown>> }> }> })
+        .orders[0]?.assets[0]?.products ?? [];
+    expect(metered).toMatchObject({ limitAmount: 40 });
+    // Absent rather than null: a batch that leaves it out is stored, and hashed, as before the field.
+    expect(plain).not.toHaveProperty('limitAmount');
+
+    const done = await withWorker(() => settled(h.app, tenant, order?.licenseOrderId as string));
+    expect(done).toMatchObject({ status: 'completed', reason: null });
+    const rows = await productsOn(h, num);
+    expect(rows.map((p) => [p.crm_product_id, p.limit_amount]).sort()).toEqual([
+      ['AMT', 40],
+      ['NONE', null],
+    ]);
+  });
+
   it('keeps text holding a lone UTF-16 surrogate as a text column would, U+FFFD, and applies it', async () => {
     const num = assetNum();
     const body = asyncBatch([

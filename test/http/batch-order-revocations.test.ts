@@ -223,12 +223,18 @@ describe('order op 5: delete_product', () => {
     expect((await live(num)).map((p) => p.crm_product_id)).toEqual(['C-4']);
   });
 
-  it('with strictMatchWhenDelete, also matches start, end and node count', async () => {
+  it('with strictMatchWhenDelete, also matches start, end and node count, not limitAmount', async () => {
     const num = assetNum();
     const owner = await buy(
       [num],
       [
-        product({ crmProductId: 'S', limitStartDate: 100, limitEndDate: 200, limitConcurrent: 2 }),
+        product({
+          crmProductId: 'S',
+          limitStartDate: 100,
+          limitEndDate: 200,
+          limitConcurrent: 2,
+          limitAmount: 10,
+        }),
         product({ crmProductId: 'S', limitStartDate: 100, limitEndDate: 300, limitConcurrent: 2 }),
       ],
     );
@@ -261,7 +267,7 @@ describe('order op 5: delete_product', () => {
       );
     }
     expect(await live(num)).toHaveLength(2);
-    expect((await strict({})).statusCode).toBe(200);
+    expect((await strict({ limitAmount: 99 })).statusCode).toBe(200);
     expect((await live(num)).map((p) => p.limit_end_time)).toEqual([300]);
   });
 

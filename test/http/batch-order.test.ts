@@ -71,6 +71,7 @@ describe('order op 5: new_buy', () => {
                 limitEndDate: 1_731_536_000_000,
                 limitConcurrent: '3',
                 limitTimeDuration: 3600,
+                limitAmount: '250',
                 trial: 1,
                 trialEndDate: 1_700_100_000_000,
                 passwords: ['pw-1', 'pw-2'],
@@ -153,6 +154,7 @@ describe('order op 5: new_buy', () => {
       limit_end_time: 1_731_536_000_000,
       limit_concurrent: 3,
       limit_time_duration: 3600,
+      limit_amount: 250,
       trial: 1,
       trial_end_date: 1_700_100_000_000,
       time_unit: 'year',
@@ -673,6 +675,18 @@ describe('order op 5: validation', () => {
       }),
       'orderList[0].assets[0].merchandises[0].children[0].children[0].licenseOrderProductList[0].limitConcurrent: must be >= 0',
     ],
+    ...(
+      [
+        ['a negative limitAmount', -1, 'must be >= 0'],
+        ['a limitAmount that is no number', 'lots', 'must be integer'],
+        ['a limitAmount beyond 32 bits', 2_147_483_648, 'must be <= 2147483647'],
+        ['a fractional limitAmount', 1.5, 'must be integer'],
+      ] as const
+    ).map(([name, limitAmount, problem]): [string, Record<string, unknown>, string] => [
+      name,
+      newBuy({ assets: [{ assetNos: [assetNum()], products: [product({ limitAmount })] }] }),
+      `orderList[0].assets[0].products[0].limitAmount: ${problem}`,
+    ]),
   ])('refuses %s with 13004 naming the field', async (_name, order, message) => {
     expectFailure(await postBatch(h, tenant, batch(tenant, [order])), '13004', message);
   });

@@ -213,6 +213,62 @@ describe('console operator pages (inject)', () => {
     }
   });
 
+  it("sets an app's longest offline lease from its row, with the CSRF token, audited as the console", async () => {
+    const op = await operator();
+    const created = await h.app.services.apps.create({
+      name: uniqueCode('offline'),
+      scopes: ['auth_runtime'],
+      channels: [],
+      pending: false,
+    });
+    const { appKey } = created;
+    const action = `/console/operator/apps/${appKey}/offline-lease-days`;
+    const row = async () => {
+      const page = await op.get(`/console/operator/apps?${new URLSearchParams({ q: appKey })}`);
+      const at = page.body.indexOf(`<tr data-app="${appKey}"`);
+      expect(at).toBeGreaterThan(-1);
+      return page.body.slice(at, page.body.indexOf('</tr>', at));
+    };
+    const stored = async () =>
+      (await h.app.services.apps.list()).find((a) => a.appKey === appKey)?.offlineLeaseMaxDays;
+
+    const before = await row();
+    expect(before).toContain('data-offline-days="0"');
+    expect(before).toContain(`action="${action}"`);
+    expect(before).toMatch(/name="days"[^>]*value="0"|value="0"[^>]*name="days"/);
+
+    expect((await op.post(action, { days: '14' }, { csrf: false })).statusCode).toBe(403);
+    expect((await op.post(action, { _csrf: 'x'.repeat(40), days: '14' })).statusCode).toBe(403);
+    for (const days of ['366', '-1', '', 'ten', '1.5']) {
+      const refused = await op.post(action, { _csrf: op.csrf, days });
+      expect(refused.statusCode, days).toBe(400);
+      expect(refused.body).toContain('days must be a whole number from 0 to 365');
+    }
+    expect(await stored()).toBe(0);
+
+    const set = await op.post(action, { _csrf: op.csrf, days: '14' });
+    expect(set.statusCode).toBe(303);
+    const page = await op.get(String(set.headers.location));
+    expect(page.body).toContain(`App ${appKey}: its longest offline lease is saved.`);
+    expect(await row()).toContain('data-offline-days="14"');
+    expect(await stored()).toBe(14);
+    const [entry] = await h.app.services.audit.list({
+      action: 'app.offline_lease_days_set',
+      subject: appKey,
+      limit: 1,
+    });
+    expect(entry).toMatchObject({ operator: 'admin-console', detail: { days: 14, previousDays: 0 } });
+
+    expect(
+      (await op.post('/console/operator/apps/kw_nobody/offline-lease-days', { days: '3' })).statusCode,
+    ).toBe(404);
+    // A disabled app shows its value, with no form to change it.
+    await h.app.services.apps.disable(appKey);
+    const disabled = await row();
+    expect(disabled).toContain('data-offline-days="14"');
+    expect(disabled).not.toContain(`action="${action}"`);
+  });
+
   it('pages the apps newest first, 50 a page, and finds one by name or key', async () => {
     const op = await operator();
     const prefix = uniqueCode('pg');

@@ -234,6 +234,35 @@ describe('member op 7: list products under an asset', () => {
     expect(view.children).toEqual([]);
   });
 
+  it('shows the limitAmount an order gave, in merchandise too, and null where it gave none', async () => {
+    const num = assetNo('L');
+    await buy(world, [
+      {
+        assetNos: [num],
+        products: [
+          productSpec({ productName: 'Metered', limitAmount: 500, limitTimeDuration: 7200 }),
+          productSpec({ productName: 'Unmetered' }),
+        ],
+        merchandises: [
+          {
+            merchandiseNum: 'METER',
+            merchandiseName: 'Metered package',
+            licenseOrderProductList: [productSpec({ productName: 'Packed', limitAmount: '0' })],
+          },
+        ],
+      },
+    ]);
+    const view = await productsUnder(world, await assetIdOf(world, num));
+    expect(view.productInstanceList.map((p) => [p.productName, p.limitAmount])).toEqual([
+      ['Metered', 500],
+      ['Unmetered', null],
+    ]);
+    expect(view.productInstanceList[0]).toMatchObject({ limitTimeDuration: 7200, limitConcurrent: 3 });
+    expect(view.children[0]?.productInstanceList?.map((p) => [p.productName, p.limitAmount])).toEqual([
+      ['Packed', 0],
+    ]);
+  });
+
   it('leaves out revoked products and keeps the merchandise that held them', async () => {
     const num = assetNo('R');
     const gone = productSpec({ productName: 'Gone' });

@@ -279,6 +279,7 @@ export interface ProductItem {
   productName: string;
   crmProductId: string;
   limitConcurrent: number | null;
+  limitAmount: number | null;
   merchandiseInsId: string | null;
 }
 

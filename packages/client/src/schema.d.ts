@@ -880,6 +880,7 @@ export interface paths {
                           limitStartDate?: (number | string) | null;
                           limitEndDate?: (number | string) | null;
                           limitConcurrent?: (number | string) | null;
+                          limitAmount?: (number | string) | null;
                           limitTimeDuration?: (number | string) | null;
                           strictMatchWhenDelete?: boolean | null;
                           trial?: (number | string) | null;
@@ -3373,6 +3374,7 @@ export interface components {
             limitStartDate?: (number | string) | null;
             limitEndDate?: (number | string) | null;
             limitConcurrent?: (number | string) | null;
+            limitAmount?: (number | string) | null;
             limitTimeDuration?: (number | string) | null;
             strictMatchWhenDelete?: boolean | null;
             trial?: (number | string) | null;

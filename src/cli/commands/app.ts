@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { AppView, AppWithSecret, RotatedSecret } from '../../domain/apps/apps.service.js';
-import { adminCall } from '../admin-client.js';
+import { OFFLINE_LEASE_MAX_DAYS } from '../../domain/apps/offline-lease.js';
+import { adminCall, CliError } from '../admin-client.js';
 import { printableJson, text } from '../printable.js';
 import { examples } from '../program.js';
 
@@ -57,10 +58,11 @@ async function listApps(options: JsonOption): Promise<void> {
     console.log(printableJson(apps));
     return;
   }
-  console.log('appKey\tstatus\tscopes\tchannels\tname');
+  // The name last: the one column of free text.
+  console.log('appKey\tstatus\tscopes\tchannels\tofflineLeaseMaxDays\tname');
   for (const a of apps) {
     console.log(
-      text`${a.appKey}\t${a.status}\t${a.scopes.join(',')}\t${a.channels.join(',') || '-'}\t${a.name}`,
+      text`${a.appKey}\t${a.status}\t${a.scopes.join(',')}\t${a.channels.join(',') || '-'}\t${a.offlineLeaseMaxDays}\t${a.name}`,
     );
   }
 }
@@ -77,9 +79,28 @@ async function rotateSecret(key: string, options: JsonOption & { revokeTokens?: 
   printSecret(rotated, options.json === true);
 }
 
+/** The longest offline lease the license runtime may hand out for the app's programs. */
+async function setOfflineDays(key: string, days: string, options: JsonOption): Promise<void> {
+  if (!/^[0-9]{1,3}$/.test(days) || Number(days) > OFFLINE_LEASE_MAX_DAYS) {
+    throw new CliError(text`days must be a whole number from 0 to ${OFFLINE_LEASE_MAX_DAYS}, got "${days}"`);
+  }
+  const app = await adminCall<AppView>('POST', `/apps/${encodeURIComponent(key)}/offline-lease-days`, {
+    days: Number(days),
+  });
+  if (options.json === true) {
+    console.log(printableJson(app));
+    return;
+  }
+  console.log(
+    app.offlineLeaseMaxDays === 0
+      ? text`${app.appKey}: no offline leases`
+      : text`${app.appKey}: offline leases of up to ${app.offlineLeaseMaxDays} days`,
+  );
+}
+
 const APP_KEY = ['<APP_KEY>', "the application's appKey (kw_…)"] as const;
 
-/** `keyward app create|list|approve|disable|rotate-secret`: an application's life. */
+/** `keyward app create|list|approve|disable|rotate-secret|set-offline-days`: an application's life. */
 export function registerAppCommands(program: Command): void {
   const app = program
     .command('app')
@@ -90,6 +111,7 @@ export function registerAppCommands(program: Command): void {
         'keyward app create --name crm --scopes auth_order,auth_me --channels CRM --json',
         'keyward app list',
         'keyward app rotate-secret kw_2Rvtk2-S_0UTQEdM --revoke-tokens',
+        'keyward app set-offline-days kw_2Rvtk2-S_0UTQEdM 30',
       ]),
     );
   app
@@ -135,4 +157,23 @@ export function registerAppCommands(program: Command): void {
     )
     .option('--json', 'print one JSON object, with tokensRevoked')
     .action(rotateSecret);
+  app
+    .command('set-offline-days')
+    .description(
+      "set the longest offline lease the license runtime may hand out for an application's programs",
+    )
+    .argument(...APP_KEY)
+    .argument(
+      '<DAYS>',
+      `a whole number of days from 0 (no offline leases, the default) to ${OFFLINE_LEASE_MAX_DAYS}`,
+    )
+    .option('--json', 'print the application as one JSON object')
+    .addHelpText(
+      'after',
+      examples([
+        'keyward app set-offline-days kw_2Rvtk2-S_0UTQEdM 30',
+        'keyward app set-offline-days kw_2Rvtk2-S_0UTQEdM 0',
+      ]),
+    )
+    .action(setOfflineDays);
 }

@@ -13,6 +13,7 @@ export interface AppRecord {
   scopes: string[];
   channels: string[];
   status: AppStatus;
+  offlineLeaseMaxDays: number;
   createdAt: Date;
 }
 
@@ -24,6 +25,7 @@ const columns = [
   'scopes',
   'channels',
   'status',
+  'offline_lease_max_days',
   'created_at',
 ] as const;
 
@@ -36,6 +38,7 @@ function toRecord(row: Pick<Selectable<AppsTable>, (typeof columns)[number]>): A
     scopes: row.scopes,
     channels: row.channels,
     status: row.status,
+    offlineLeaseMaxDays: row.offline_lease_max_days,
     createdAt: row.created_at,
   };
 }
@@ -43,7 +46,7 @@ function toRecord(row: Pick<Selectable<AppsTable>, (typeof columns)[number]>): A
 export class AppsRepository {
   constructor(private readonly db: Db) {}
 
-  async insert(app: Omit<AppRecord, 'createdAt'>): Promise<AppRecord> {
+  async insert(app: Omit<AppRecord, 'createdAt' | 'offlineLeaseMaxDays'>): Promise<AppRecord> {
     const row = await this.db
       .insertInto('apps')
       .values({
@@ -97,6 +100,16 @@ export class AppsRepository {
     return { total: Number(count.total), apps: rows.map(toRecord) };
   }
 
+  /** The app's longest offline lease in days, or undefined for no such app. */
+  async offlineLeaseMaxDays(appId: string): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('apps')
+      .select('offline_lease_max_days')
+      .where('id', '=', appId)
+      .executeTakeFirst();
+    return row?.offline_lease_max_days;
+  }
+
   async list(): Promise<AppRecord[]> {
     const rows = await this.db.selectFrom('apps').select(columns).orderBy('created_at').execute();
     return rows.map(toRecord);
@@ -104,13 +117,16 @@ export class AppsRepository {
 
   async update(
     appKey: string,
-    changes: { status?: AppStatus; secretHash?: string },
+    changes: { status?: AppStatus; secretHash?: string; offlineLeaseMaxDays?: number },
   ): Promise<AppRecord | undefined> {
     const row = await this.db
       .updateTable('apps')
       .set({
         ...(changes.status === undefined ? {} : { status: changes.status }),
         ...(changes.secretHash === undefined ? {} : { secret_hash: changes.secretHash }),
+        ...(changes.offlineLeaseMaxDays === undefined
+          ? {}
+          : { offline_lease_max_days: changes.offlineLeaseMaxDays }),
         updated_at: new Date(),
       })
       .where('app_key', '=', appKey)

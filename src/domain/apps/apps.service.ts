@@ -5,6 +5,7 @@ import { newGlobalId } from '../shared/ids.js';
 import { randomSecret, safeEqual, sha256 } from '../shared/secrets.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
 import { AppsRepository, type AppRecord, type AppStatus } from './apps.repository.js';
+import { OFFLINE_LEASE_MAX_DAYS } from './offline-lease.js';
 
 /** auth_order: the order service; auth_me: the member center; auth_runtime: the license runtime. */
 export const SCOPES = ['auth_order', 'auth_me', 'auth_runtime'] as const;
@@ -22,6 +23,8 @@ export interface AppView {
   scopes: string[];
   channels: string[];
   status: AppStatus;
+  /** The longest offline lease the license runtime may hand out for the app, in days; 0: none. */
+  offlineLeaseMaxDays: number;
   createdAt: number;
 }
 
@@ -45,6 +48,7 @@ function view(app: AppRecord): AppView {
     scopes: app.scopes,
     channels: app.channels,
     status: app.status,
+    offlineLeaseMaxDays: app.offlineLeaseMaxDays,
     createdAt: app.createdAt.getTime(),
   };
 }
@@ -187,6 +191,38 @@ export class AppsService {
       ]);
       return { ...withSecret(app, appSecret), tokensRevoked: options.revokeTokens };
     });
+  }
+
+  /**
+   * How many days an offline lease of the app may last, 0 to OFFLINE_LEASE_MAX_DAYS (0: offline
+   * leases are not allowed). Setting the value it has changes nothing and is not audited.
+   */
+  async setOfflineLeaseMaxDays(
+    appKey: string,
+    days: number,
+    request: OperatorRequest = NO_REQUEST,
+  ): Promise<AppView> {
+    if (!Number.isInteger(days) || days < 0 || days > OFFLINE_LEASE_MAX_DAYS) {
+      throw new AppInputError(`days must be a whole number from 0 to ${OFFLINE_LEASE_MAX_DAYS}`);
+    }
+    return this.db.transaction().execute(async (trx) => {
+      const apps = new AppsRepository(trx);
+      const before = await this.require(apps, appKey);
+      if (before.offlineLeaseMaxDays === days) return view(before);
+      const app = (await apps.update(appKey, { offlineLeaseMaxDays: days })) ?? before;
+      await new AuditRepository(trx).record(operatorActor(request), [
+        appChange('app.offline_lease_days_set', app, { days, previousDays: before.offlineLeaseMaxDays }),
+      ]);
+      return view(app);
+    });
+  }
+
+  /**
+   * The license runtime's bound on the leases it hands out for an app, by the app's id (what its
+   * token carries). An app that is not found gets none: the answer never allows more than was set.
+   */
+  async offlineLeaseMaxDays(appId: string): Promise<number> {
+    return (await this.apps.offlineLeaseMaxDays(appId)) ?? 0;
   }
 
   /** The client authentication of the token endpoint: an active app whose secret matches. */

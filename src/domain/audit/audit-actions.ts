@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = [
   'app.approved',
   'app.disabled',
   'app.secret_rotated',
+  'app.offline_lease_days_set',
   'enterprise.member_limit_set',
   'member.password_set',
   // Order service ops 1, 2 and 4.

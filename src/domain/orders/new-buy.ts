@@ -171,6 +171,7 @@ function productRow(
     limitEndTime: end,
     limitConcurrent: product.limitConcurrent,
     limitTimeDuration: product.limitTimeDuration,
+    limitAmount: product.limitAmount ?? null,
     trial: product.trial,
     trialEndDate: product.trialEndDate,
     timeUnit: product.timeUnit,

@@ -59,6 +59,7 @@ export interface NewProduct extends InstanceOrder {
   limitEndTime: number | null;
   limitConcurrent: number | null;
   limitTimeDuration: number | null;
+  limitAmount: number | null;
   trial: number;
   trialEndDate: number | null;
   timeUnit: string | null;
@@ -237,12 +238,12 @@ export class OrderAssetsRepository {
       insert into product_instances (asset_id, merchandise_ins_id, license_order_id, channel_order_id, channel_code,
         customer_id, license_type, crm_product_id, parent_crm_product_id, product_uri, gms_pid, app_key,
         product_name, product_type, limit_start_time, limit_end_time, limit_concurrent, limit_time_duration,
-        trial, trial_end_date, time_unit, time_unit_quantity, time_duration_expression, src_license_order_id,
+        limit_amount, trial, trial_end_date, time_unit, time_unit_quantity, time_duration_expression, src_license_order_id,
         passwords, features)
       select v.asset_id, v.merchandise_ins_id, v.license_order_id, ${owner.channelOrderId}, ${owner.channelCode},
              v.customer_id, v.license_type, v.crm, v.parent_crm, v.uri, v.gms_pid, v.app_key,
              v.name, v.type, v.ls, v.le, v.concurrent, v.duration,
-             v.trial, v.trial_end, v.time_unit, v.time_unit_quantity, v.expr, v.src, v.passwords, v.features
+             v.amount, v.trial, v.trial_end, v.time_unit, v.time_unit_quantity, v.expr, v.src, v.passwords, v.features
         from unnest(${column(rows, (r) => r.assetId)}::text[], ${column(rows, (r) => r.merchandiseInsId)}::bigint[],
                     ${column(rows, (r) => r.licenseOrderId)}::text[], ${column(rows, (r) => r.customerId)}::text[],
                     ${column(rows, (r) => r.licenseType)}::text[], ${column(rows, (r) => r.crmProductId)}::text[], ${column(rows, (r) => r.parentCrmProductId)}::text[],
@@ -250,7 +251,8 @@ export class OrderAssetsRepository {
                     ${column(rows, (r) => r.appKey)}::text[], ${column(rows, (r) => r.productName)}::text[],
                     ${column(rows, (r) => r.productType)}::text[], ${column(rows, (r) => r.limitStartTime)}::bigint[],
                     ${column(rows, (r) => r.limitEndTime)}::bigint[], ${column(rows, (r) => r.limitConcurrent)}::int[],
-                    ${column(rows, (r) => r.limitTimeDuration)}::bigint[], ${column(rows, (r) => r.trial)}::smallint[],
+                    ${column(rows, (r) => r.limitTimeDuration)}::bigint[], ${column(rows, (r) => r.limitAmount)}::int[],
+                    ${column(rows, (r) => r.trial)}::smallint[],
                     ${column(rows, (r) => r.trialEndDate)}::bigint[], ${column(rows, (r) => r.timeUnit)}::text[],
                     ${column(rows, (r) => r.timeUnitQuantity)}::int[],
                     ${column(rows, (r) => r.timeDurationExpression)}::text[],
@@ -259,7 +261,7 @@ export class OrderAssetsRepository {
                     ${column(rows, (r) => jsonbText(r.features))}::jsonb[])
              as v(asset_id, merchandise_ins_id, license_order_id, customer_id, license_type, crm, parent_crm, uri,
                   gms_pid, app_key, name, type, ls, le,
-                  concurrent, duration, trial, trial_end, time_unit, time_unit_quantity, expr, src, passwords, features)
+                  concurrent, duration, amount, trial, trial_end, time_unit, time_unit_quantity, expr, src, passwords, features)
     `.execute(this.db);
     }
   }

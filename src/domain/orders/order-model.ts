@@ -61,6 +61,8 @@ export interface ProductInput {
   limitEndDate?: In<number>;
   limitConcurrent?: In<number>;
   limitTimeDuration?: In<number>;
+  /** An addition to the spec: the consumption allowance the license runtime draws down. */
+  limitAmount?: In<number>;
   strictMatchWhenDelete?: In<boolean>;
   trial?: In<number>;
   trialEndDate?: In<number>;
@@ -148,6 +150,12 @@ export interface Product {
   limitEndDate: number | null;
   limitConcurrent: number | null;
   limitTimeDuration: number | null;
+  /**
+   * Present only when given, unlike its neighbours: a field added after batches were first stored,
+   * so a body without it hashes as it did before (a retry across an upgrade is still the same
+   * body), and an async payload stored before it reads the same as one that left it out.
+   */
+  limitAmount?: number;
   strictMatchWhenDelete: boolean;
   trial: number;
   trialEndDate: number | null;

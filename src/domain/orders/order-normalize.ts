@@ -58,6 +58,9 @@ function product(input: ProductInput, path: string): Product {
     limitEndDate: orNull(input.limitEndDate),
     limitConcurrent: orNull(input.limitConcurrent),
     limitTimeDuration: orNull(input.limitTimeDuration),
+    ...(input.limitAmount === null || input.limitAmount === undefined
+      ? {}
+      : { limitAmount: input.limitAmount }),
     strictMatchWhenDelete: input.strictMatchWhenDelete ?? false,
     trial: input.trial ?? 0,
     trialEndDate: orNull(input.trialEndDate),

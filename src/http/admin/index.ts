@@ -12,6 +12,7 @@ import { listAppsRoute } from './list-apps.js';
 import { listLeasesRoute } from './list-leases.js';
 import { setMemberLimitRoute } from './set-member-limit.js';
 import { setMemberPasswordRoute } from './set-member-password.js';
+import { setOfflineLeaseDaysRoute } from './set-offline-lease-days.js';
 import { showEnterpriseRoute } from './show-enterprise.js';
 import { statusRoute } from './status.js';
 
@@ -50,6 +51,7 @@ export function adminApi(adminKey: string) {
     createAppRoute(app);
     listAppsRoute(app);
     appActionRoutes(app);
+    setOfflineLeaseDaysRoute(app);
     auditRoute(app);
     setMemberPasswordRoute(app);
     setMemberLimitRoute(app);

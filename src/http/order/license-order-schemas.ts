@@ -90,6 +90,7 @@ export function batchOrderSchemas(limits: Config['limits']) {
     limitStartDate: Long(),
     limitEndDate: Long(),
     limitConcurrent: Int32(),
+    limitAmount: Int32(),
     limitTimeDuration: Long(),
     strictMatchWhenDelete: Flag(),
     trial: Trial(),

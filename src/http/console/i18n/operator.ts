@@ -1,3 +1,5 @@
+import { OFFLINE_LEASE_MAX_DAYS } from '../../../domain/apps/offline-lease.js';
+
 /** The operator area's words. Chinese beside English, key for key (checked by the type). */
 export const operatorEn = {
   'dash.apps': 'Apps',
@@ -40,6 +42,10 @@ export const operatorEn = {
   'apps.revokeTokens': 'revoke old tokens',
   'apps.rotated': 'App {appKey} has a new secret.',
   'apps.rotatedRevoked': 'App {appKey} has a new secret; its old tokens are revoked.',
+  'apps.offlineDays': 'Offline lease (days)',
+  'apps.offlineDaysHint': `0 to ${OFFLINE_LEASE_MAX_DAYS} days; 0: no offline leases`,
+  'apps.offlineDaysFor': 'Longest offline lease of app {appKey}, in days',
+  'apps.offlineDaysSet': 'App {appKey}: its longest offline lease is saved.',
   'apps.empty': 'No apps yet. Create one with the form below: its key and secret go into the channel system.',
   'ent.searchHint': 'Name, enterprise code, global id or channel customer id',
   'ent.name': 'Enterprise',
@@ -149,6 +155,10 @@ export const operatorZh: Record<OperatorKey, string> = {
   'apps.revokeTokens': '撤销旧令牌',
   'apps.rotated': '应用 {appKey} 已有新密钥。',
   'apps.rotatedRevoked': '应用 {appKey} 已有新密钥，其旧令牌已撤销。',
+  'apps.offlineDays': '离线租约（天）',
+  'apps.offlineDaysHint': `0 至 ${OFFLINE_LEASE_MAX_DAYS} 天；0 表示不允许离线租约`,
+  'apps.offlineDaysFor': '应用 {appKey} 的最长离线租约（天）',
+  'apps.offlineDaysSet': '应用 {appKey} 的最长离线租约已保存。',
   'apps.empty': '还没有应用。请用下面的表单创建一个：把它的 Key 和密钥配置到渠道系统中。',
   'ent.searchHint': '名称、企业编码、全局 ID 或渠道客户 ID',
   'ent.name': '企业',

@@ -6,6 +6,7 @@ import {
   type AppView,
   type AppWithSecret,
 } from '../../../domain/apps/apps.service.js';
+import { OFFLINE_LEASE_MAX_DAYS } from '../../../domain/apps/offline-lease.js';
 import type { App } from '../../app-type.js';
 import { operatorContext, type ConsoleContext } from '../context.js';
 import { sendErrorPage } from '../error-page.js';
@@ -81,6 +82,29 @@ function AppRow(props: { context: ConsoleContext; app: AppView }) {
       <td>{app.scopes.join(', ')}</td>
       <td>{app.channels.join(', ')}</td>
       <td class={`status-${app.status}`}>{t(`apps.status.${app.status}` as MessageKey)}</td>
+      <td data-offline-days={app.offlineLeaseMaxDays}>
+        {app.status === 'disabled' ? (
+          app.offlineLeaseMaxDays
+        ) : (
+          <form method="post" action={`${base}/offline-lease-days`} class="inline">
+            <Csrf context={context} />
+            <input
+              type="number"
+              name="days"
+              min={0}
+              max={OFFLINE_LEASE_MAX_DAYS}
+              step={1}
+              required
+              value={String(app.offlineLeaseMaxDays)}
+              aria-label={t('apps.offlineDaysFor', { appKey: app.appKey })}
+              title={t('apps.offlineDaysHint')}
+            />
+            <button type="submit" class="secondary">
+              {t('common.save')}
+            </button>
+          </form>
+        )}
+      </td>
       <td>
         <Time at={app.createdAt} />
       </td>
@@ -199,6 +223,7 @@ function AppsPage(props: AppsPageProps) {
                 <th>{t('apps.scopes')}</th>
                 <th>{t('apps.channels')}</th>
                 <th>{t('common.status')}</th>
+                <th title={t('apps.offlineDaysHint')}>{t('apps.offlineDays')}</th>
                 <th>{t('common.created')}</th>
                 <th>{t('common.actions')}</th>
               </tr>
@@ -226,6 +251,7 @@ function AppsPage(props: AppsPageProps) {
 const DONE: Record<string, MessageKey> = {
   approved: 'apps.approved',
   disabled: 'apps.disabled',
+  offlineDays: 'apps.offlineDaysSet',
 };
 
 type KeyParams = { Params: { appKey: string } };
@@ -311,6 +337,19 @@ export function appsRoutes(app: App): void {
       return refuse(app, request, reply, error);
     }
     return redirectTo(reply, `${APPS}?${new URLSearchParams({ done: 'disabled', app: appKey })}`);
+  });
+
+  app.post<KeyParams>('/operator/apps/:appKey/offline-lease-days', async (request, reply) => {
+    const { appKey } = request.params;
+    const text = formText(request, 'days').trim();
+    // Anything but digits (a blank field too) is for the service to refuse, with its message.
+    const days = /^[0-9]{1,6}$/.test(text) ? Number(text) : Number.NaN;
+    try {
+      await app.services.apps.setOfflineLeaseMaxDays(appKey, days, consoleRequest(request));
+    } catch (error) {
+      return refuse(app, request, reply, error);
+    }
+    return redirectTo(reply, `${APPS}?${new URLSearchParams({ done: 'offlineDays', app: appKey })}`);
   });
 
   // The new secret is on this answer only, like the API's: reloading posts nothing and shows none.
