@@ -17,6 +17,7 @@ import { LoginService } from './domain/members/login.service.js';
 import { MemberAdminService } from './domain/members/member-admin.service.js';
 import { MembersService } from './domain/members/members.service.js';
 import { OrdersService } from './domain/orders/orders.service.js';
+import { RuntimeKeysService } from './domain/runtime-keys/runtime-keys.service.js';
 import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
 
@@ -39,6 +40,7 @@ export interface Services {
   lending: LendingService;
   status: ServerStatusService;
   consoleSessions: ConsoleSessionsService;
+  runtimeKeys: RuntimeKeysService;
 }
 
 export function createServices(db: Db, config: Config): Services {
@@ -72,5 +74,6 @@ export function createServices(db: Db, config: Config): Services {
     lending: new LendingService(db),
     status: new ServerStatusService(db),
     consoleSessions: new ConsoleSessionsService(db, { tokens, login, tokenLimits }),
+    runtimeKeys: new RuntimeKeysService(db, { variable: config.runtimeSigningKey, dataDir: config.dataDir }),
   };
 }

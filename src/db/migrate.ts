@@ -17,6 +17,7 @@ import * as m0105 from './migrations/0105_audit_client_request_id.js';
 import * as m0110 from './migrations/0110_audit_enterprise.js';
 import * as m0120 from './migrations/0120_console.js';
 import * as m0130 from './migrations/0130_order_batches_recent.js';
+import * as m0141 from './migrations/0141_runtime_signing_keys.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '0110_audit_enterprise': m0110,
   '0120_console': m0120,
   '0130_order_batches_recent': m0130,
+  '0141_runtime_signing_keys': m0141,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

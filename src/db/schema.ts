@@ -281,6 +281,14 @@ export interface ConsoleSessionsTable {
   expires_at: Date;
 }
 
+/** A public key that signed offline leases (migration 0141); the private half is never here. */
+export interface RuntimeSigningKeysTable {
+  kid: string;
+  public_jwk: Json<{ kty: 'OKP'; crv: 'Ed25519'; x: string }>;
+  created_at: Stamp;
+  retired_at: Date | null;
+}
+
 export interface Database {
   apps: AppsTable;
   tokens: TokensTable;
@@ -304,4 +312,5 @@ export interface Database {
   asset_lendings: AssetLendingsTable;
   lent_products: LentProductsTable;
   console_sessions: ConsoleSessionsTable;
+  runtime_signing_keys: RuntimeSigningKeysTable;
 }

@@ -11,6 +11,7 @@ export const AUDIT_ACTIONS = [
   'app.secret_rotated',
   'enterprise.member_limit_set',
   'member.password_set',
+  'runtime_key.rotated',
   // Order service ops 1, 2 and 4.
   'customer.bound',
   'customer.created',
