@@ -20,6 +20,7 @@ import { healthRoutes } from './http/ops/health.js';
 import { metricsRoutes } from './http/ops/metrics.js';
 import { rootRedirectRoute } from './http/ops/root-redirect.js';
 import { orderSurface } from './http/order/index.js';
+import { jwksRoute } from './http/runtime/jwks.js';
 import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX } from './http/surface.js';
@@ -108,6 +109,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
 
   rootRedirectRoute(app);
   healthRoutes(app);
+  jwksRoute(app);
   metricsRoutes(app);
   tokenRoute(app);
   await app.register(adminApi(options.adminKey), { prefix: '/admin' });

@@ -1,5 +1,6 @@
 import type { FastifyError } from 'fastify';
 import { AppInputError, AppNotFoundError } from '../../domain/apps/apps.service.js';
+import { RuntimeKeyManagedError } from '../../domain/runtime-keys/runtime-keys.service.js';
 import { safeEqual } from '../../domain/shared/secrets.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import type { App } from '../app-type.js';
@@ -9,6 +10,8 @@ import { appActionRoutes } from './app-actions.js';
 import { auditRoute } from './audit.js';
 import { createAppRoute } from './create-app.js';
 import { listAppsRoute } from './list-apps.js';
+import { listRuntimeKeysRoute } from './list-runtime-keys.js';
+import { rotateRuntimeKeyRoute } from './rotate-runtime-key.js';
 import { setMemberLimitRoute } from './set-member-limit.js';
 import { setMemberPasswordRoute } from './set-member-password.js';
 import { showEnterpriseRoute } from './show-enterprise.js';
@@ -21,6 +24,8 @@ export class AdminNotFoundError extends Error {}
 function statusOf(error: Error): number | undefined {
   if (error instanceof AppInputError || error instanceof AdminInputError) return 400;
   if (error instanceof AppNotFoundError || error instanceof AdminNotFoundError) return 404;
+  // Not the server's to change: the operator's configuration decides.
+  if (error instanceof RuntimeKeyManagedError) return 409;
   if (error instanceof KeywardError) return 400;
   return undefined;
 }
@@ -54,5 +59,7 @@ export function adminApi(adminKey: string) {
     setMemberLimitRoute(app);
     showEnterpriseRoute(app);
     statusRoute(app);
+    listRuntimeKeysRoute(app);
+    rotateRuntimeKeyRoute(app);
   };
 }

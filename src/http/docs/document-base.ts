@@ -13,7 +13,13 @@ export const Scheme = {
   clientBasic: 'clientBasic',
 } as const;
 
-export const Tag = { order: 'order', member: 'member', oauth: 'oauth', ops: 'ops' } as const;
+export const Tag = {
+  order: 'order',
+  member: 'member',
+  oauth: 'oauth',
+  runtime: 'runtime',
+  ops: 'ops',
+} as const;
 
 const description = `Keyward serves three surfaces: the **order service** (\`${ORDER_PREFIX}\`), the **member
 center** (\`${ME_PREFIX}\`) and the **token endpoint** (\`/oauth2/token\`, RFC 6749).
@@ -42,6 +48,11 @@ export const documentBase: Partial<OpenAPIV3_1.Document> = {
     },
     { name: Tag.member, description: `Employees of an enterprise and their assets (${ME_PREFIX}).` },
     { name: Tag.oauth, description: 'App tokens and member tokens (RFC 6749).' },
+    {
+      name: Tag.runtime,
+      description:
+        "The license runtime. Offline leases are compact JWS (EdDSA) that the vendor's software verifies with the keys at /.well-known/jwks.json.",
+    },
     { name: Tag.ops, description: 'Liveness and readiness for load balancers and orchestrators.' },
   ],
   components: {

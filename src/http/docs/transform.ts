@@ -9,11 +9,16 @@ import {
 import { MemberCode } from '../../errors/member-codes.js';
 import { NONCE_PATTERN } from '../../domain/gate/gate.js';
 import { FailureEnvelope } from '../schema-types.js';
+import { JWKS_PATH } from '../runtime/jwks.js';
 import { ME_PREFIX, surfaceOf } from '../surface.js';
 import { Scheme, Tag } from './document-base.js';
 
-/** The only ops routes worth documenting: what a load balancer probes. */
-const DOCUMENTED_OPS = new Set(['/healthz', '/readyz']);
+/** The only ops routes worth documenting: what a load balancer probes, and what software verifies with. */
+const DOCUMENTED_OPS = new Map<string, string>([
+  ['/healthz', Tag.ops],
+  ['/readyz', Tag.ops],
+  [JWKS_PATH, Tag.runtime],
+]);
 
 type DocSchema = FastifySchema & {
   hide?: boolean;
@@ -94,7 +99,7 @@ export function transformRoute({
     case 'ops':
       return {
         schema: (DOCUMENTED_OPS.has(url)
-          ? { ...own, tags: [Tag.ops] }
+          ? { ...own, tags: [DOCUMENTED_OPS.get(url)] }
           : { ...own, hide: true }) as FastifySchema,
         url,
       };
