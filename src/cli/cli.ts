@@ -4,6 +4,7 @@ import { registerAppCommands } from './commands/app.js';
 import { registerAuditCommand } from './commands/audit.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerEnterpriseCommands } from './commands/enterprise.js';
+import { registerKeysCommands } from './commands/keys.js';
 import { registerMemberCommands } from './commands/member.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerStatusCommand } from './commands/status.js';
@@ -25,6 +26,7 @@ function register(program: Command): void {
   registerAuditCommand(program);
   registerEnterpriseCommands(program);
   registerMemberCommands(program);
+  registerKeysCommands(program);
   program.addHelpText('after', AFTER_HELP);
 }
 
