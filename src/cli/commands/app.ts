@@ -96,7 +96,10 @@ export function registerAppCommands(program: Command): void {
     .command('create')
     .description('register an application; its secret is printed once')
     .requiredOption('--name <NAME>', 'a name people recognise it by')
-    .requiredOption('--scopes <SCOPES>', 'comma-separated surfaces it may call: auth_order, auth_me, auth_runtime')
+    .requiredOption(
+      '--scopes <SCOPES>',
+      'comma-separated surfaces it may call: auth_order, auth_me, auth_runtime',
+    )
     .option('--channels <CHANNELS>', 'comma-separated channel codes its customers belong to')
     .option('--pending', 'create it pending: it gets no token until `keyward app approve`')
     .option('--json', 'print one JSON object: appKey, appSecret, scopes, channels, status')

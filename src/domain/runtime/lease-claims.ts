@@ -36,8 +36,7 @@ export interface OfflineLeaseClaims {
 }
 
 export type LeaseHolderClaim =
-  | { kind: 'member'; memberGlobalId: string; enterpriseGlobalId: string }
-  | { kind: 'lock'; assetNum: string };
+  { kind: 'member'; memberGlobalId: string; enterpriseGlobalId: string } | { kind: 'lock'; assetNum: string };
 
 export const LEASE_ISSUER = 'keyward';
 
