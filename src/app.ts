@@ -21,6 +21,7 @@ import { metricsRoutes } from './http/ops/metrics.js';
 import { rootRedirectRoute } from './http/ops/root-redirect.js';
 import { orderSurface } from './http/order/index.js';
 import { runtimeSurface } from './http/runtime/index.js';
+import { jwksRoute } from './http/runtime/jwks.js';
 import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX } from './http/surface.js';
@@ -115,6 +116,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
 
   rootRedirectRoute(app);
   healthRoutes(app);
+  jwksRoute(app);
   metricsRoutes(app);
   tokenRoute(app);
   await app.register(adminApi(options.adminKey), { prefix: '/admin' });

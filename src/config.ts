@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parseEd25519PrivateKey, type Ed25519PrivateJwk } from './domain/runtime-keys/ed25519.js';
 
 export type Region = 'cn' | 'sg';
 
@@ -26,6 +27,11 @@ export interface Config {
   adminListener: { host: string; port: number } | undefined;
   /** COOKIE_SECURE=1: console cookies are `Secure` even when the request did not come over https. */
   cookieSecure: boolean;
+  /**
+   * RUNTIME_SIGNING_KEY: the one key offline leases are signed with; unset, keys live in
+   * DATA_DIR/runtime-keys.json and `keyward keys rotate` replaces them.
+   */
+  runtimeSigningKey: Ed25519PrivateJwk | undefined;
   /** When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`. */
   metricsToken: string | undefined;
   /** /oauth2/token requests per minute per client_id and per remote address. */
@@ -74,6 +80,18 @@ function trustProxyFrom(raw: string | undefined): false | number | string[] {
     throw new Error(`TRUST_PROXY must be a number of proxies or a list of proxy addresses, got "${raw}"`);
   }
   return proxies;
+}
+
+/** RUNTIME_SIGNING_KEY, checked whole at start; a bad value is named, never shown. */
+function runtimeSigningKeyFrom(raw: string | undefined): Ed25519PrivateJwk | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const key = parseEd25519PrivateKey(raw);
+  if (key === undefined) {
+    throw new Error(
+      'RUNTIME_SIGNING_KEY must be an Ed25519 private key: a PKCS#8 PEM (BEGIN PRIVATE KEY) or a private JWK (kty OKP, crv Ed25519, d, x)',
+    );
+  }
+  return key;
 }
 
 /** Whether `host` reaches this machine only: 127.0.0.0/8, ::1 or localhost. */
@@ -157,6 +175,7 @@ export function loadConfig(
     trustProxy: trustProxyFrom(env.TRUST_PROXY),
     adminListener: adminListenerFrom(env, host, port),
     metricsToken: env.METRICS_TOKEN === '' ? undefined : env.METRICS_TOKEN,
+    runtimeSigningKey: runtimeSigningKeyFrom(env.RUNTIME_SIGNING_KEY),
     cookieSecure: env.COOKIE_SECURE === '1',
     tokenRate: {
       perClient: intFrom(env, 'TOKEN_RATE_PER_CLIENT', 300, 1),

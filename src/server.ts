@@ -45,6 +45,16 @@ export async function serve(): Promise<void> {
   }
   const adminKey = ensureAdminKey(config);
   const app = await buildApp({ config, db: database.db, adminKey: adminKey.key, logger });
+  // Before the first lease: the key file made (or read) and its public keys published.
+  let runtimeKid: string;
+  try {
+    runtimeKid = await app.services.runtimeKeys.prepare();
+  } catch (error) {
+    await app.close();
+    await database.close();
+    throw error;
+  }
+  app.log.info({ kid: runtimeKid, source: app.services.runtimeKeys.source }, 'runtime signing key ready');
   const stopHousekeeping = startHousekeeping(app.services, app.log);
   const orderWorker = startOrderWorker(app.services.orders, app.log);
   let adminListener: AdminListener | undefined;

@@ -18,6 +18,7 @@ import { MemberAdminService } from './domain/members/member-admin.service.js';
 import { MembersService } from './domain/members/members.service.js';
 import { OrdersService } from './domain/orders/orders.service.js';
 import { RuntimeService } from './domain/runtime/runtime.service.js';
+import { RuntimeKeysService } from './domain/runtime-keys/runtime-keys.service.js';
 import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
 
@@ -41,6 +42,7 @@ export interface Services {
   status: ServerStatusService;
   consoleSessions: ConsoleSessionsService;
   runtime: RuntimeService;
+  runtimeKeys: RuntimeKeysService;
 }
 
 /** What tests may replace: the runtime's clock. */
@@ -61,8 +63,13 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
   const tokens = new TokensService(db, config.tokenTtlSeconds);
   const login = new LoginService(db);
   const tokenLimits = new TokenRequestLimits(gate, config.tokenRate);
+  const apps = new AppsService(db);
+  const runtimeKeys = new RuntimeKeysService(db, {
+    variable: config.runtimeSigningKey,
+    dataDir: config.dataDir,
+  });
   return {
-    apps: new AppsService(db),
+    apps,
     tokens,
     login,
     members: new MembersService(db, { releaseOnDelete: [releaseMemberLendings] }),
@@ -81,11 +88,10 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     consoleSessions: new ConsoleSessionsService(db, { tokens, login, tokenLimits }),
     runtime: new RuntimeService(db, {
       settings: config.runtime,
-      signer: {
-        sign: () => Promise.reject(new Error('offline leases are not available yet')),
-      },
-      offlineDaysOf: () => Promise.resolve(0),
+      signer: runtimeKeys,
+      offlineDaysOf: (appId) => apps.offlineLeaseMaxDays(appId),
       ...(options.now === undefined ? {} : { now: options.now }),
     }),
+    runtimeKeys,
   };
 }

@@ -5,6 +5,7 @@ import { registerAuditCommand } from './commands/audit.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerEnterpriseCommands } from './commands/enterprise.js';
 import { registerLeasesCommand } from './commands/leases.js';
+import { registerKeysCommands } from './commands/keys.js';
 import { registerMemberCommands } from './commands/member.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerStatusCommand } from './commands/status.js';
@@ -27,6 +28,7 @@ function register(program: Command): void {
   registerEnterpriseCommands(program);
   registerMemberCommands(program);
   registerLeasesCommand(program);
+  registerKeysCommands(program);
   program.addHelpText('after', AFTER_HELP);
 }
 

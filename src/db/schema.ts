@@ -312,6 +312,14 @@ export interface RuntimeUsageTable {
   consumed: Generated<number>;
 }
 
+/** A public key that signed offline leases (migration 0141); the private half is never here. */
+export interface RuntimeSigningKeysTable {
+  kid: string;
+  public_jwk: Json<{ kty: 'OKP'; crv: 'Ed25519'; x: string }>;
+  created_at: Stamp;
+  retired_at: Date | null;
+}
+
 export interface Database {
   apps: AppsTable;
   tokens: TokensTable;
@@ -337,4 +345,5 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   runtime_leases: RuntimeLeasesTable;
   runtime_usage: RuntimeUsageTable;
+  runtime_signing_keys: RuntimeSigningKeysTable;
 }

@@ -80,6 +80,8 @@ describe('keyward --help', () => {
         'enterprise show',
         'enterprise set-member-limit',
         'member set-password',
+        'keys rotate',
+        'keys list',
       ]),
     );
   });

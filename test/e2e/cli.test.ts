@@ -165,6 +165,36 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
     expect(wrongKey.stderr).toContain('admin key');
   });
 
+  it('rotates the runtime signing key and lists both keys, the new one current', async () => {
+    const keyFile = path.join(dataDir, 'runtime-keys.json');
+    // Made at the start, before any lease.
+    expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
+    const rotated = await runCli(['keys', 'rotate', '--json'], env);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const lines = rotated.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const { kid, previousKid } = JSON.parse(lines[0] ?? '') as { kid: string; previousKid: string };
+    expect(kid).not.toBe(previousKid);
+
+    const listed = JSON.parse((await runCli(['keys', 'list', '--json'], env)).stdout) as {
+      source: string;
+      keys: Array<{ kid: string; current: boolean; retiredAt: number | null }>;
+    };
+    expect(listed.source).toBe('file');
+    expect(listed.keys).toEqual([
+      expect.objectContaining({ kid: previousKid, current: false, retiredAt: expect.any(Number) }),
+      expect.objectContaining({ kid, current: true, retiredAt: null }),
+    ]);
+    const text = await runCli(['keys', 'list'], env);
+    expect(text.stdout.split('\n')[0]).toBe('kid\tcreated\tretired\tcurrent');
+    expect(text.stdout).toContain(kid);
+
+    const jwks = (await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as {
+      keys: Array<{ kid: string }>;
+    };
+    expect(jwks.keys.map((k) => k.kid)).toEqual([previousKid, kid]);
+  });
+
   it('refuses a second server on the same data directory', async () => {
     await expect(startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: '' })).rejects.toThrow(
       /in use by process/,

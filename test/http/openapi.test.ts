@@ -137,6 +137,15 @@ describe('GET /openapi.json', () => {
     expect(document.paths['/readyz']?.get?.responses['503']).toBeDefined();
   });
 
+  it('documents the JWKS that verifies offline leases, without security', () => {
+    const operation = document.paths['/.well-known/jwks.json']?.get as Operation & { security?: unknown };
+    expect(operation.tags).toEqual(['runtime']);
+    expect(operation.security).toBeUndefined();
+    expect(operation.responses['200']?.content?.['application/json']?.schema).toMatchObject({
+      required: ['keys'],
+    });
+  });
+
   it('declares the security schemes and applies them per surface', () => {
     expect(document.components.securitySchemes).toMatchObject({
       appToken: { type: 'http', scheme: 'bearer' },

@@ -176,6 +176,15 @@ async function scenario(base: string): Promise<string[]> {
   );
   // A caller's own request id, logged beside the server's.
   await fetch(`${base}/healthz`, { headers: { 'x-request-id': 'caller-trace-7' } });
+  // The runtime's signing keys: rotated, listed and published (their private halves are read below).
+  await adminCall(base, ADMIN_KEY, 'POST', '/runtime/keys/rotate');
+  await adminCall(base, ADMIN_KEY, 'GET', '/runtime/keys');
+  await fetch(`${base}/.well-known/jwks.json`);
+  const keyFile = JSON.parse(fs.readFileSync(path.join(dataDir, 'runtime-keys.json'), 'utf8')) as {
+    keys: Array<{ privateJwk: { d: string } }>;
+  };
+  expect(keyFile.keys).toHaveLength(2);
+  secrets.push(...keyFile.keys.map((k) => k.privateJwk.d));
   return secrets;
 }
 

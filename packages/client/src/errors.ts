@@ -36,3 +36,31 @@ export class KeywardAuthError extends Error {
     this.name = 'KeywardAuthError';
   }
 }
+
+/**
+ * Why `verifyLease` refused a lease: `signature` (not signed by a published key, or not with
+ * EdDSA), `expired`, `not-yet-valid`, `fingerprint` (checked out for another machine),
+ * `unknown-key` (its kid is not in the key set), `malformed` (not a Keyward lease), `audience`
+ * (another application's), `jwks-unavailable` (the key set could not be fetched or read).
+ */
+export type LeaseFailure =
+  | 'signature'
+  | 'expired'
+  | 'not-yet-valid'
+  | 'fingerprint'
+  | 'unknown-key'
+  | 'malformed'
+  | 'audience'
+  | 'jwks-unavailable';
+
+/** A lease `verifyLease` refused, and why (`reason`). */
+export class KeywardLeaseError extends Error {
+  constructor(
+    readonly reason: LeaseFailure,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options);
+    this.name = 'KeywardLeaseError';
+  }
+}

@@ -1,5 +1,14 @@
 export { createKeywardClient, type KeywardClient, type KeywardClientOptions } from './client.js';
-export { KeywardApiError, KeywardAuthError, type FailureEnvelope } from './errors.js';
+export {
+  KeywardApiError,
+  KeywardAuthError,
+  KeywardLeaseError,
+  type FailureEnvelope,
+  type LeaseFailure,
+} from './errors.js';
+export type { LeaseHolderClaim, OfflineLeaseClaims } from './lease-claims.js';
 export type { KeywardPaths } from './paths.js';
 export type { components, paths } from './schema.js';
 export { requestAppToken, requestToken, type TokenRequestOptions, type TokenResponse } from './token.js';
+export { verifyLease, type LeaseKeys, type VerifyLeaseOptions } from './verify-lease.js';
+export type { JSONWebKeySet } from 'jose';

@@ -96,6 +96,57 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/.well-known/jwks.json': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The public keys that verify offline leases (JWKS) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Every key that has signed offline leases, retired ones included: a lease signed before a rotation verifies until it expires */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              keys: {
+                /** @enum {string} */
+                kty: 'OKP';
+                /** @enum {string} */
+                crv: 'Ed25519';
+                /** @description the public key, base64url */
+                x: string;
+                /** @description the key's RFC 7638 thumbprint; a lease's header names it */
+                kid: string;
+                /** @enum {string} */
+                alg: 'EdDSA';
+                /** @enum {string} */
+                use: 'sig';
+              }[];
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/oauth2/token': {
     parameters: {
       query?: never;

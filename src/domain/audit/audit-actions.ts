@@ -12,6 +12,7 @@ export const AUDIT_ACTIONS = [
   'app.offline_lease_days_set',
   'enterprise.member_limit_set',
   'member.password_set',
+  'runtime_key.rotated',
   // Order service ops 1, 2 and 4.
   'customer.bound',
   'customer.created',

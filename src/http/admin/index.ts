@@ -1,5 +1,6 @@
 import type { FastifyError } from 'fastify';
 import { AppInputError, AppNotFoundError } from '../../domain/apps/apps.service.js';
+import { RuntimeKeyManagedError } from '../../domain/runtime-keys/runtime-keys.service.js';
 import { safeEqual } from '../../domain/shared/secrets.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import type { App } from '../app-type.js';
@@ -10,6 +11,8 @@ import { auditRoute } from './audit.js';
 import { createAppRoute } from './create-app.js';
 import { listAppsRoute } from './list-apps.js';
 import { listLeasesRoute } from './list-leases.js';
+import { listRuntimeKeysRoute } from './list-runtime-keys.js';
+import { rotateRuntimeKeyRoute } from './rotate-runtime-key.js';
 import { setMemberLimitRoute } from './set-member-limit.js';
 import { setMemberPasswordRoute } from './set-member-password.js';
 import { setOfflineLeaseDaysRoute } from './set-offline-lease-days.js';
@@ -23,6 +26,8 @@ export class AdminNotFoundError extends Error {}
 function statusOf(error: Error): number | undefined {
   if (error instanceof AppInputError || error instanceof AdminInputError) return 400;
   if (error instanceof AppNotFoundError || error instanceof AdminNotFoundError) return 404;
+  // Not the server's to change: the operator's configuration decides.
+  if (error instanceof RuntimeKeyManagedError) return 409;
   if (error instanceof KeywardError) return 400;
   return undefined;
 }
@@ -58,5 +63,7 @@ export function adminApi(adminKey: string) {
     showEnterpriseRoute(app);
     statusRoute(app);
     listLeasesRoute(app);
+    listRuntimeKeysRoute(app);
+    rotateRuntimeKeyRoute(app);
   };
 }

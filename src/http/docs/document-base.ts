@@ -50,7 +50,7 @@ export const documentBase: Partial<OpenAPIV3_1.Document> = {
     { name: Tag.member, description: `Employees of an enterprise and their assets (${ME_PREFIX}).` },
     {
       name: Tag.runtime,
-      description: `The license runtime (${RUNTIME_PREFIX}): licensed software checks out a seat, heartbeats, checks in and consumes; scope auth_runtime.`,
+      description: `The license runtime (${RUNTIME_PREFIX}): licensed software checks out a seat, heartbeats, checks in and consumes; scope auth_runtime. Offline leases are compact JWS (EdDSA) that the vendor's software verifies with the keys at /.well-known/jwks.json.`,
     },
     { name: Tag.oauth, description: 'App tokens and member tokens (RFC 6749).' },
     { name: Tag.ops, description: 'Liveness and readiness for load balancers and orchestrators.' },

@@ -11,10 +11,15 @@ import { MemberCode } from '../../errors/member-codes.js';
 import { NONCE_PATTERN } from '../../domain/gate/gate.js';
 import { FailureEnvelope } from '../schema-types.js';
 import { ME_PREFIX, RUNTIME_PREFIX, surfaceOf } from '../surface.js';
+import { JWKS_PATH } from '../runtime/jwks.js';
 import { Scheme, Tag } from './document-base.js';
 
-/** The only ops routes worth documenting: what a load balancer probes. */
-const DOCUMENTED_OPS = new Set(['/healthz', '/readyz']);
+/** The only ops routes worth documenting: what a load balancer probes, and what software verifies with. */
+const DOCUMENTED_OPS = new Map<string, string>([
+  ['/healthz', Tag.ops],
+  ['/readyz', Tag.ops],
+  [JWKS_PATH, Tag.runtime],
+]);
 
 type DocSchema = FastifySchema & {
   hide?: boolean;
@@ -102,7 +107,7 @@ export function transformRoute({
     case 'ops':
       return {
         schema: (DOCUMENTED_OPS.has(url)
-          ? { ...own, tags: [Tag.ops] }
+          ? { ...own, tags: [DOCUMENTED_OPS.get(url)] }
           : { ...own, hide: true }) as FastifySchema,
         url,
       };

@@ -1,0 +1,12 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { requestIdsOf } from '../audit-actor.js';
+
+const Rotated = Type.Object({ kid: Type.String(), previousKid: Type.String() });
+
+/** `keyward keys rotate`: a new signing key; the previous one stays published, retired. */
+export function rotateRuntimeKeyRoute(app: App): void {
+  app.post('/runtime/keys/rotate', { schema: { response: { 200: Rotated } } }, async (request) =>
+    app.services.runtimeKeys.rotate(requestIdsOf(request)),
+  );
+}
