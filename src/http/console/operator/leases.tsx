@@ -13,7 +13,7 @@ const LEASES = '/console/operator/leases';
 const MAX_ROWS = 100;
 const TOP_PRODUCTS = 20;
 /** Characters of a fingerprint shown in the table; the whole one is its title. */
-const FINGERPRINT_CHARS = 24;
+const FINGERPRINT_CHARS = 16;
 
 /** Why a lease ended, as the runtime records it: its own two words, or the revocation's sentence. */
 const END_REASONS: Record<string, MessageKey> = {
@@ -39,7 +39,7 @@ function SeatsSummary(props: { context: ConsoleContext; seats: Array<{ product: 
   const { context, seats } = props;
   const { t } = context;
   return (
-    <section class="seats">
+    <div class="seats">
       <h2>{t('leases.seats')}</h2>
       {seats.length === 0 ? (
         <Empty>{t('leases.noSeats')}</Empty>
@@ -56,7 +56,7 @@ function SeatsSummary(props: { context: ConsoleContext; seats: Array<{ product: 
           </div>
         </>
       )}
-    </section>
+    </div>
   );
 }
 
@@ -71,13 +71,9 @@ function LeaseRow(props: { context: ConsoleContext; lease: LeaseListing }) {
   return (
     <tr data-lease={lease.id} data-ended={lease.endedAt === null ? undefined : 'true'}>
       <td>
-        {ids.length === 0 ? '—' : ids.map((id, i) => [i > 0 && ' · ', <code>{id}</code>])}
-        {lease.productName !== null && (
-          <>
-            <br />
-            {lease.productName}
-          </>
-        )}
+        {lease.productName ?? '—'}
+        <br />
+        <small>{ids.map((id, i) => [i > 0 && ' · ', <code>{id}</code>])}</small>
         <br />
         <small class="hint">{lease.appKey}</small>
       </td>
