@@ -15,6 +15,7 @@ import { browserAvailable, signInOperator, startConsoleWorld, type ConsoleWorld 
 const leaseRow = (page: Page, fp: string) =>
   page.locator('table.leases tbody tr', { has: page.locator(`code[title="${fp}"]`) });
 
+// Each step waits for the next page to load (waitForURL, a locator's wait) before reading it.
 describe.runIf(browserAvailable())('console Leases page (Chromium)', () => {
   let world: ConsoleWorld;
   let runtime: RuntimeWorld;
@@ -54,12 +55,18 @@ describe.runIf(browserAvailable())('console Leases page (Chromium)', () => {
   it('opens Leases from the navigation, shows the lease, and narrows the list with the filter', async () => {
     await signInOperator(page);
     await page.getByRole('link', { name: 'Leases', exact: true }).click();
-    await expect.poll(() => new URL(page.url()).pathname).toBe('/console/operator/leases');
+    await page.waitForURL((url) => url.pathname === '/console/operator/leases');
     expect(await page.getByRole('link', { name: 'Leases', exact: true }).getAttribute('aria-current')).toBe(
       'page',
     );
 
-    // Both live leases of this world; the checked-in one only when ended leases are included.
+    expect(await page.getByRole('heading', { name: 'Seats in use now' }).count()).toBe(1);
+
+    // This world's app: both live leases; the checked-in one only when ended leases are included.
+    // (Unfiltered, the newest 100 of a shared database need not hold them.)
+    await page.getByLabel('App key').fill(runtime.app.appKey);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL((url) => url.searchParams.get('app') === runtime.app.appKey);
     expect(await leaseRow(page, live).count()).toBe(1);
     expect(await leaseRow(page, elsewhere).count()).toBe(1);
     expect(await leaseRow(page, ended).count()).toBe(0);
@@ -67,18 +74,18 @@ describe.runIf(browserAvailable())('console Leases page (Chromium)', () => {
     expect(await row.textContent()).toContain('Leased <i>tool</i>');
     expect(await row.locator('i').count()).toBe(0);
     expect(await row.textContent()).toContain(assetNum);
-    expect(await page.getByRole('heading', { name: 'Seats in use now' }).count()).toBe(1);
 
+    await page.getByLabel('App key').fill('');
     await page.getByLabel('Asset number').fill(assetNum);
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => new URL(page.url()).searchParams.get('assetNum')).toBe(assetNum);
+    await page.waitForURL((url) => url.searchParams.get('assetNum') === assetNum);
     expect(await leaseRow(page, live).count()).toBe(1);
     expect(await leaseRow(page, elsewhere).count()).toBe(0);
     expect(await page.getByLabel('Asset number').inputValue()).toBe(assetNum);
 
     await page.getByLabel('include ended leases').check();
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => new URL(page.url()).searchParams.get('all')).toBe('1');
+    await page.waitForURL((url) => url.searchParams.get('all') === '1');
     const rows = await page
       .locator('table.leases code.fingerprint')
       .evaluateAll((cells) => cells.map((c) => c.getAttribute('title')));
@@ -89,7 +96,7 @@ describe.runIf(browserAvailable())('console Leases page (Chromium)', () => {
 
   it('switches to Chinese and keeps the filter', async () => {
     await page.selectOption('select[name="lang"]', 'zh-CN');
-    await expect.poll(() => page.locator('h1').textContent()).toBe('租约');
+    await page.locator('h1', { hasText: '租约' }).waitFor();
     expect(new URL(page.url()).searchParams.get('assetNum')).toBe(assetNum);
     expect(await leaseRow(page, ended).textContent()).toContain('已签入');
   });
