@@ -37,7 +37,10 @@ async function startServer(): Promise<{ url: string; stop(): void }> {
 }
 
 interface Demo {
+  app: { channel: string };
   admin: { account: string; password: string };
+  assets: Array<{ assetNum: string; licenseType: string; assignedTo: string | null }>;
+  members: Array<{ account: string; password: string }>;
 }
 
 async function loadDemo(url: string): Promise<Demo> {
@@ -48,6 +51,69 @@ async function loadDemo(url: string): Promise<Demo> {
   return JSON.parse(stdout) as Demo;
 }
 
+async function postJson(url: string, body: unknown, headers: Record<string, string>): Promise<unknown> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+/**
+ * The demo has no running software: a second app of the demo's channel, with auth_runtime, checks
+ * out a few seats as licensed software would, for a lock and for employees, and checks one in.
+ */
+async function checkOutDemoLeases(url: string, demo: Demo): Promise<void> {
+  const basic = (key: string, secret: string) =>
+    `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`;
+  const app = (await postJson(
+    `${url}/admin/apps`,
+    { name: 'demo workstations', scopes: ['auth_runtime', 'auth_me'], channels: [demo.app.channel] },
+    { authorization: `Bearer ${adminKey}` },
+  )) as { appKey: string; appSecret: string };
+  const token = async (body: Record<string, string>) =>
+    (
+      (await postJson(`${url}/oauth2/token`, body, {
+        authorization: basic(app.appKey, app.appSecret),
+      })) as { access_token: string }
+    ).access_token;
+  const appToken = await token({ grant_type: 'client_credentials' });
+  const runtime = async (path: string, body: unknown, userToken?: string) =>
+    (
+      (await postJson(`${url}/runtime/v1${path}?g_nonce=${randomBytes(12).toString('base64url')}`, body, {
+        authorization: `Bearer ${appToken}`,
+        ...(userToken === undefined ? {} : { usertoken: userToken }),
+      })) as { data: { leaseId: string } }
+    ).data;
+  const lock = demo.assets.find((a) => a.licenseType === 'normal_recover_usbkey')?.assetNum ?? '';
+  const workstation = (n: number) => `WS-${String(n).padStart(3, '0')}-${randomBytes(6).toString('hex')}`;
+  await runtime('/leases', { assetNum: lock, crmProductId: 'demo-viewer', fingerprint: workstation(1) });
+  const done = workstation(2);
+  const analyzer = await runtime('/leases', {
+    assetNum: lock,
+    crmProductId: 'demo-analyzer',
+    fingerprint: done,
+  });
+  await runtime(`/leases/${analyzer.leaseId}/check-in`, { fingerprint: done });
+  await runtime('/leases', { assetNum: lock, crmProductId: 'demo-designer', fingerprint: workstation(3) });
+  for (const [n, member, product] of [
+    [4, 'bob', 'demo-simulator'],
+    [5, 'bob', 'demo-designer'],
+    [6, 'alice', 'demo-reporter'],
+  ] as const) {
+    const employee = demo.members.find((m) => m.account.startsWith(member));
+    if (employee === undefined) continue;
+    const userToken = await token({
+      grant_type: 'password',
+      username: employee.account,
+      password: employee.password,
+    });
+    await runtime('/leases', { crmProductId: product, fingerprint: workstation(n) }, userToken);
+  }
+}
+
 async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
   console.log(`docs/img/${name}.png`);
@@ -56,6 +122,7 @@ async function shoot(page: Page, name: string): Promise<void> {
 const server = await startServer();
 try {
   const demo = await loadDemo(server.url);
+  await checkOutDemoLeases(server.url, demo);
   mkdirSync(out, { recursive: true });
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
@@ -71,6 +138,8 @@ try {
   for (const [page, name] of [
     ['apps', 'console-operator-apps'],
     ['orders', 'console-operator-orders'],
+    // With the ended lease too: its reason and used time are part of what the page shows.
+    ['leases?all=1', 'console-operator-leases'],
     ['audit', 'console-operator-audit'],
   ] as const) {
     await operator.goto(`/console/operator/${page}`);

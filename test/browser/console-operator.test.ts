@@ -195,6 +195,7 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
       '/console/operator/apps',
       '/console/operator/enterprises',
       '/console/operator/orders',
+      '/console/operator/leases',
       '/console/operator/audit',
     ]) {
       const response = await page.goto(url);

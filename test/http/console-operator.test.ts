@@ -64,6 +64,7 @@ describe('console operator pages (inject)', () => {
       '/console/operator/enterprises',
       `/console/operator/enterprises/${enterprise.enterpriseGlobalId}`,
       '/console/operator/orders',
+      '/console/operator/leases',
       '/console/operator/audit',
       '/console/operator/audit.csv',
     ]) {
@@ -205,6 +206,7 @@ describe('console operator pages (inject)', () => {
       '/console/operator/enterprises',
       `/console/operator/enterprises/${enterprise.enterpriseGlobalId}`,
       '/console/operator/orders',
+      '/console/operator/leases',
       '/console/operator/audit',
     ]) {
       const page = await op.get(url);

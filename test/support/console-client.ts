@@ -5,7 +5,8 @@ type Reply = Awaited<ReturnType<Harness['app']['inject']>>;
 
 /** A browser as inject sees one: the session cookie it was given and the CSRF token of its pages. */
 export interface ConsoleClient {
-  get(url: string): Promise<Reply>;
+  /** A page; `headers` as a browser adds them (Accept-Language). */
+  get(url: string, headers?: Record<string, string>): Promise<Reply>;
   /** A form post; `_csrf` is added unless `csrf: false`. */
   post(
     url: string,
@@ -24,7 +25,8 @@ function cookieOf(reply: Reply): string {
 }
 
 async function clientFor(h: Harness, cookie: string, home: string): Promise<ConsoleClient> {
-  const get = (url: string) => h.app.inject({ method: 'GET', url, headers: { cookie } });
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    h.app.inject({ method: 'GET', url, headers: { ...headers, cookie } });
   const page = await get(home);
   const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1];
   expect(csrf, 'a CSRF token on the page').toBeDefined();

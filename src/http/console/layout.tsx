@@ -8,6 +8,7 @@ const OPERATOR_NAV: Array<[string, MessageKey]> = [
   ['/console/operator/apps', 'nav.apps'],
   ['/console/operator/enterprises', 'nav.enterprises'],
   ['/console/operator/orders', 'nav.orders'],
+  ['/console/operator/leases', 'nav.leases'],
   ['/console/operator/audit', 'nav.audit'],
 ];
 

@@ -132,10 +132,17 @@ export function Pager(props: {
   );
 }
 
-/** A time as the operator reads it: ISO, to the second, UTC. */
+/**
+ * A time as the operator reads it: ISO, to the second, UTC. The date and the clock are apart, so
+ * that a narrow column can break between them and not inside either (console.css).
+ */
 export function Time(props: { at: Date | number | null | undefined }) {
   if (props.at === null || props.at === undefined) return <span>—</span>;
   const date = new Date(props.at);
-  const text = date.toISOString().replace('T', ' ').slice(0, 19);
-  return <time dateTime={date.toISOString()}>{`${text} UTC`}</time>;
+  const iso = date.toISOString();
+  return (
+    <time dateTime={iso}>
+      <span>{iso.slice(0, 10)}</span> <span>{`${iso.slice(11, 19)} UTC`}</span>
+    </time>
+  );
 }

@@ -6,6 +6,7 @@ export const commonEn = {
   'nav.apps': 'Apps',
   'nav.enterprises': 'Enterprises',
   'nav.orders': 'Orders',
+  'nav.leases': 'Leases',
   'nav.audit': 'Audit log',
   'nav.members': 'Employees',
   'nav.assets': 'Assets',
@@ -52,6 +53,10 @@ export const commonEn = {
   'common.status': 'Status',
   'common.created': 'Created',
   'common.done': 'Done.',
+  'duration.d': '{n} d',
+  'duration.h': '{n} h',
+  'duration.min': '{n} min',
+  'duration.s': '{n} s',
 } as const;
 
 export type CommonKey = keyof typeof commonEn;
@@ -63,6 +68,7 @@ export const commonZh: Record<CommonKey, string> = {
   'nav.apps': '应用',
   'nav.enterprises': '企业',
   'nav.orders': '订单',
+  'nav.leases': '租约',
   'nav.audit': '审计日志',
   'nav.members': '员工',
   'nav.assets': '资产',
@@ -109,4 +115,8 @@ export const commonZh: Record<CommonKey, string> = {
   'common.status': '状态',
   'common.created': '创建时间',
   'common.done': '已完成。',
+  'duration.d': '{n} 天',
+  'duration.h': '{n} 小时',
+  'duration.min': '{n} 分钟',
+  'duration.s': '{n} 秒',
 };

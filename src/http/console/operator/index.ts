@@ -4,6 +4,7 @@ import { auditRoutes } from './audit.js';
 import { dashboardRoute } from './dashboard.js';
 import { enterpriseRoutes } from './enterprise.js';
 import { enterprisesRoute } from './enterprises.js';
+import { leasesRoute } from './leases.js';
 import { ordersRoute } from './orders.js';
 
 /** The operator's pages, under /console/operator (behind the operator gate in session.ts). */
@@ -13,5 +14,6 @@ export function operatorPages(app: App): void {
   enterprisesRoute(app);
   enterpriseRoutes(app);
   ordersRoute(app);
+  leasesRoute(app);
   auditRoutes(app);
 }
