@@ -162,7 +162,7 @@ export class RuntimeService {
         if (outcome.refusal.rank > best.rank) best = outcome.refusal;
         continue;
       }
-      return outcome.answer;
+      return offlineDays > 0 ? this.signed(input, outcome.answer, nowMs) : outcome.answer;
     }
     await this.recordDenial(input, best);
     throw refusalError(best);
@@ -190,7 +190,7 @@ export class RuntimeService {
         const keepUntil = new Date(Math.max(state.expiresAt.getTime(), expiresAt.getTime()));
         await repository.touch(existing, now, keepUntil);
         return {
-          answer: await this.answer(input, candidate, existing, 'resumed', keepUntil, offline, nowMs),
+          answer: this.answer(candidate, existing, 'resumed', keepUntil),
         };
       }
     }
@@ -219,60 +219,60 @@ export class RuntimeService {
       now,
       expiresAt,
     });
-    return { answer: await this.answer(input, candidate, leaseId, 'granted', expiresAt, offline, nowMs) };
+    return { answer: this.answer(candidate, leaseId, 'granted', expiresAt) };
   }
 
-  private async answer(
-    input: CheckOutInput,
+  private answer(
     candidate: Candidate,
     leaseId: string,
     status: LeaseAnswer['status'],
     expiresAt: Date,
-    offline: boolean,
-    nowMs: number,
-  ): Promise<LeaseAnswer> {
-    const product = {
-      crmProductId: candidate.crmProductId,
-      productUri: candidate.productUri,
-      productName: candidate.productName,
-    };
-    const limits = limitsOf(candidate);
-    let offlineLease: string | null = null;
-    if (offline) {
-      const issuedAt = Math.floor(nowMs / 1000);
-      const signed = await this.options.signer.sign({
-        iss: LEASE_ISSUER,
-        sub: leaseId,
-        jti: leaseId,
-        aud: input.app.appKey,
-        iat: issuedAt,
-        nbf: issuedAt,
-        exp: Math.floor(expiresAt.getTime() / 1000),
-        holder:
-          input.holder.kind === 'member'
-            ? {
-                kind: 'member',
-                memberGlobalId: input.holder.member.memberGlobalId,
-                enterpriseGlobalId: input.holder.member.enterpriseGlobalId,
-              }
-            : { kind: 'lock', assetNum: input.holder.assetNum },
-        fingerprint: input.fingerprint,
-        assetNum: candidate.assetNum,
-        product,
-        limits,
-      });
-      offlineLease = signed.token;
-    }
+  ): LeaseAnswer {
     return {
       leaseId,
       status,
       assetNum: candidate.assetNum,
       expiresAt: expiresAt.getTime(),
       heartbeatIntervalSeconds: this.settings.heartbeatSeconds,
-      product,
-      limits,
-      offlineLease,
+      product: {
+        crmProductId: candidate.crmProductId,
+        productUri: candidate.productUri,
+        productName: candidate.productName,
+      },
+      limits: limitsOf(candidate),
+      offlineLease: null,
     };
+  }
+
+  /**
+   * The signed offline lease, made after the lease committed: signing may touch the database (a
+   * new key is recorded before its first use), which must not wait on a transaction of ours. A
+   * failure here leaves the lease granted; checking out again resumes it and signs anew.
+   */
+  private async signed(input: CheckOutInput, answer: LeaseAnswer, nowMs: number): Promise<LeaseAnswer> {
+    const issuedAt = Math.floor(nowMs / 1000);
+    const { token } = await this.options.signer.sign({
+      iss: LEASE_ISSUER,
+      sub: answer.leaseId,
+      jti: answer.leaseId,
+      aud: input.app.appKey,
+      iat: issuedAt,
+      nbf: issuedAt,
+      exp: Math.floor(answer.expiresAt / 1000),
+      holder:
+        input.holder.kind === 'member'
+          ? {
+              kind: 'member',
+              memberGlobalId: input.holder.member.memberGlobalId,
+              enterpriseGlobalId: input.holder.member.enterpriseGlobalId,
+            }
+          : { kind: 'lock', assetNum: input.holder.assetNum },
+      fingerprint: input.fingerprint,
+      assetNum: answer.assetNum,
+      product: answer.product,
+      limits: answer.limits,
+    });
+    return { ...answer, offlineLease: token };
   }
 
   /**
