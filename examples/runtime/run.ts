@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createKeywardClient, KeywardApiError, verifyLease, type KeywardClient } from '@keyward/client';
+import {
+  createKeywardClient,
+  KeywardApiError,
+  verifyLease,
+  type JSONWebKeySet,
+  type KeywardClient,
+} from '@keyward/client';
 
 // A licensed program's side of the runtime, in one file:
 //
@@ -49,7 +55,9 @@ async function online(): Promise<void> {
 
   const lease = await checkOut(keyward, lock, me, 7);
   console.log(`lease ${lease.leaseId} (${lease.status}) for ${product} on ${lease.assetNum}`);
-  console.log(`  seats ${lease.limits.concurrent ?? 'unlimited'}, expires ${new Date(lease.expiresAt).toISOString()}`);
+  console.log(
+    `  seats ${lease.limits.concurrent ?? 'unlimited'}, expires ${new Date(lease.expiresAt).toISOString()}`,
+  );
   const beat = await keyward.POST('/runtime/v1/leases/{leaseId}/heartbeat', {
     params: { path: { leaseId: lease.leaseId } },
     body: { fingerprint: me },
@@ -67,7 +75,8 @@ async function online(): Promise<void> {
     }
   }
 
-  if (lease.offlineLease === null) throw new Error('no offline lease: allow some with keyward app set-offline-days');
+  if (lease.offlineLease === null)
+    throw new Error('no offline lease: allow some with keyward app set-offline-days');
   const keys = await (await fetch(`${baseUrl}/.well-known/jwks.json`)).json();
   fs.mkdirSync(stateDir, { recursive: true });
   fs.writeFileSync(leaseFile, lease.offlineLease);
@@ -77,13 +86,11 @@ async function online(): Promise<void> {
 
 async function offline(): Promise<void> {
   const token = fs.readFileSync(leaseFile, 'utf8');
-  const jwks = JSON.parse(fs.readFileSync(keysFile, 'utf8')) as Parameters<typeof verifyLease>[1] extends infer O
-    ? O extends { jwks: infer J }
-      ? J
-      : never
-    : never;
+  const jwks = JSON.parse(fs.readFileSync(keysFile, 'utf8')) as JSONWebKeySet;
   const claims = await verifyLease(token, { jwks, fingerprint: machineFingerprint() });
-  console.log(`offline lease verified: ${claims.product.crmProductId ?? claims.product.productUri} on ${claims.assetNum}`);
+  console.log(
+    `offline lease verified: ${claims.product.crmProductId ?? claims.product.productUri} on ${claims.assetNum}`,
+  );
   console.log(`  for this machine until ${new Date(claims.exp * 1000).toISOString()}`);
 }
 

@@ -46,6 +46,7 @@ describe('keyward demo --json', () => {
       'lending',
       'curl',
       'tour',
+      'runtime',
     ]);
     expect(facts.baseUrl).toBe(live.server.url);
     expect(facts.app.appKey).toMatch(/^kw_/);

@@ -13,7 +13,13 @@ import {
   HQ_CUSTOMER,
   NUMBERS_NEEDED,
 } from './data-set.js';
-import { curlCommands, tourVariables, type CurlCommands, type TourVariables } from './try-it.js';
+import {
+  curlCommands,
+  runtimeExample,
+  tourVariables,
+  type CurlCommands,
+  type TourVariables,
+} from './try-it.js';
 
 export interface DemoMember {
   memberGlobalId: string;
@@ -45,7 +51,12 @@ export interface DemoFacts {
   lending: { borrowedUsbKey: string; account: string; memberGlobalId: string; assetNums: string[] };
   curl: CurlCommands;
   tour: TourVariables;
+  /** The runtime example (examples/runtime) against the demo's lock, online then offline. */
+  runtime: { online: string; offline: string };
 }
+
+/** The demo app's longest offline lease: enough for the runtime example's seven days. */
+const DEMO_OFFLINE_DAYS = 30;
 
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 
@@ -75,8 +86,13 @@ export async function loadDemo(baseUrl: string): Promise<DemoFacts> {
   const app = await step('creating the application', () =>
     adminCall<AppWithSecret>('POST', '/apps', {
       name: 'demo',
-      scopes: ['auth_order', 'auth_me'],
+      scopes: ['auth_order', 'auth_me', 'auth_runtime'],
       channels: [channel],
+    }),
+  );
+  await step('allowing offline leases of up to 30 days', () =>
+    adminCall('POST', `/apps/${encodeURIComponent(app.appKey)}/offline-lease-days`, {
+      days: DEMO_OFFLINE_DAYS,
     }),
   );
   const adminPassword = `Admin-${hex(4)}`;
@@ -185,7 +201,7 @@ export async function loadDemo(baseUrl: string): Promise<DemoFacts> {
   );
 
   const assets = describeAssets(batch.orderList, orders, idOf, members);
-  const facts: Omit<DemoFacts, 'curl' | 'tour'> = {
+  const facts: Omit<DemoFacts, 'curl' | 'tour' | 'runtime'> = {
     baseUrl,
     app: { appKey: app.appKey, appSecret: app.appSecret, channel },
     enterprise: { enterpriseGlobalId, enterpriseName: shown.enterpriseName, code: shown.enterpriseCode },
@@ -204,7 +220,12 @@ export async function loadDemo(baseUrl: string): Promise<DemoFacts> {
       assetNums: [lent],
     },
   };
-  return { ...facts, curl: curlCommands(facts), tour: tourVariables(facts, numbers) };
+  return {
+    ...facts,
+    curl: curlCommands(facts),
+    tour: tourVariables(facts, numbers),
+    runtime: runtimeExample(facts, numbers.lock),
+  };
 }
 
 interface PlacedOrder {

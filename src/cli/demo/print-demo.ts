@@ -45,6 +45,10 @@ function describe(facts: DemoFacts): string {
     '',
     'Variables for the tour (docs/tour.md):',
     text`  ${exportLine(facts.tour)}`,
+    '',
+    'License runtime (docs/runtime.md): check out seats of the lock, then verify offline:',
+    text`  ${facts.runtime.online}`,
+    text`  ${facts.runtime.offline}     # with the server stopped`,
   ].join('\n');
 }
 

@@ -27,7 +27,7 @@ export interface TourVariables {
   LEND_ASSET: string;
 }
 
-type Facts = Omit<DemoFacts, 'curl' | 'tour'>;
+type Facts = Omit<DemoFacts, 'curl' | 'tour' | 'runtime'>;
 
 // No jq needed: the token endpoint's answer is one line of JSON and tokens are base64url.
 const ACCESS_TOKEN = `sed -E 's/.*"access_token":"([^"]+)".*/\\1/'`;
@@ -80,4 +80,21 @@ export function exportLine(tour: TourVariables): string {
   return `export ${Object.entries(tour)
     .map(([name, value]) => `${name}=${value}`)
     .join(' ')}`;
+}
+
+/**
+ * The runtime example's two runs: online it checks out seats of the lock's Simulator (three seats)
+ * with an offline lease; offline, with the server stopped, it verifies that lease.
+ */
+export function runtimeExample(facts: Facts, lock: string): { online: string; offline: string } {
+  const env = [
+    `KEYWARD_URL=${facts.baseUrl}`,
+    `KEYWARD_APP_KEY=${facts.app.appKey}`,
+    `KEYWARD_APP_SECRET=${facts.app.appSecret}`,
+    `LOCK=${lock}`,
+  ].join(' ');
+  return {
+    online: `${env} npx tsx examples/runtime/run.ts online`,
+    offline: 'npx tsx examples/runtime/run.ts offline',
+  };
 }
