@@ -81,7 +81,9 @@ describe('order op 5: asset numbers in Keyward’s format come from op 9', () =>
     const attacker = await orderTenant(h);
     const victim = await orderTenant(h);
     const [last] = await shellnums(attacker, 1);
-    const squatted = Array.from({ length: 300 }, (_, k) => plus(last as string, k + 1));
+    // Numbers ahead of the counter, far enough ahead that other test files drawing from the shared
+    // sequence meanwhile (op 9, cloud orders) cannot have taken them as their own assets.
+    const squatted = Array.from({ length: 300 }, (_, k) => plus(last as string, 50_000 + k + 1));
 
     const attack = await postBatch(h, attacker, batch(attacker, [lockBuy(squatted)]));
     expectFailure(attack, '13004', `orderList[sequence=1].assets[0].assetNos[0]: ${NOT_ISSUED}`);
