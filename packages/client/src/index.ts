@@ -6,7 +6,7 @@ export {
   type FailureEnvelope,
   type LeaseFailure,
 } from './errors.js';
-export type { LeaseHolderClaim, OfflineLeaseClaims } from './lease-claims.js';
+export { LEASE_ISSUER, LEASE_TYP, type LeaseHolderClaim, type OfflineLeaseClaims } from './lease-claims.js';
 export type { KeywardPaths } from './paths.js';
 export type { components, paths } from './schema.js';
 export { requestAppToken, requestToken, type TokenRequestOptions, type TokenResponse } from './token.js';

@@ -2,7 +2,7 @@ import { importJWK, SignJWT, type CryptoKey } from 'jose';
 import type { Db } from '../../db/client.js';
 import { NO_REQUEST, operatorActor, type OperatorRequest } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
-import type { LeaseSigner, OfflineLeaseClaims } from '../runtime/lease-claims.js';
+import { LEASE_TYP, type LeaseSigner, type OfflineLeaseClaims } from '../runtime/lease-claims.js';
 import {
   generateEd25519,
   LEASE_ALGORITHM,
@@ -22,9 +22,6 @@ import {
   type StoredRuntimeKey,
 } from './key-file.js';
 import { RuntimeKeysRepository } from './runtime-keys.repository.js';
-
-/** The `typ` of every lease's protected header: what a verifier tells a lease from other JWTs by. */
-export const LEASE_TYP = 'keyward-lease+jwt';
 
 /** Rotation asked of a key that RUNTIME_SIGNING_KEY sets: the operator rotates the variable. */
 export class RuntimeKeyManagedError extends Error {}

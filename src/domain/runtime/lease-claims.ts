@@ -1,44 +1,8 @@
-/**
- * What a signed offline lease says: the payload of the compact JWS (EdDSA, Ed25519) that check-out
- * returns when the caller asks to run offline. The vendor's software verifies it with the key
- * published at `/.well-known/jwks.json` (`verifyLease` in packages/client) and must also compare
- * `fingerprint` with its own machine's.
- */
-export interface OfflineLeaseClaims {
-  /** Always `keyward`. */
-  iss: string;
-  /** The lease id; also `jti`. */
-  sub: string;
-  jti: string;
-  /** The appKey of the application that checked the lease out. */
-  aud: string;
-  /** Seconds since the epoch, as JWT times are. */
-  iat: number;
-  nbf: number;
-  exp: number;
-  holder: LeaseHolderClaim;
-  fingerprint: string;
-  assetNum: string;
-  product: {
-    crmProductId: string | null;
-    productUri: string | null;
-    productName: string | null;
-  };
-  limits: {
-    concurrent: number | null;
-    /** Accumulated usage allowed, in seconds. */
-    timeDurationSeconds: number | null;
-    amount: number | null;
-    /** Epoch milliseconds, as the order service's Long times. */
-    startDate: number | null;
-    endDate: number | null;
-  };
-}
+import type { OfflineLeaseClaims } from '@keyward/client';
 
-export type LeaseHolderClaim =
-  { kind: 'member'; memberGlobalId: string; enterpriseGlobalId: string } | { kind: 'lock'; assetNum: string };
-
-export const LEASE_ISSUER = 'keyward';
+// What an offline lease says is defined once, by the client that verifies it (packages/client,
+// lease-claims.ts): the server signs exactly that shape.
+export { LEASE_ISSUER, LEASE_TYP, type LeaseHolderClaim, type OfflineLeaseClaims } from '@keyward/client';
 
 /** Signs offline leases with the current runtime key; every key ever used stays published. */
 export interface LeaseSigner {
