@@ -149,6 +149,7 @@ export interface LeaseState {
   startsAt: number | null;
   endsAt: number | null;
   limitTimeDuration: number | null;
+  limitAmount: number | null;
 }
 
 interface LeaseStateRow {
@@ -173,6 +174,7 @@ interface LeaseStateRow {
   starts_at: number | null;
   ends_at: number | null;
   limit_time_duration: number | null;
+  limit_amount: number | null;
 }
 
 export interface NewLease {
@@ -400,7 +402,7 @@ export class RuntimeRepository {
     const result = await sql<LeaseStateRow>`${sql.raw(PREPARED)}
       select l.id, l.app_id, l.product_id, a.asset_num, l.holder_kind, l.member_id, l.lock_asset_id,
              l.enterprise_id, l.pool, l.fingerprint, l.offline, l.created_at, l.heartbeat_at, l.expires_at,
-             l.ended_at, l.end_reason, l.used_ms, p.limit_time_duration,
+             l.ended_at, l.end_reason, l.used_ms, p.limit_time_duration, p.limit_amount,
              nullif(greatest(coalesce(a.limit_start_time, 0), coalesce(p.limit_start_time, 0)), 0) as starts_at,
              least(a.limit_end_time, p.limit_end_time) as ends_at,
              ${LOST_BECAUSE} as lost_because
@@ -435,6 +437,7 @@ export class RuntimeRepository {
       startsAt: r.starts_at,
       endsAt: r.ends_at,
       limitTimeDuration: r.limit_time_duration,
+      limitAmount: r.limit_amount,
     };
   }
 
@@ -555,15 +558,6 @@ export class RuntimeRepository {
       returning consumed
     `.execute(this.db);
     return result.rows[0]?.consumed;
-  }
-
-  async limitAmountOf(productId: number): Promise<number | null> {
-    const row = await this.db
-      .selectFrom('product_instances')
-      .select('limit_amount')
-      .where('id', '=', productId)
-      .executeTakeFirst();
-    return row?.limit_amount ?? null;
   }
 
   /** Newest first; live only when `live`. */

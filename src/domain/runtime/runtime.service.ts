@@ -331,9 +331,7 @@ export class RuntimeService {
       await repository.endExpired(now, state.productId);
       return leaseError(RuntimeCode.leaseExpired);
     }
-    if (state.endReason === 'expired') return leaseError(RuntimeCode.leaseExpired);
-    if (state.endReason === 'checked_in') return leaseError(RuntimeCode.leaseNotFound);
-    return revoked(state.endReason ?? 'ended');
+    return endedLeaseError(state.endReason);
   }
 
   private lostBecause(beat: Beat, nowMs: number): string | null {
@@ -355,11 +353,7 @@ export class RuntimeService {
     const state = await repository.leaseForUpdate(leaseId, appId);
     // Another app's lease, or another machine's, is not found: ids are not proof of holding.
     if (state === undefined || state.fingerprint !== fingerprint) throw leaseError(RuntimeCode.leaseNotFound);
-    if (state.endedAt !== null) {
-      if (state.endReason === 'expired') throw leaseError(RuntimeCode.leaseExpired);
-      if (state.endReason === 'checked_in') throw leaseError(RuntimeCode.leaseNotFound);
-      throw revoked(state.endReason ?? 'ended');
-    }
+    if (state.endedAt !== null) throw endedLeaseError(state.endReason);
     return state;
   }
 
@@ -391,7 +385,7 @@ export class RuntimeService {
       const state = await this.liveState(repository, input.app.appId, input.leaseId, input.fingerprint);
       if (state.expiresAt.getTime() <= nowMs) throw leaseError(RuntimeCode.leaseExpired);
       if (state.lostBecause !== null) throw revoked(state.lostBecause);
-      const limit = await repository.limitAmountOf(state.productId);
+      const limit = state.limitAmount;
       const consumed = await repository.consume(state.productId, input.amount, limit);
       if (consumed === undefined) {
         const current = (await repository.usage(state.productId)).consumed;
@@ -436,6 +430,13 @@ export class RuntimeService {
       },
     ]);
   }
+}
+
+/** What a call on an ended lease hears: expired, gone (checked in), or revoked with the reason. */
+function endedLeaseError(endReason: string | null): KeywardError {
+  if (endReason === 'expired') return leaseError(RuntimeCode.leaseExpired);
+  if (endReason === 'checked_in') return leaseError(RuntimeCode.leaseNotFound);
+  return revoked(endReason ?? 'ended');
 }
 
 function revoked(reason: string): KeywardError {
