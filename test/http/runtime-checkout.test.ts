@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, appToken, userToken } from '../support/fixtures.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { addMember, assign, buyAsset, productSpec, setLocked } from '../support/order-fixtures.js';
+import { addMember, assign, setLocked } from '../support/order-fixtures.js';
 import {
   checkIn,
   checkOut,
@@ -12,6 +12,7 @@ import {
   runtimeCaller,
   runtimeWorld,
   type RuntimeWorld,
+  lockWith,
 } from './runtime-helpers.js';
 
 let h: Harness;
@@ -23,15 +24,9 @@ beforeAll(async () => {
 });
 afterAll(async () => h.close());
 
-async function lockWithProduct(overrides: Record<string, unknown> = {}) {
-  const product = productSpec(overrides);
-  const assetNum = await buyAsset(world, [product]);
-  return { assetNum, crmProductId: product.crmProductId as string };
-}
-
 describe('check-out by a lock holder', () => {
   it('grants a lease with its limits, gives the same machine its lease back, and frees the seat on check-in', async () => {
-    const { assetNum, crmProductId } = await lockWithProduct({ limitConcurrent: 2 });
+    const { assetNum, crmProductId } = await lockWith(world, { limitConcurrent: 2 });
     const fp = fingerprint();
     const first = leaseOf(await checkOut(world, { assetNum, crmProductId, fingerprint: fp }));
     expect(first.status).toBe('granted');
@@ -58,7 +53,7 @@ describe('check-out by a lock holder', () => {
   });
 
   it('matches the product by productUri as well', async () => {
-    const { assetNum } = await lockWithProduct({ productUri: 'uri-only-product' });
+    const { assetNum } = await lockWith(world, { productUri: 'uri-only-product' });
     const lease = leaseOf(
       await checkOut(world, { assetNum, productUri: 'uri-only-product', fingerprint: fingerprint() }),
     );
@@ -66,7 +61,7 @@ describe('check-out by a lock holder', () => {
   });
 
   it("refuses a product the lock does not carry, and another channel's lock as if it did not exist", async () => {
-    const { assetNum, crmProductId } = await lockWithProduct();
+    const { assetNum, crmProductId } = await lockWith(world);
     refusalOf(
       await checkOut(world, { assetNum, crmProductId: 'no-such-product', fingerprint: fingerprint() }),
       '90001',
@@ -77,7 +72,7 @@ describe('check-out by a lock holder', () => {
   });
 
   it('does not let another app heartbeat or check in a lease, nor another machine', async () => {
-    const { assetNum, crmProductId } = await lockWithProduct();
+    const { assetNum, crmProductId } = await lockWith(world);
     const fp = fingerprint();
     const lease = leaseOf(await checkOut(world, { assetNum, crmProductId, fingerprint: fp }));
     const stranger = await createTestApp(h, { scopes: ['auth_runtime'], channels: world.app.channels });
@@ -89,11 +84,11 @@ describe('check-out by a lock holder', () => {
   });
 
   it('refuses a disabled lock, a licence not valid yet and one that ended, each with its own code', async () => {
-    const locked = await lockWithProduct();
+    const locked = await lockWith(world);
     await setLocked(world, [locked.assetNum], true);
     refusalOf(await checkOut(world, { ...locked, fingerprint: fingerprint() }), '90002');
 
-    const later = await lockWithProduct({
+    const later = await lockWith(world, {
       limitStartDate: Date.now() + 86_400_000,
       limitEndDate: Date.now() + 2 * 86_400_000,
     });
@@ -101,7 +96,7 @@ describe('check-out by a lock holder', () => {
       /^the license is not valid yet \(from \d{4}-/,
     );
 
-    const ended = await lockWithProduct({
+    const ended = await lockWith(world, {
       limitStartDate: 1_600_000_000_000,
       limitEndDate: 1_700_000_000_000,
     });
@@ -111,7 +106,7 @@ describe('check-out by a lock holder', () => {
   });
 
   it('records every refusal in the audit log with its reason', async () => {
-    const { assetNum, crmProductId } = await lockWithProduct({ limitConcurrent: 1 });
+    const { assetNum, crmProductId } = await lockWith(world, { limitConcurrent: 1 });
     leaseOf(await checkOut(world, { assetNum, crmProductId, fingerprint: fingerprint() }));
     refusalOf(await checkOut(world, { assetNum, crmProductId, fingerprint: fingerprint() }), '90005');
     const rows = await h.database.db
@@ -133,7 +128,7 @@ describe('check-out by a member holder', () => {
   it("runs the member's assigned asset, and not an asset that is not his", async () => {
     const member = await addMember(world);
     const token = await userToken(h, world.app, member.account, member.password);
-    const { assetNum, crmProductId } = await lockWithProduct();
+    const { assetNum, crmProductId } = await lockWith(world);
     refusalOf(await checkOut(world, { crmProductId, fingerprint: fingerprint() }, token), '90001');
     await assign(world, member.globalId, [assetNum]);
     const lease = leaseOf(await checkOut(world, { crmProductId, fingerprint: fingerprint() }, token));
@@ -151,7 +146,7 @@ describe('check-out by a member holder', () => {
 
 describe('bad input and scopes', () => {
   it('names the field of bad input and changes nothing', async () => {
-    const { assetNum, crmProductId } = await lockWithProduct();
+    const { assetNum, crmProductId } = await lockWith(world);
     expect(refusalOf(await checkOut(world, { assetNum, crmProductId }), '90000')).toMatch(/fingerprint/);
     expect(refusalOf(await checkOut(world, { assetNum, fingerprint: fingerprint() }), '90000')).toMatch(
       /crmProductId/,
@@ -208,7 +203,7 @@ describe('bad input and scopes', () => {
   });
 
   it('refuses an offline lease the app is not allowed to hand out', async () => {
-    const { assetNum, crmProductId } = await lockWithProduct();
+    const { assetNum, crmProductId } = await lockWith(world);
     expect(
       refusalOf(
         await checkOut(world, { assetNum, crmProductId, fingerprint: fingerprint(), offlineDays: 3 }),

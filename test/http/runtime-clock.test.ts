@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../support/database.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { buyAsset, productSpec } from '../support/order-fixtures.js';
 import {
   checkIn,
   checkOut,
@@ -11,6 +10,7 @@ import {
   refusalOf,
   runtimeWorld,
   type RuntimeWorld,
+  lockWith,
 } from './runtime-helpers.js';
 
 // The runtime's clock is injected: leases expire, validity windows end and usage accumulates
@@ -30,15 +30,9 @@ beforeAll(async () => {
 });
 afterAll(async () => h.close());
 
-async function lockWith(overrides: Record<string, unknown>) {
-  const product = productSpec(overrides);
-  const assetNum = await buyAsset(world, [product]);
-  return { assetNum, crmProductId: product.crmProductId as string };
-}
-
 describe('leases whose heartbeats stop', () => {
   it('expire after the lease time and free their seat', async () => {
-    const target = await lockWith({ limitConcurrent: 1 });
+    const target = await lockWith(world, { limitConcurrent: 1 });
     const fp = fingerprint();
     const lease = leaseOf(await checkOut(world, { ...target, fingerprint: fp }));
     expect(lease.expiresAt).toBe(clock + 60_000);
@@ -51,7 +45,7 @@ describe('leases whose heartbeats stop', () => {
   });
 
   it('a heartbeat in time extends the lease', async () => {
-    const target = await lockWith({});
+    const target = await lockWith(world, {});
     const fp = fingerprint();
     const lease = leaseOf(await checkOut(world, { ...target, fingerprint: fp }));
     for (let beat = 0; beat < 5; beat += 1) {
@@ -62,7 +56,7 @@ describe('leases whose heartbeats stop', () => {
   });
 
   it('housekeeping ends expired leases and charges their use up to expiry', async () => {
-    const target = await lockWith({ limitTimeDuration: 1000 });
+    const target = await lockWith(world, { limitTimeDuration: 1000 });
     const fp = fingerprint();
     leaseOf(await checkOut(world, { ...target, fingerprint: fp }));
     advance(3600);
@@ -87,7 +81,7 @@ describe('leases whose heartbeats stop', () => {
 
 describe('validity windows and accumulated time', () => {
   it('a licence that ends while running is revoked at the next heartbeat, and refused after', async () => {
-    const target = await lockWith({ limitStartDate: clock - 1000, limitEndDate: clock + 100_000 });
+    const target = await lockWith(world, { limitStartDate: clock - 1000, limitEndDate: clock + 100_000 });
     const fp = fingerprint();
     const lease = leaseOf(await checkOut(world, { ...target, fingerprint: fp }));
     advance(50);
@@ -100,14 +94,17 @@ describe('validity windows and accumulated time', () => {
   });
 
   it('a licence that starts later is refused until it starts', async () => {
-    const target = await lockWith({ limitStartDate: clock + 3_600_000, limitEndDate: clock + 7_200_000 });
+    const target = await lockWith(world, {
+      limitStartDate: clock + 3_600_000,
+      limitEndDate: clock + 7_200_000,
+    });
     refusalOf(await checkOut(world, { ...target, fingerprint: fingerprint() }), '90003');
     advance(3601);
     leaseOf(await checkOut(world, { ...target, fingerprint: fingerprint() }));
   });
 
   it('usage accumulates across leases and machines against limitTimeDuration', async () => {
-    const target = await lockWith({ limitTimeDuration: 120, limitConcurrent: 5 });
+    const target = await lockWith(world, { limitTimeDuration: 120, limitConcurrent: 5 });
     const fpA = fingerprint();
     const a = leaseOf(await checkOut(world, { ...target, fingerprint: fpA }));
     advance(40);

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { RUNTIME_PREFIX } from '../../src/http/surface.js';
 import { appToken } from '../support/fixtures.js';
 import { nonce, type Harness } from '../support/harness.js';
-import { assetWorld, type AssetWorld } from '../support/order-fixtures.js';
+import { assetWorld, buyAsset, productSpec, type AssetWorld } from '../support/order-fixtures.js';
 
 type Reply = Awaited<ReturnType<Harness['app']['inject']>>;
 
@@ -72,4 +72,14 @@ export function heartbeat(world: RuntimeWorld, lease: { leaseId: string }, fp: s
 
 export function checkIn(world: RuntimeWorld, lease: { leaseId: string }, fp: string): Promise<Reply> {
   return world.runtime(`/leases/${lease.leaseId}/check-in`, { fingerprint: fp });
+}
+
+/** A fresh lock of the world's customer carrying one product (productSpec with `overrides`). */
+export async function lockWith(
+  world: AssetWorld,
+  overrides: Record<string, unknown> = {},
+): Promise<{ assetNum: string; crmProductId: string }> {
+  const product = productSpec(overrides);
+  const assetNum = await buyAsset(world, [product]);
+  return { assetNum, crmProductId: product.crmProductId as string };
 }

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLease, type JSONWebKeySet } from '../../packages/client/src/index.js';
 import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
-import { buyAsset, productSpec } from '../support/order-fixtures.js';
 import {
   checkIn,
   checkOut,
@@ -13,6 +12,7 @@ import {
   refusalOf,
   runtimeWorld,
   type RuntimeWorld,
+  lockWith,
 } from './runtime-helpers.js';
 
 // Offline leases through the runtime itself: bounded by the app's setting, signed with the
@@ -52,15 +52,9 @@ afterAll(async () => {
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 
-async function lockWith(overrides: Record<string, unknown> = {}) {
-  const product = productSpec(overrides);
-  const assetNum = await buyAsset(world, [product]);
-  return { assetNum, crmProductId: product.crmProductId as string };
-}
-
 describe('offline leases', () => {
   it('are signed with a published key and say who may run what, where and until when', async () => {
-    const target = await lockWith({ limitConcurrent: 4 });
+    const target = await lockWith(world, { limitConcurrent: 4 });
     const fp = fingerprint();
     const before = Date.now();
     const lease = leaseOf(await checkOut(world, { ...target, fingerprint: fp, offlineDays: 7 }));
@@ -90,7 +84,7 @@ describe('offline leases', () => {
   });
 
   it('hold their seat until checked in', async () => {
-    const target = await lockWith({ limitConcurrent: 1 });
+    const target = await lockWith(world, { limitConcurrent: 1 });
     const fp = fingerprint();
     const lease = leaseOf(await checkOut(world, { ...target, fingerprint: fp, offlineDays: 30 }));
     await h.app.services.runtime.endExpired();
@@ -100,14 +94,14 @@ describe('offline leases', () => {
   });
 
   it("are refused past the app's setting, which names the limit", async () => {
-    const target = await lockWith();
+    const target = await lockWith(world);
     expect(
       refusalOf(await checkOut(world, { ...target, fingerprint: fingerprint(), offlineDays: 31 }), '90011'),
     ).toBe('offline leases of 31 days are not allowed for this application (at most 30)');
   });
 
   it('signed before a key rotation still verify after it; new ones carry the new key', async () => {
-    const target = await lockWith();
+    const target = await lockWith(world);
     const fp = fingerprint();
     const old = leaseOf(await checkOut(world, { ...target, fingerprint: fp, offlineDays: 2 }));
     const rotated = await admin('POST', '/runtime/keys/rotate');
@@ -131,7 +125,7 @@ describe('offline leases', () => {
 
 describe('consumption against limitAmount', () => {
   it('draws down atomically and refuses past the limit with the limit and the use', async () => {
-    const target = await lockWith({ limitAmount: 10, limitConcurrent: 5 });
+    const target = await lockWith(world, { limitAmount: 10, limitConcurrent: 5 });
     const fp = fingerprint();
     const lease = leaseOf(await checkOut(world, { ...target, fingerprint: fp }));
     const consume = (amount: number) =>

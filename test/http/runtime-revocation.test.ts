@@ -23,6 +23,7 @@ import {
   refusalOf,
   runtimeWorld,
   type RuntimeWorld,
+  lockWith,
 } from './runtime-helpers.js';
 
 // Changes made through the order service and the member center reach running copies: the next
@@ -38,9 +39,7 @@ beforeAll(async () => {
 afterAll(async () => h.close());
 
 async function runningOnLock(overrides: Record<string, unknown> = {}) {
-  const product = productSpec(overrides);
-  const assetNum = await buyAsset(world, [product]);
-  const crmProductId = product.crmProductId as string;
+  const { assetNum, crmProductId } = await lockWith(world, overrides);
   const fp = fingerprint();
   const lease = leaseOf(await checkOut(world, { assetNum, crmProductId, fingerprint: fp }));
   return { assetNum, crmProductId, fp, lease };
