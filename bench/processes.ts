@@ -77,7 +77,11 @@ async function start(args: string[], env: Record<string, string>): Promise<Runni
  * the log pipe rather than the server (R1 logs nothing either).
  */
 export function startKeyward(env: Record<string, string>): Promise<Running> {
-  return start([path.join(ROOT, 'bin/keyward.js'), 'serve'], {
+  // BENCH_CPU_PROF=<dir>: the server writes a V8 CPU profile there when it stops (bench/profile.ts
+  // turns it into a top-frames table).
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
+  return start([...profiling, path.join(ROOT, 'bin/keyward.js'), 'serve'], {
     LOG_LEVEL: 'warn',
     // The per-app limit still counts every call; it is only raised above what the bench sends.
     RATE_LIMIT_PER_MINUTE: '100000000',

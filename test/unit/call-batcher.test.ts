@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CallBatcher } from '../../src/domain/gate/call-batcher.js';
+import { CallBatcher } from '../../src/domain/shared/call-batcher.js';
 
 /** A run the test finishes by hand, recording the items of each run. */
 function controlledRuns() {

@@ -1,6 +1,6 @@
 import { isEmbedded, type Db } from '../../db/client.js';
 import { sha256 } from '../shared/secrets.js';
-import { CallBatcher } from './call-batcher.js';
+import { CallBatcher } from '../shared/call-batcher.js';
 import { DbGateRepository, type GateRecord, type GateVisit } from './db-gate.repository.js';
 import {
   admissionOf,

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { PREPARED } from '../../db/prepared-statements.js';
 
@@ -81,9 +81,13 @@ function productMatches(product: ProductSelector) {
   return sql`(${crm}::text is null or p.crm_product_id = ${crm}) and (${uri}::text is null or p.product_uri = ${uri})`;
 }
 
-/** Use since the lease's last heartbeat, never past its expiry, in ms (old values in an UPDATE). */
-function sinceLastBeat(now: Date) {
-  return sql`greatest(0, floor(extract(epoch from (least(${now}::timestamptz, expires_at) - heartbeat_at)) * 1000))::bigint`;
+/**
+ * Use since the lease's last heartbeat, never past its expiry, in ms (old values in an UPDATE):
+ * `now` is a value or, for many leases at once, a column; `lease` qualifies the lease's columns.
+ */
+export function sinceLastBeat(now: Date | RawBuilder<unknown>, lease?: string) {
+  const column = (name: string) => (lease === undefined ? sql.ref(name) : sql.ref(`${lease}.${name}`));
+  return sql`greatest(0, floor(extract(epoch from (least(${now}::timestamptz, ${column('expires_at')}) - ${column('heartbeat_at')})) * 1000))::bigint`;
 }
 
 /**
@@ -92,7 +96,7 @@ function sinceLastBeat(now: Date) {
  * disabled, the asset no longer assigned to the member (or the member deleted), the lending
  * returned.
  */
-const LOST_BECAUSE = sql<string | null>`case
+export const LOST_BECAUSE = sql<string | null>`case
   when p.revoked or a.revoked then 'the license was withdrawn'
   when a.locked or a.freezing then 'the asset was disabled'
   when h.locked or h.freezing then 'the lent lock was disabled'
@@ -107,23 +111,6 @@ const LOST_BECAUSE = sql<string | null>`case
     then 'the lending was returned'
   else null
 end`;
-
-/** What a heartbeat's one statement answers. */
-export interface Beat {
-  productId: number;
-  assetNum: string;
-  enterpriseId: number | null;
-  holderKind: 'member' | 'lock';
-  fingerprint: string;
-  expiresAt: Date;
-  usedMs: number;
-  lostBecause: string | null;
-  startsAt: number | null;
-  endsAt: number | null;
-  limitTimeDuration: number | null;
-  /** The product's whole use, this lease's included; null when it has no time limit. */
-  productUsedMs: number | null;
-}
 
 /** A lease with what its heartbeat re-judges: is the product still the holder's to run? */
 export interface LeaseState {
@@ -448,79 +435,6 @@ export class RuntimeRepository {
          set used_ms = used_ms + ${sinceLastBeat(now)}, heartbeat_at = ${now}, expires_at = ${expiresAt}
        where id = ${leaseId}
     `.execute(this.db);
-  }
-
-  /**
-   * The heartbeat in one statement: the app's live lease for this machine, its use charged and
-   * its expiry extended, with why it may no longer run (judged by the service). No row: no such
-   * live lease (leaseState says why). Only the lease's own row is written, so heartbeats of
-   * copies of one product never wait for each other.
-   */
-  async beat(input: {
-    leaseId: string;
-    appId: string;
-    fingerprint: string;
-    now: Date;
-    extendTo: Date;
-  }): Promise<Beat | undefined> {
-    const { now } = input;
-    const result = await sql<{
-      product_id: number;
-      asset_num: string;
-      enterprise_id: number | null;
-      holder_kind: 'member' | 'lock';
-      fingerprint: string;
-      expires_at: Date;
-      used_ms: number;
-      lost_because: string | null;
-      starts_at: number | null;
-      ends_at: number | null;
-      limit_time_duration: number | null;
-      product_used_ms: number | null;
-    }>`${sql.raw(PREPARED)}
-      with judged as (
-        select l.id, a.asset_num, p.limit_time_duration, ${LOST_BECAUSE} as lost_because,
-               nullif(greatest(coalesce(a.limit_start_time, 0), coalesce(p.limit_start_time, 0)), 0) as starts_at,
-               least(a.limit_end_time, p.limit_end_time) as ends_at
-          from runtime_leases l
-          join product_instances p on p.id = l.product_id
-          join assets a on a.id = l.asset_id
-          left join assets h on h.id = l.lock_asset_id and l.lock_asset_id <> l.asset_id
-         where l.id = ${input.leaseId} and l.app_id = ${input.appId} and l.fingerprint = ${input.fingerprint}
-           and l.ended_at is null and l.expires_at > ${now}
-      ), beaten as (
-        update runtime_leases r
-           set used_ms = r.used_ms + ${sinceLastBeat(now)}, heartbeat_at = ${now},
-               expires_at = greatest(r.expires_at, ${input.extendTo})
-          from judged where r.id = judged.id and r.ended_at is null
-        returning r.product_id, r.enterprise_id, r.holder_kind, r.fingerprint, r.expires_at, r.used_ms,
-                  judged.asset_num, judged.lost_because, judged.starts_at, judged.ends_at, judged.limit_time_duration
-      )
-      select b.*,
-             case when b.limit_time_duration is null then null
-                  else coalesce((select used_ms from runtime_usage u where u.product_id = b.product_id), 0)
-                       + coalesce((select sum(x.used_ms) from runtime_leases x
-                                    where x.product_id = b.product_id and x.ended_at is null and x.id <> ${input.leaseId}), 0)
-                       + b.used_ms
-             end as product_used_ms
-        from beaten b
-    `.execute(this.db);
-    const r = result.rows[0];
-    if (r === undefined) return undefined;
-    return {
-      productId: r.product_id,
-      assetNum: r.asset_num,
-      enterpriseId: r.enterprise_id,
-      holderKind: r.holder_kind,
-      fingerprint: r.fingerprint,
-      expiresAt: r.expires_at,
-      usedMs: r.used_ms,
-      lostBecause: r.lost_because,
-      startsAt: r.starts_at,
-      endsAt: r.ends_at,
-      limitTimeDuration: r.limit_time_duration,
-      productUsedMs: r.product_used_ms === null ? null : Number(r.product_used_ms),
-    };
   }
 
   /**

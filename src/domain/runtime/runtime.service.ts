@@ -14,9 +14,10 @@ import {
   type Refusal,
 } from './entitlement.js';
 import { LEASE_ISSUER, type LeaseSigner, type OfflineLeaseClaims } from './lease-claims.js';
+import { HeartbeatBatcher } from './heartbeat-batcher.js';
+import type { Beat } from './heartbeat.repository.js';
 import {
   RuntimeRepository,
-  type Beat,
   type Candidate,
   type LeaseFilter,
   type LeaseListing,
@@ -107,12 +108,14 @@ function leaseError(code: typeof RuntimeCode.leaseNotFound | typeof RuntimeCode.
  */
 export class RuntimeService {
   private readonly now: () => number;
+  private readonly heartbeats: HeartbeatBatcher;
 
   constructor(
     private readonly db: Db,
     private readonly options: RuntimeOptions,
   ) {
     this.now = options.now ?? Date.now;
+    this.heartbeats = new HeartbeatBatcher(db);
   }
 
   get settings(): RuntimeSettings {
@@ -287,9 +290,9 @@ export class RuntimeService {
   }): Promise<HeartbeatAnswer> {
     const nowMs = this.now();
     const now = new Date(nowMs);
-    const repository = new RuntimeRepository(this.db);
-    // The common case is this one statement, outside any transaction.
-    const beat = await repository.beat({
+    // The common case is this one statement (shared with the heartbeats that came in with this
+    // one), outside any transaction.
+    const beat = await this.heartbeats.beat({
       leaseId: input.leaseId,
       appId: input.app.appId,
       fingerprint: input.fingerprint,
