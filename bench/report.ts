@@ -53,7 +53,22 @@ export function machine(postgres: string): Report['machine'] {
   };
 }
 
-function markdown(report: Report): string {
+/** The rows of the last full run (bench/results/latest.json), or none. */
+export function readPrevious(): ResultRow[] {
+  try {
+    const last = JSON.parse(fs.readFileSync(path.join(ROOT, 'results', 'latest.json'), 'utf8')) as Report;
+    return last.rows;
+  } catch {
+    return [];
+  }
+}
+
+function previousText(row: ResultRow, previous: readonly ResultRow[]): string {
+  const before = previous.find((p) => p.scenario === row.scenario && p.database === row.database);
+  return before === undefined ? '' : valueText(before);
+}
+
+function markdown(report: Report, previous: readonly ResultRow[]): string {
   const m = report.machine;
   const lines = [
     '# Benchmark results',
@@ -64,14 +79,15 @@ function markdown(report: Report): string {
     'the server and the database share these cores, so compare ratios measured in the same run, not',
     'absolute numbers across machines. Latencies are in milliseconds.',
     '',
-    '| scenario | db | result | p50 | p99 | reference | ratio | target | verdict |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| scenario | db | result | previous | p50 | p99 | reference | ratio | target | verdict |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...report.rows
       .map((r) =>
         [
           r.scenario,
           r.database === 'postgres' ? 'pg' : 'embedded',
           valueText(r),
+          previousText(r, previous),
           fixed(r.p50, 1),
           fixed(r.p99, 1),
           r.reference ?? '',
@@ -92,13 +108,26 @@ function markdown(report: Report): string {
   return lines.join('\n');
 }
 
-/** bench/RESULTS.md (formatted as the repository's prettier check wants it) and the raw JSON. */
-export async function writeReport(report: Report): Promise<string> {
+/**
+ * bench/RESULTS.md (formatted as the repository's prettier check wants it) and the raw JSON; the
+ * "previous" column is the run this one replaces.
+ */
+export async function writeReport(report: Report, previous: readonly ResultRow[]): Promise<string> {
   const dir = path.join(ROOT, 'results');
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   const file = path.join(ROOT, 'RESULTS.md');
   const options = (await resolveConfig(file)) ?? {};
-  fs.writeFileSync(file, await format(markdown(report), { ...options, parser: 'markdown' }));
+  fs.writeFileSync(file, await format(markdown(report, previous), { ...options, parser: 'markdown' }));
+  return file;
+}
+
+/** A partial run (--only): its table on stdout and its JSON in results/only.json, nothing else. */
+export async function printReport(report: Report, previous: readonly ResultRow[]): Promise<string> {
+  const dir = path.join(ROOT, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'only.json');
+  fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(await format(markdown(report, previous), { parser: 'markdown' }));
   return file;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import {
   CONSOLE_MEMBERS,
   consoleCookie,
@@ -13,11 +14,12 @@ import { createEmbedded, createPostgres } from './databases.js';
 import { measure, type LoadPlan, type Measured } from './load.js';
 import { metricValue, scrapeMetrics, startKeyward, startReference, type Running } from './processes.js';
 import { measureRawInsert } from './raw-insert.js';
-import { machine, writeReport, type ResultRow } from './report.js';
+import { machine, printReport, readPrevious, writeReport, type ResultRow } from './report.js';
 import * as requests from './requests.js';
 import { heartbeat, liveLeases, startCopies } from './runtime.js';
 import { finishSeeding, seedTenants } from './seed.js';
-import { openSession } from './session.js';
+import { openSession, type Session } from './session.js';
+import type { Db } from '../src/db/client.js';
 import {
   BATCH_CONNECTIONS,
   BATCH_SHAPE,
@@ -27,20 +29,37 @@ import {
   MEMBERS_PER_ADD,
   READ_CONNECTIONS,
   RUNTIME_COPIES,
+  SCENARIOS,
+  type Scenario,
   SEED_CHUNK,
   SMALL_TENANTS,
   TENANT,
   TIMING,
 } from './settings.js';
 
-// `npm run bench [-- --embedded]`: seeds a fresh PostgreSQL database, drives a real `keyward serve`
-// over HTTP with autocannon, measures the references in the same run, and writes bench/RESULTS.md
-// and bench/results/latest.json.
+// `npm run bench [-- --embedded] [-- --only name,name]`: seeds a fresh PostgreSQL database, drives a
+// real `keyward serve` over HTTP with autocannon, measures the references in the same run, and
+// writes bench/RESULTS.md and bench/results/latest.json. `--only` reruns some scenarios (SCENARIOS)
+// on the same data set, with the references they compare with, prints their table and writes
+// bench/results/only.json, leaving the full run's files alone.
 
-const embedded = process.argv.includes('--embedded');
+const { values: flags } = parseArgs({
+  options: { embedded: { type: 'boolean', default: false }, only: { type: 'string' } },
+});
+const only = flags.only === undefined ? undefined : new Set(flags.only.split(',').map((n) => n.trim()));
+const unknown = [...(only ?? [])].filter((n) => !(SCENARIOS as readonly string[]).includes(n));
+if (unknown.length > 0) {
+  console.error(`unknown scenario ${unknown.join(', ')}; choose from ${SCENARIOS.join(', ')}`);
+  process.exit(2);
+}
+/** Whether this run measures the scenario (every one, without --only). */
+const want = (name: Scenario): boolean => only === undefined || only.has(name);
+const embedded = flags.embedded || only?.has('embedded') === true;
 const serverUrl = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const adminKey = randomBytes(24).toString('base64url');
 const began = Date.now();
+/** The last full run's rows: the report's "previous" column. */
+const previous = readPrevious();
 const rows: ResultRow[] = [];
 
 function log(message: string): void {
@@ -131,14 +150,18 @@ async function postgresRun(): Promise<string> {
     });
     const session = await openSession(server.url, adminKey);
 
-    const r3Members = row(
-      'R3: member op 5, page 1 of 10, 10,000 assets',
-      await measure(server.url, requests.listMembers(session), sequential),
-    );
-    const r3Assets = row(
-      'R3: member op 6, 10,000 assets',
-      await measure(server.url, requests.listAssetNums(session), sequential),
-    );
+    const r3Members = want('big')
+      ? row(
+          'R3: member op 5, page 1 of 10, 10,000 assets',
+          await measure(server.url, requests.listMembers(session), sequential),
+        )
+      : undefined;
+    const r3Assets = want('big')
+      ? row(
+          'R3: member op 6, 10,000 assets',
+          await measure(server.url, requests.listAssetNums(session), sequential),
+        )
+      : undefined;
 
     for (let from = SMALL_TENANTS + 1; from <= LARGE_TENANTS; from += SEED_CHUNK) {
       const to = Math.min(LARGE_TENANTS, from + SEED_CHUNK - 1);
@@ -148,185 +171,213 @@ async function postgresRun(): Promise<string> {
     await finishSeeding(database.handle.db);
 
     const reference = await startReference(database.url);
-    const r1 = row(
-      `R1: bare Fastify route, one primary-key SELECT, ${READ_CONNECTIONS} connections`,
-      await measure(reference.url, requests.referenceRead(), throughput),
-    );
-    const r1Few = row(
-      `R1: bare Fastify route, one primary-key SELECT, ${FEW_READ_CONNECTIONS} connections`,
-      await measure(reference.url, requests.referenceRead(), few),
-    );
+    const r1 =
+      want('op3') || want('op5') || want('heartbeat')
+        ? row(
+            `R1: bare Fastify route, one primary-key SELECT, ${READ_CONNECTIONS} connections`,
+            await measure(reference.url, requests.referenceRead(), throughput),
+          )
+        : undefined;
+    const r1Few = want('reads-at-10')
+      ? row(
+          `R1: bare Fastify route, one primary-key SELECT, ${FEW_READ_CONNECTIONS} connections`,
+          await measure(reference.url, requests.referenceRead(), few),
+        )
+      : undefined;
     await reference.stop();
 
-    const op3 = await measure(server.url, requests.queryEnterprises(session), throughput);
-    row(OP3_READ, op3, atLeast(op3.requestsPerSecond, r1.value, 0.5, 'R1'));
-    const op5 = await measure(server.url, requests.listMembers(session), throughput);
-    row(OP5_READ, op5, atLeast(op5.requestsPerSecond, r1.value, 0.5, 'R1'));
-    const copies = await startCopies(server.url, session, RUNTIME_COPIES);
-    const beats = await measure(server.url, heartbeat(session, copies), throughput);
-    row(
-      `runtime heartbeat, ${RUNTIME_COPIES} running copies, ${READ_CONNECTIONS} connections`,
-      beats,
-      atLeast(beats.requestsPerSecond, r1.value, 0.5, 'R1'),
-    );
-    // Seat counting stays right under the load: every copy still holds exactly its one lease.
-    const live = await liveLeases(server.url, adminKey, copies);
-    if (live !== RUNTIME_COPIES)
-      throw new Error(`after the heartbeats ${live} of ${RUNTIME_COPIES} leases are live`);
-    log(`heartbeats: ${beats.requestsPerSecond.toFixed(0)} req/s; ${live} leases live, as checked out`);
-    const op3Few = await measure(server.url, requests.queryEnterprises(session), few);
-    row(`order op 3, authenticated read, ${FEW_READ_CONNECTIONS} connections`, op3Few, {
-      ...ratioTo(op3Few.requestsPerSecond, r1Few.value, 'R1 at 10'),
-    });
-    const op5Few = await measure(server.url, requests.listMembers(session), few);
-    row(`member op 5, page 1 of 10, authenticated read, ${FEW_READ_CONNECTIONS} connections`, op5Few, {
-      ...ratioTo(op5Few.requestsPerSecond, r1Few.value, 'R1 at 10'),
-    });
-
-    const bigMembers = await measure(server.url, requests.listMembers(session), sequential);
-    row(
-      'member op 5, page 1 of 10, 1,000,000 assets / 200,000 members',
-      bigMembers,
-      atMost(bigMembers.p50, r3Members.p50 ?? NaN, 1.5, 'R3 op 5'),
-    );
-    const bigAssets = await measure(server.url, requests.listAssetNums(session), sequential);
-    row(
-      'member op 6, 1,000,000 assets / 200,000 members',
-      bigAssets,
-      atMost(bigAssets.p50, r3Assets.p50 ?? NaN, 1.5, 'R3 op 6'),
-    );
-
-    const lockOne = await measure(server.url, requests.lockAssets(session, 1, 0), {
-      connections: 1,
-      warmupAmount: LOCK_CALLS.one.warmup,
-      amount: LOCK_CALLS.one.measured,
-    });
-    row('order op 6, 1 lock number', lockOne);
-    const lockMany = await measure(server.url, requests.lockAssets(session, 1000, 10_000), {
-      connections: 1,
-      warmupAmount: LOCK_CALLS.many.warmup,
-      amount: LOCK_CALLS.many.measured,
-    });
-    row('order op 6, 1,000 lock numbers', lockMany, atMost(lockMany.p50, lockOne.p50, 5, 'op 6 × 1'));
-
-    const numsOne = await measure(server.url, requests.shellnums(session, 1), sequential);
-    row('order op 9, size 1', numsOne);
-    const numsMany = await measure(server.url, requests.shellnums(session, 1000), sequential);
-    row('order op 9, size 1,000', numsMany, atMost(numsMany.p50, numsOne.p50, 3, 'op 9 × 1'));
-
-    const batchRows = BATCH_SHAPE.orders * BATCH_SHAPE.assetsPerOrder * BATCH_SHAPE.productsPerAsset;
-    const r2 = await measureRawInsert(database.handle.db, BATCH_CONNECTIONS, TIMING);
-    const r2Row = row(`R2: raw unnest insert of ${batchRows} product rows`, r2);
-    Object.assign(r2Row, { unit: 'rows/s', value: r2.rowsPerSecond });
-    const batch = await measure(server.url, requests.batchOrder(session), {
-      connections: BATCH_CONNECTIONS,
-      ...seconds(),
-    });
-    const batchRowsPerSecond = batch.requestsPerSecond * batchRows;
-    Object.assign(
+    if (r1 !== undefined && want('op3')) {
+      const op3 = await measure(server.url, requests.queryEnterprises(session), throughput);
+      row(OP3_READ, op3, atLeast(op3.requestsPerSecond, r1.value, 0.75, 'R1'));
+    }
+    if (r1 !== undefined && want('op5')) {
+      const op5 = await measure(server.url, requests.listMembers(session), throughput);
+      row(OP5_READ, op5, atLeast(op5.requestsPerSecond, r1.value, 0.6, 'R1'));
+    }
+    if (r1 !== undefined && want('heartbeat')) {
+      const copies = await startCopies(server.url, session, RUNTIME_COPIES);
+      const beats = await measure(server.url, heartbeat(session, copies), throughput);
       row(
-        'order op 5 batchOrder, 50 orders × 4 assets × 5 products',
-        batch,
-        atLeast(batchRowsPerSecond, r2.rowsPerSecond, 0.25, 'R2'),
-      ),
-      { unit: 'rows/s', value: batchRowsPerSecond },
-    );
+        `runtime heartbeat, ${RUNTIME_COPIES} running copies, ${READ_CONNECTIONS} connections`,
+        beats,
+        atLeast(beats.requestsPerSecond, r1.value, 0.5, 'R1'),
+      );
+      // Seat counting stays right under the load: every copy still holds exactly its one lease.
+      const live = await liveLeases(server.url, adminKey, copies);
+      if (live !== RUNTIME_COPIES)
+        throw new Error(`after the heartbeats ${live} of ${RUNTIME_COPIES} leases are live`);
+      log(`heartbeats: ${beats.requestsPerSecond.toFixed(0)} req/s; ${live} leases live, as checked out`);
+    }
+    if (r1Few !== undefined) {
+      const op3Few = await measure(server.url, requests.queryEnterprises(session), few);
+      row(`order op 3, authenticated read, ${FEW_READ_CONNECTIONS} connections`, op3Few, {
+        ...ratioTo(op3Few.requestsPerSecond, r1Few.value, 'R1 at 10'),
+      });
+      const op5Few = await measure(server.url, requests.listMembers(session), few);
+      row(`member op 5, page 1 of 10, authenticated read, ${FEW_READ_CONNECTIONS} connections`, op5Few, {
+        ...ratioTo(op5Few.requestsPerSecond, r1Few.value, 'R1 at 10'),
+      });
+    }
 
-    const add = await measure(server.url, requests.addMembers(session), {
-      connections: 1,
-      warmupAmount: 1,
-      seconds: TIMING.seconds,
-      // The event-loop histogram restarts at every scrape: this one opens the measured window.
-      beforeMeasured: async () => void (await scrapeMetrics(server?.url ?? '')),
-    });
-    const lag =
-      (metricValue(await scrapeMetrics(server.url), 'nodejs_eventloop_lag_p99_seconds') ?? NaN) * 1000;
-    row(`member op 1, ${MEMBERS_PER_ADD} employees`, add, {
-      reference: null,
-      referenceValue: null,
-      ratio: null,
-      target: 'p50 ≤ 2000 ms',
-      pass: add.p50 <= 2000,
-    });
-    rows.push({
-      scenario: `member op 1: server event-loop delay p99 during it`,
-      database: 'postgres',
-      unit: 'ms',
-      value: lag,
-      p50: null,
-      p99: lag,
-      reference: null,
-      referenceValue: null,
-      ratio: null,
-      target: '≤ 100 ms',
-      pass: lag <= 100,
-    });
-    log(`event-loop delay p99 during member op 1: ${lag.toFixed(1)} ms`);
+    if (r3Members !== undefined && r3Assets !== undefined) {
+      const bigMembers = await measure(server.url, requests.listMembers(session), sequential);
+      row(
+        'member op 5, page 1 of 10, 1,000,000 assets / 200,000 members',
+        bigMembers,
+        atMost(bigMembers.p50, r3Members.p50 ?? NaN, 1.5, 'R3 op 5'),
+      );
+      const bigAssets = await measure(server.url, requests.listAssetNums(session), sequential);
+      row(
+        'member op 6, 1,000,000 assets / 200,000 members',
+        bigAssets,
+        atMost(bigAssets.p50, r3Assets.p50 ?? NaN, 1.5, 'R3 op 6'),
+      );
+    }
 
-    await growConsoleTenant(database.handle.db, TENANT.members);
-    const cookie = await consoleCookie(server.url, adminKey);
-    const pageTime = await measure(server.url, employeesPage(cookie), sequential);
-    row(
-      `console: employees page 100 of a ${CONSOLE_MEMBERS.toLocaleString('en')}-member enterprise`,
-      pageTime,
-      {
-        reference: null,
-        referenceValue: null,
-        ratio: null,
-        target: 'p50 ≤ 300 ms',
-        pass: pageTime.p50 <= 300,
-      },
-    );
-    const searchTime = await measure(server.url, employeesPage(cookie, 'Wide member 777'), sequential);
-    row(
-      `console: employee search in a ${CONSOLE_MEMBERS.toLocaleString('en')}-member enterprise`,
-      searchTime,
-      {
-        reference: null,
-        referenceValue: null,
-        ratio: null,
-        target: 'p50 ≤ 300 ms',
-        pass: searchTime.p50 <= 300,
-      },
-    );
-    const pageKb = (await employeesPageBytes(server.url, cookie)) / 1024;
-    rows.push({
-      scenario: 'console: employees page, bytes sent',
-      database: 'postgres',
-      unit: 'KB',
-      value: pageKb,
-      p50: null,
-      p99: null,
-      reference: null,
-      referenceValue: null,
-      ratio: null,
-      target: '≤ 150 KB',
-      pass: pageKb <= 150,
-    });
-    log(`console employees page: ${pageKb.toFixed(1)} KB`);
-
-    const rss =
-      (metricValue(await scrapeMetrics(server.url), 'process_resident_memory_bytes') ?? NaN) / 2 ** 20;
-    rows.push({
-      scenario: 'server RSS after the whole run',
-      database: 'postgres',
-      unit: 'MB',
-      value: rss,
-      p50: null,
-      p99: null,
-      reference: null,
-      referenceValue: null,
-      ratio: null,
-      target: '≤ 300 MB',
-      pass: rss <= 300,
-    });
-    log(`server RSS: ${rss.toFixed(0)} MB`);
+    if (want('op6')) await lockScenarios(server.url, session);
+    if (want('op9')) await numberScenarios(server.url, session);
+    if (want('batch')) await batchScenario(server.url, session, database.handle.db);
+    if (want('op1')) await addMembersScenario(server.url, session);
+    if (want('console')) await consoleScenarios(server.url, database.handle.db);
+    if (want('rss')) await rssRow(server.url);
     return database.version;
   } finally {
     await server?.stop();
     await database.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+async function lockScenarios(url: string, session: Session): Promise<void> {
+  const lockOne = await measure(url, requests.lockAssets(session, 1, 0), {
+    connections: 1,
+    warmupAmount: LOCK_CALLS.one.warmup,
+    amount: LOCK_CALLS.one.measured,
+  });
+  row('order op 6, 1 lock number', lockOne);
+  const lockMany = await measure(url, requests.lockAssets(session, 1000, 10_000), {
+    connections: 1,
+    warmupAmount: LOCK_CALLS.many.warmup,
+    amount: LOCK_CALLS.many.measured,
+  });
+  row('order op 6, 1,000 lock numbers', lockMany, atMost(lockMany.p50, lockOne.p50, 3, 'op 6 × 1'));
+}
+
+async function numberScenarios(url: string, session: Session): Promise<void> {
+  const numsOne = await measure(url, requests.shellnums(session, 1), sequential);
+  row('order op 9, size 1', numsOne);
+  const numsMany = await measure(url, requests.shellnums(session, 1000), sequential);
+  row('order op 9, size 1,000', numsMany, atMost(numsMany.p50, numsOne.p50, 3, 'op 9 × 1'));
+}
+
+async function batchScenario(url: string, session: Session, db: Db): Promise<void> {
+  const batchRows = BATCH_SHAPE.orders * BATCH_SHAPE.assetsPerOrder * BATCH_SHAPE.productsPerAsset;
+  const r2 = await measureRawInsert(db, BATCH_CONNECTIONS, TIMING);
+  const r2Row = row(`R2: raw unnest insert of ${batchRows} product rows`, r2);
+  Object.assign(r2Row, { unit: 'rows/s', value: r2.rowsPerSecond });
+  const batch = await measure(url, requests.batchOrder(session), {
+    connections: BATCH_CONNECTIONS,
+    ...seconds(),
+  });
+  const batchRowsPerSecond = batch.requestsPerSecond * batchRows;
+  Object.assign(
+    row(
+      'order op 5 batchOrder, 50 orders × 4 assets × 5 products',
+      batch,
+      atLeast(batchRowsPerSecond, r2.rowsPerSecond, 0.4, 'R2'),
+    ),
+    { unit: 'rows/s', value: batchRowsPerSecond },
+  );
+}
+
+async function addMembersScenario(url: string, session: Session): Promise<void> {
+  const add = await measure(url, requests.addMembers(session), {
+    connections: 1,
+    warmupAmount: 1,
+    seconds: TIMING.seconds,
+    // The event-loop histogram restarts at every scrape: this one opens the measured window.
+    beforeMeasured: async () => void (await scrapeMetrics(url)),
+  });
+  const lag = (metricValue(await scrapeMetrics(url), 'nodejs_eventloop_lag_p99_seconds') ?? NaN) * 1000;
+  row(`member op 1, ${MEMBERS_PER_ADD} employees`, add, {
+    reference: null,
+    referenceValue: null,
+    ratio: null,
+    target: 'p50 ≤ 1000 ms',
+    pass: add.p50 <= 1000,
+  });
+  rows.push({
+    scenario: `member op 1: server event-loop delay p99 during it`,
+    database: 'postgres',
+    unit: 'ms',
+    value: lag,
+    p50: null,
+    p99: lag,
+    reference: null,
+    referenceValue: null,
+    ratio: null,
+    target: '≤ 50 ms',
+    pass: lag <= 50,
+  });
+  log(`event-loop delay p99 during member op 1: ${lag.toFixed(1)} ms`);
+}
+
+async function consoleScenarios(url: string, db: Db): Promise<void> {
+  await growConsoleTenant(db, TENANT.members);
+  const cookie = await consoleCookie(url, adminKey);
+  const pageTime = await measure(url, employeesPage(cookie), sequential);
+  row(
+    `console: employees page 100 of a ${CONSOLE_MEMBERS.toLocaleString('en')}-member enterprise`,
+    pageTime,
+    {
+      reference: null,
+      referenceValue: null,
+      ratio: null,
+      target: 'p50 ≤ 300 ms',
+      pass: pageTime.p50 <= 300,
+    },
+  );
+  const searchTime = await measure(url, employeesPage(cookie, 'Wide member 777'), sequential);
+  row(`console: employee search in a ${CONSOLE_MEMBERS.toLocaleString('en')}-member enterprise`, searchTime, {
+    reference: null,
+    referenceValue: null,
+    ratio: null,
+    target: 'p50 ≤ 300 ms',
+    pass: searchTime.p50 <= 300,
+  });
+  const pageKb = (await employeesPageBytes(url, cookie)) / 1024;
+  rows.push({
+    scenario: 'console: employees page, bytes sent',
+    database: 'postgres',
+    unit: 'KB',
+    value: pageKb,
+    p50: null,
+    p99: null,
+    reference: null,
+    referenceValue: null,
+    ratio: null,
+    target: '≤ 150 KB',
+    pass: pageKb <= 150,
+  });
+  log(`console employees page: ${pageKb.toFixed(1)} KB`);
+}
+
+async function rssRow(url: string): Promise<void> {
+  const rss = (metricValue(await scrapeMetrics(url), 'process_resident_memory_bytes') ?? NaN) / 2 ** 20;
+  rows.push({
+    scenario: 'server RSS after the whole run',
+    database: 'postgres',
+    unit: 'MB',
+    value: rss,
+    p50: null,
+    p99: null,
+    reference: null,
+    referenceValue: null,
+    ratio: null,
+    target: '≤ 300 MB',
+    pass: rss <= 300,
+  });
+  log(`server RSS: ${rss.toFixed(0)} MB`);
 }
 
 /** The read scenarios on the embedded database, seeded at the small size (see RESULTS.md). */
@@ -340,12 +391,29 @@ async function embeddedRun(): Promise<void> {
     await store.handle.close();
     server = await startKeyward({ DATA_DIR: store.dataDir, DATABASE_URL: '', KEYWARD_ADMIN_KEY: adminKey });
     const session = await openSession(server.url, adminKey);
-    const pgOp3 = rows.find((r) => r.scenario === OP3_READ && r.database === 'postgres')?.value ?? NaN;
-    const pgOp5 = rows.find((r) => r.scenario === OP5_READ && r.database === 'postgres')?.value ?? NaN;
+    // With --only, the PostgreSQL numbers may come from the last full run.
+    const pg = (scenario: string) =>
+      [...rows, ...previous].find((r) => r.scenario === scenario && r.database === 'postgres')?.value ?? NaN;
+    const pgOp3 = pg(OP3_READ);
+    const pgOp5 = pg(OP5_READ);
     const op3 = await measure(server.url, requests.queryEnterprises(session), throughput);
-    row(OP3_READ, op3, atLeast(op3.requestsPerSecond, pgOp3, 0.25, 'pg'), 'embedded');
+    row(OP3_READ, op3, atLeast(op3.requestsPerSecond, pgOp3, 0.35, 'pg'), 'embedded');
     const op5 = await measure(server.url, requests.listMembers(session), throughput);
-    row(OP5_READ, op5, atLeast(op5.requestsPerSecond, pgOp5, 0.25, 'pg'), 'embedded');
+    row(OP5_READ, op5, atLeast(op5.requestsPerSecond, pgOp5, 0.35, 'pg'), 'embedded');
+    // A fair queue keeps the slowest calls near the typical one (issue: a 4-second tail).
+    rows.push({
+      scenario: `${OP5_READ}: p99 / p50`,
+      database: 'embedded',
+      unit: '×',
+      value: op5.p99 / op5.p50,
+      p50: op5.p50,
+      p99: op5.p99,
+      reference: null,
+      referenceValue: null,
+      ratio: null,
+      target: '≤ 10 ×',
+      pass: op5.p99 <= 10 * op5.p50,
+    });
   } finally {
     await server?.stop();
     store.remove();
@@ -356,7 +424,7 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const postgres = await postgresRun();
   if (embedded) await embeddedRun();
-  const file = await writeReport({
+  const report = {
     startedAt,
     finishedAt: new Date().toISOString(),
     machine: machine(postgres),
@@ -375,7 +443,8 @@ async function main(): Promise<void> {
       embedded: embedded ? `read scenarios on ${SMALL_TENANTS} enterprises` : 'not run (pass --embedded)',
     },
     rows,
-  });
+  };
+  const file = only === undefined ? await writeReport(report, previous) : await printReport(report, previous);
   log(`wrote ${path.relative(process.cwd(), file)}`);
   const failed = rows.filter((r) => r.pass === false).map((r) => `${r.scenario} (${r.database})`);
   log(failed.length === 0 ? 'every target met' : `targets missed: ${failed.join('; ')}`);

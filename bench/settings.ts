@@ -53,3 +53,24 @@ export const MEMBERS_PER_ADD = 100;
 
 /** Running copies of the runtime's heartbeat scenario, each with its own lease. */
 export const RUNTIME_COPIES = 1000;
+
+/**
+ * Names for `npm run bench -- --only a,b`: each runs its scenarios and the references they are
+ * compared with. reads-at-10: op 3 and op 5 at 10 connections; big: member lists at 1M assets vs
+ * 10k; embedded: op 3 and op 5 on the embedded database.
+ */
+export const SCENARIOS = [
+  'op3',
+  'op5',
+  'heartbeat',
+  'reads-at-10',
+  'big',
+  'op6',
+  'op9',
+  'batch',
+  'op1',
+  'console',
+  'rss',
+  'embedded',
+] as const;
+export type Scenario = (typeof SCENARIOS)[number];
