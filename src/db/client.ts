@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
@@ -7,6 +12,8 @@ import type { Database } from './schema.js';
 import { ShareableDialect } from './time-limit.js';
 
 export type Db = Kysely<Database>;
+
+const execFileAsync = promisify(execFile);
 
 /** Handles opened on the embedded database: a single session inside this process. */
 const embedded = new WeakSet<Db>();
@@ -87,6 +94,26 @@ export async function openPostgres(url: string): Promise<DatabaseHandle> {
   };
 }
 
+/**
+ * The embedded database's memory is the server's memory, and WebAssembly memory never shrinks:
+ * a smaller buffer cache than PostgreSQL's default 128 MB keeps a long-running server's RSS down
+ * (the files are still cached by the operating system underneath).
+ */
+const EMBEDDED_SETTINGS = ['shared_buffers = 32MB', 'work_mem = 4MB', 'maintenance_work_mem = 16MB'];
+
+/**
+ * initdb grows the WebAssembly memory to some 800 MB, and an instance keeps its memory for good:
+ * a new cluster is created by a short-lived process, so the server's own instance starts small.
+ */
+async function initEmbeddedCluster(pgDataDir: string): Promise<void> {
+  const script = `const { PGlite } = await import('@electric-sql/pglite');
+    const pg = await PGlite.create({ dataDir: process.argv[1] });
+    await pg.close();`;
+  await execFileAsync(process.execPath, ['--input-type=module', '-e', script, pgDataDir], {
+    cwd: path.dirname(fileURLToPath(import.meta.url)),
+  });
+}
+
 export interface EmbeddedOptions {
   /** Where the cluster lives; undefined keeps it in memory (tests). */
   dataDir?: string;
@@ -106,11 +133,16 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<DatabaseHa
     const pgDataDir = options.dataDir === undefined ? undefined : embeddedClusterDir(options.dataDir);
     // Loaded only here: the embedded database's code costs a server on PostgreSQL some 40 MB.
     const { PGlite } = await import('@electric-sql/pglite');
-    const pglite = await PGlite.create({
-      ...(pgDataDir === undefined ? {} : { dataDir: pgDataDir }),
-      ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
-      parsers: { [INT8_OID]: parseInt8 },
-    });
+    const create = () =>
+      PGlite.create({
+        ...(pgDataDir === undefined ? {} : { dataDir: pgDataDir }),
+        ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
+        parsers: { [INT8_OID]: parseInt8 },
+        postgresqlconf: EMBEDDED_SETTINGS,
+      });
+    if (pgDataDir !== undefined && !fs.existsSync(`${pgDataDir}/PG_VERSION`))
+      await initEmbeddedCluster(pgDataDir);
+    const pglite = await create();
     const db = kyselyOver(new ShareableDialect(new PgliteDialect(pglite)));
     embedded.add(db);
     return {
