@@ -105,28 +105,49 @@ export interface CharacterFound {
   character: string;
 }
 
+/** A node of the walk below, with the key and parent that spell its JSON pointer. */
+interface WalkStep {
+  node: unknown;
+  key: string;
+  parent: WalkStep | undefined;
+}
+
 /**
  * The first string in `value` holding a character of `refused`, or undefined. Walks with its own
  * stack: a body may nest deeper than the call stack goes.
  */
 export function refusedCharacterAt(value: unknown, refused: RegExp): CharacterFound | undefined {
-  const pending: Array<[unknown, string]> = [[value, '']];
+  // Each pending node keeps its key and its parent's step; the JSON pointer is spelled out only
+  // for the string found, not for every field of a 1,000-product batch.
+  const pending: WalkStep[] = [{ node: value, key: '', parent: undefined }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [node, pointer] = next;
+    const { node } = next;
     if (typeof node === 'string') {
       const found = refused.exec(node);
       if (found !== null) {
         const code = (found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
-        return { pointer, character: `U+${code}` };
+        return { pointer: pointerOf(next), character: `U+${code}` };
       }
     } else if (node !== null && typeof node === 'object') {
-      const entries = Object.entries(node).reverse();
-      for (const [key, child] of entries) {
-        pending.push([child, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
+      const keys = Object.keys(node);
+      for (let i = keys.length - 1; i >= 0; i -= 1) {
+        const key = keys[i] as string;
+        pending.push({ node: (node as Record<string, unknown>)[key], key, parent: next });
       }
     }
   }
   return undefined;
+}
+
+function pointerOf(step: WalkStep): string {
+  const keys: string[] = [];
+  for (let at: WalkStep | undefined = step; at?.parent !== undefined; at = at.parent) {
+    keys.push(at.key.replace(/~/g, '~0').replace(/\//g, '~1'));
+  }
+  return keys
+    .reverse()
+    .map((k) => `/${k}`)
+    .join('');
 }
 
 /**

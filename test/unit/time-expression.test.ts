@@ -33,4 +33,41 @@ describe('canonical JSON', () => {
     );
     expect(canonicalJson({ a: [1, 2] })).not.toBe(canonicalJson({ a: [2, 1] }));
   });
+
+  // Stored orders keep the hash of their body: the text must never change, or a client's retry of
+  // an order placed before an upgrade would be refused as a different body.
+  it('writes exactly the text of the original definition', () => {
+    const reference = (value: unknown): string => {
+      if (Array.isArray(value)) return `[${value.map(reference).join(',')}]`;
+      if (value !== null && typeof value === 'object') {
+        const entries = Object.entries(value as Record<string, unknown>)
+          .filter(([, v]) => v !== undefined)
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${reference(v)}`).join(',')}}`;
+      }
+      return JSON.stringify(value);
+    };
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const keys = ['a', 'B', 'é', 'a"b', '10', '9', 'z\\', '', 'sequence', 'Ω', 'x\u0000y', 'x', 'y'];
+    const make = (depth: number): unknown => {
+      const pick = random();
+      if (depth > 3 || pick < 0.3) {
+        return [null, true, false, 0, -1.5, 1e21, 'x', 'multi\nline', '"q"', undefined][
+          Math.floor(random() * 10)
+        ];
+      }
+      if (pick < 0.6) return Array.from({ length: Math.floor(random() * 4) }, () => make(depth + 1));
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(random() * 5) }, () => [
+          keys[Math.floor(random() * keys.length)],
+          make(depth + 1),
+        ]),
+      );
+    };
+    for (let i = 0; i < 2000; i += 1) {
+      const value = { body: make(0) };
+      expect(canonicalJson(value)).toBe(reference(value));
+    }
+  });
 });

@@ -1,16 +1,69 @@
 import { sha256 } from '../shared/secrets.js';
 import type { Batch } from './order-model.js';
 
-/** JSON with object keys sorted at every depth: equal values give equal text. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+/**
+ * Each object shape (its keys in insertion order) with its keys sorted and written as JSON labels:
+ * a batch repeats the same few shapes thousands of times, so each is sorted once. Bounded, as a
+ * body's shapes are the sender's choice.
+ */
+const labelsByShape = new Map<string, ReadonlyArray<readonly [string, string]>>();
+const MAX_SHAPES = 1_000;
+
+function sortedLabels(keys: string[]): ReadonlyArray<readonly [string, string]> {
+  return [...keys].sort().map((key) => [key, `${JSON.stringify(key)}:`] as const);
+}
+
+function labelsOf(keys: string[]): ReadonlyArray<readonly [string, string]> {
+  // The count and the keys joined by NUL name a shape only when no key holds a NUL itself.
+  if (keys.some((key) => key.includes('\u0000'))) return sortedLabels(keys);
+  const shape = `${keys.length}\u0000${keys.join('\u0000')}`;
+  let labels = labelsByShape.get(shape);
+  if (labels === undefined) {
+    labels = sortedLabels(keys);
+    if (labelsByShape.size < MAX_SHAPES) labelsByShape.set(shape, labels);
   }
-  return JSON.stringify(value);
+  return labels;
+}
+
+/**
+ * JSON with object keys sorted at every depth: equal values give equal text. It runs over every
+ * field of a batch of up to 1,000 products, so it writes primitives itself and sorts each object
+ * shape once; the text is exactly that of sorting each object's entries and JSON.stringify.
+ */
+export function canonicalJson(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object': {
+      if (value === null) return 'null';
+      if (Array.isArray(value)) {
+        let text = '[';
+        for (let i = 0; i < value.length; i += 1) {
+          if (i > 0) text += ',';
+          // An undefined element writes nothing, as the first definition did.
+          text += canonicalJson(value[i]) ?? '';
+        }
+        return `${text}]`;
+      }
+      const record = value as Record<string, unknown>;
+      let text = '{';
+      let first = true;
+      for (const [key, label] of labelsOf(Object.keys(record))) {
+        const child = record[key];
+        if (child === undefined) continue;
+        if (!first) text += ',';
+        first = false;
+        text += label + canonicalJson(child);
+      }
+      return `${text}}`;
+    }
+    default:
+      return JSON.stringify(value);
+  }
 }
 
 /**
