@@ -188,6 +188,26 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
     );
   });
 
+  it('fits the apps table, actions included, on a 1280-pixel screen', async () => {
+    await operatorPage();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto('/console/operator/apps');
+    const widths = await page.evaluate(() => {
+      const wrap = document.querySelector('.table-wrap');
+      return {
+        page: document.documentElement.scrollWidth,
+        wrapScroll: wrap?.scrollWidth ?? 0,
+        wrapClient: wrap?.clientWidth ?? 0,
+      };
+    });
+    expect(widths.page).toBeLessThanOrEqual(1280);
+    expect(widths.wrapClient).toBeGreaterThan(0);
+    expect(widths.wrapScroll).toBeLessThanOrEqual(widths.wrapClient);
+    await expect
+      .poll(() => appRow(page, 'Keyward console').getByRole('button', { name: 'Disable' }).isVisible())
+      .toBe(true);
+  });
+
   it('keeps every main page under 150 KB', async () => {
     await operatorPage();
     for (const url of [
