@@ -11,9 +11,14 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { PgliteStatements } from './pglite-statements.js';
 
 class PgliteConnection implements DatabaseConnection {
-  constructor(private readonly pg: PGlite) {}
+  private readonly statements: PgliteStatements;
+
+  constructor(private readonly pg: PGlite) {
+    this.statements = PgliteStatements.of(pg);
+  }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     // A statement runs on this thread and blocks it; a turn of the event loop before each one lets
@@ -25,7 +30,7 @@ class PgliteConnection implements DatabaseConnection {
     const result =
       query.parameters.length === 0
         ? ((await this.pg.exec(query.sql)).at(-1) ?? { rows: [], affectedRows: 0 })
-        : await this.pg.query<R>(query.sql, [...query.parameters]);
+        : await this.statements.query(query.sql, query.parameters);
     return {
       rows: result.rows as R[],
       numAffectedRows: result.affectedRows === undefined ? undefined : BigInt(result.affectedRows),
