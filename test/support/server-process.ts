@@ -108,7 +108,9 @@ export function runProcess(
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': a process may exit before its piped output has all been read, and a
+    // loaded machine then loses the end of it.
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
