@@ -27,7 +27,40 @@ beforeAll(async () => {
              'n' || n || '@' || ${other.code}, 'N ' || n, 'member'
         from generate_series(1, 5000) as n`.execute(h.database.db);
   }
+  // Its assets: 5,000 of one customer, three of them assigned to each member of the first page.
+  const customerId = `scale-${enterprise.code}`;
+  await sql`
+    insert into customers (id, enterprise_id, is_default, gongxin)
+    values (${customerId}, ${enterprise.id}::bigint, false, false)`.execute(h.database.db);
+  await sql`
+    insert into assets (id, asset_num, license_type, customer_id, grantable, locked, freezing,
+                        borrowed_usb_key, transfered_asset_num, revoked)
+    select ${customerId} || '-' || n, 'S' || ${enterprise.code} || n, 'cloud_account', ${customerId},
+           true, false, false, false, false, false
+      from generate_series(1, 5000) as n`.execute(h.database.db);
+  await sql`
+    insert into asset_assignments (asset_id, member_id)
+    select ${customerId} || '-' || (m.rank * 3 + k), m.id
+      from (select id, row_number() over (order by id) - 1 as rank
+              from members where enterprise_id = ${enterprise.id}::bigint order by id limit 10) as m
+     cross join generate_series(1, 3) as k`.execute(h.database.db);
+  // And, as in a store of many small customers, 20,000 customers of one asset each, bound to no
+  // enterprise yet: the statistics then expect about one asset per customer.
+  await sql`
+    insert into customers (id, is_default, gongxin)
+    select ${customerId} || '-small-' || n, false, false from generate_series(1, 20000) as n`.execute(
+    h.database.db,
+  );
+  await sql`
+    insert into assets (id, asset_num, license_type, customer_id, grantable, locked, freezing,
+                        borrowed_usb_key, transfered_asset_num, revoked)
+    select ${customerId} || '-small-' || n, 'T' || ${enterprise.code} || n, 'softkey',
+           ${customerId} || '-small-' || n, true, false, false, false, false, false
+      from generate_series(1, 20000) as n`.execute(h.database.db);
   await sql`vacuum analyze members`.execute(h.database.db);
+  await sql`analyze assets`.execute(h.database.db);
+  await sql`analyze asset_assignments`.execute(h.database.db);
+  await sql`analyze customers`.execute(h.database.db);
 });
 afterAll(async () => h.close());
 
@@ -58,5 +91,24 @@ describe('listing an enterprise of 10,000 members', () => {
     const plan = (await query.explain()).map((r) => String(Object.values(r)[0])).join('\n');
     expect(plan).not.toMatch(/Seq Scan on members/);
     expect(plan).toMatch(/members_(enterprise|department)_idx/);
+  });
+
+  it("reads each listed member's asset numbers from its assignments, not from all the enterprise's assets", async () => {
+    const page = await h.app.services.members.list(enterprise.id, { pageNum: 1, pageSize: 10 });
+    expect(page.list.map((m) => m.assetNums.length)).toEqual(Array(10).fill(3));
+    const v = Object.fromEntries(
+      Object.entries({
+        enterpriseId: enterprise.id,
+        offset: 0,
+        limit: 10,
+        departmentId: null,
+        pattern: null,
+      }).map(([k, value]) => [k, sql.val(value)]),
+    ) as Parameters<typeof MembersRepository.listPageStatement>[1];
+    const statement = MembersRepository.listPageStatement(h.database.db, v, false, false);
+    const { rows } = await sql<Record<string, unknown>>`explain ${statement}`.execute(h.database.db);
+    const plan = rows.map((r) => String(Object.values(r)[0])).join('\n');
+    expect(plan).toMatch(/on asset_assignments aa/);
+    expect(plan).not.toMatch(/assets_customer_idx|Seq Scan on assets/);
   });
 });

@@ -867,7 +867,8 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            channelCode: string;
+            /** @description required unless every order gives customerId; left out, it is the channel of those customers, which must be one of the application's channels and all the same */
+            channelCode?: string;
             channelOrderId: string;
             /** @enum {string} */
             syncMode: 'sync' | 'async';

@@ -368,11 +368,15 @@ export class MembersRepository {
     return sql<ListedRow>`
       with page as (${repo.pageOf(v.enterpriseId, filter, v.offset, v.limit)})
       select t.total, p.*,
+             -- From the member's assignments, the enterprise checked per asset in a subquery
+             -- the planner cannot turn into a join: as a join it may instead walk every asset of
+             -- the enterprise's customers once per listed member, which it does whenever the
+             -- statistics expect few assets per customer (a store of many small customers).
              array(select a.asset_num
                      from asset_assignments aa
                      join assets a on a.id = aa.asset_id
-                     join customers c on c.id = a.customer_id
-                    where aa.member_id = p.id and c.enterprise_id = ${v.enterpriseId} and not a.revoked
+                    where aa.member_id = p.id and not a.revoked
+                      and (select c.enterprise_id from customers c where c.id = a.customer_id) = ${v.enterpriseId}
                     order by a.asset_num) as asset_nums,
              (select a.asset_num
                 from lent_locks l join assets a on a.id = l.lock_asset_id

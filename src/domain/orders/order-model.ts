@@ -119,7 +119,8 @@ export interface OrderInput {
 }
 
 export interface BatchInput {
-  channelCode: string;
+  /** Left out only when every order names its customer by customerId (batch-channel.ts). */
+  channelCode?: string;
   channelOrderId: string;
   syncMode: SyncMode;
   orderList: OrderInput[];
@@ -222,6 +223,9 @@ export interface Batch {
   syncMode: SyncMode;
   orders: Order[];
 }
+
+/** A batch as normalized from its body, before a channel left out is taken from its customers. */
+export type BatchDraft = Omit<Batch, 'channelCode'> & { channelCode: string | null };
 
 /** An order of a batch with what accepting it decided: its id and its customer. */
 export interface AcceptedOrder {

@@ -3,7 +3,7 @@ import { invalid, orderPath } from './order-errors.js';
 import type {
   Asset,
   AssetInput,
-  Batch,
+  BatchDraft,
   BatchInput,
   Feature,
   FeatureInput,
@@ -131,9 +131,9 @@ function order(input: OrderInput): Order {
  * The request as the rest of the order code sees it: only the fields the spec defines, each present.
  * The administrator fields (adminName …) are accepted but have no effect, so they are dropped here.
  */
-export function normalizeBatch(input: BatchInput): Batch {
+export function normalizeBatch(input: BatchInput): BatchDraft {
   return {
-    channelCode: input.channelCode,
+    channelCode: input.channelCode ?? null,
     channelOrderId: input.channelOrderId,
     syncMode: input.syncMode,
     orders: input.orderList.map(order),

@@ -82,7 +82,7 @@ function checkOrder(order: Order): number {
  * rows one call may write: each array is capped, but an asset entry is copied onto every one of
  * its asset numbers, so a small body could otherwise write millions of rows.
  */
-export function checkBatch(batch: Batch, maxRows: number): void {
+export function checkBatch(batch: Pick<Batch, 'orders'>, maxRows: number): void {
   const sequences = new Set<number>();
   batch.orders.forEach((order, i) => {
     if (sequences.has(order.sequence)) {

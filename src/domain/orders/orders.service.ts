@@ -4,6 +4,7 @@ import { workerActor, type AuditActor } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { applyOrders } from './apply-orders.js';
+import { channelOfCustomers } from './batch-channel.js';
 import { resolveCustomers, type OrderScope } from './customer-resolution.js';
 import { batchHash } from './idempotency.js';
 import {
@@ -58,8 +59,17 @@ export class OrdersService {
    * Accepted orders are audited in that transaction; a replay is not a change and is not.
    */
   async submit(app: OrderApp, input: BatchInput, actor: AuditActor): Promise<OrderResultItem[]> {
-    const batch = normalizeBatch(input);
-    checkBatch(batch, this.limits.instanceRowsPerCall);
+    const draft = normalizeBatch(input);
+    checkBatch(draft, this.limits.instanceRowsPerCall);
+    // A channel left out is taken from the customers before the hash, and the hash covers it: the
+    // body without channelCode and the same body naming that channel ask for the same orders under
+    // the same key (app, channel, channelOrderId), so a retry in either form gets the stored
+    // answer rather than 13004. Nor can the two drift apart between retries: a customer's channel
+    // never changes. Hashing the body as sent would instead refuse a retry that adds channelCode.
+    const batch: Batch = {
+      ...draft,
+      channelCode: draft.channelCode ?? (await channelOfCustomers(this.db, app.channels, draft.orders)),
+    };
     const bodyHash = batchHash(batch);
     const earlier = await this.replay(app.appId, batch, bodyHash);
     if (earlier) return earlier;

@@ -58,6 +58,15 @@ const Int32 = () => Type.Optional(Nullable(IntLike({ minimum: 0, maximum: 2_147_
 const Trial = () => Type.Optional(Nullable(IntLike({ minimum: 0, maximum: 1 })));
 const Flag = () => Type.Optional(Nullable(Type.Boolean()));
 
+/** Every order carries a customerId that is not blank (normalization takes blank as not given). */
+const EVERY_ORDER_NAMES_CUSTOMER = {
+  properties: {
+    orderList: {
+      items: { required: ['customerId'], properties: { customerId: { type: 'string', pattern: '\\S' } } },
+    },
+  },
+};
+
 /**
  * The body of order op 5. Every array is capped at `arrayElements`, the order list at
  * `ordersPerCall`; the merchandise tree refers to itself by `$id` so it may nest to any depth.
@@ -156,12 +165,21 @@ export function batchOrderSchemas(limits: Config['limits']) {
     assets: OptionalList(Asset),
   });
 
-  const body = Type.Object({
-    channelCode: Type.String(Bounds.channelCode),
-    channelOrderId: Type.String({ minLength: 1, maxLength: ORDER_BOUNDS.id }),
-    syncMode: StringEnum(SYNC_MODES),
-    orderList: Type.Array(Order, { minItems: 1, maxItems: limits.ordersPerCall }),
-  });
+  const body = Type.Object(
+    {
+      channelCode: Type.Optional(
+        Type.String({
+          ...Bounds.channelCode,
+          description:
+            "required unless every order gives customerId; left out, it is the channel of those customers, which must be one of the application's channels and all the same",
+        }),
+      ),
+      channelOrderId: Type.String({ minLength: 1, maxLength: ORDER_BOUNDS.id }),
+      syncMode: StringEnum(SYNC_MODES),
+      orderList: Type.Array(Order, { minItems: 1, maxItems: limits.ordersPerCall }),
+    },
+    { if: { not: EVERY_ORDER_NAMES_CUSTOMER }, then: { required: ['channelCode'] } },
+  );
 
   return { merchandise, body };
 }
