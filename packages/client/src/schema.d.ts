@@ -3395,7 +3395,280 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'order.accepted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event order.accepted */
+    post: operations['webhook_order_accepted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.completed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event order.completed */
+    post: operations['webhook_order_completed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event order.failed */
+    post: operations['webhook_order_failed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.locked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.locked */
+    post: operations['webhook_asset_locked'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.unlocked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.unlocked */
+    post: operations['webhook_asset_unlocked'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.assigned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.assigned */
+    post: operations['webhook_asset_assigned'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.unassigned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.unassigned */
+    post: operations['webhook_asset_unassigned'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.lent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.lent */
+    post: operations['webhook_asset_lent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.returned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.returned */
+    post: operations['webhook_asset_returned'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'member.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event member.created */
+    post: operations['webhook_member_created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'member.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event member.updated */
+    post: operations['webhook_member_updated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'member.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event member.deleted */
+    post: operations['webhook_member_deleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'enterprise.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event enterprise.created */
+    post: operations['webhook_enterprise_created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'app.disabled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event app.disabled */
+    post: operations['webhook_app_disabled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'lease.denied': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event lease.denied */
+    post: operations['webhook_lease_denied'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'lease.revoked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event lease.revoked */
+    post: operations['webhook_lease_revoked'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
     FailureEnvelope: {
@@ -3522,4 +3795,927 @@ export interface components {
   pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+  webhook_order_accepted: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'order.accepted';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            licenseOrderId: string;
+            channelOrderId?: string;
+            sequence?: number;
+            channelCode?: string;
+            /** @enum {string} */
+            syncMode?: 'sync' | 'async';
+            /** @enum {string} */
+            status?: 'completed' | 'pending';
+            orderType?: number | string;
+            licenseType?: number | string;
+            customerId?: string;
+            assets?: number;
+            assetNumbers?: number;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_order_completed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'order.completed';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            licenseOrderId: string;
+            channelOrderId?: string;
+            sequence?: number;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_order_failed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'order.failed';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            licenseOrderId: string;
+            channelOrderId?: string;
+            sequence?: number;
+            reason?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_locked: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.locked';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            assetId?: string;
+            /** @constant */
+            locked?: true;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_unlocked: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.unlocked';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            assetId?: string;
+            /** @constant */
+            locked?: false;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_assigned: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.assigned';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            assetId?: string;
+            memberGlobalId: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_unassigned: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.unassigned';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            assetId?: string;
+            memberGlobalId: string;
+            reason?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_lent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.lent';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            lockAssetId: string;
+            memberGlobalId?: string;
+            assetIds?: string[];
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_returned: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.returned';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            lockAssetId: string;
+            memberGlobalId?: string;
+            reason?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_member_created: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'member.created';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            account: string;
+            memberGlobalId: string;
+            departmentId?: number | null;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_member_updated: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'member.updated';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            account: string;
+            memberGlobalId: string;
+            fields?: string[];
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_member_deleted: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'member.deleted';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            account: string;
+            memberGlobalId: string;
+            assetsReleased?: number;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_enterprise_created: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'enterprise.created';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            customerId: string;
+            enterpriseGlobalId: string;
+            enterpriseCode?: string;
+            channelCode?: string;
+            channelCustomerId?: string;
+            crmCustomerId?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_app_disabled: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'app.disabled';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            appKey: string;
+            previousStatus?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_lease_denied: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'lease.denied';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            holder: string;
+            code: number;
+            reason?: string;
+            /** @enum {string} */
+            holderKind?: 'member' | 'lock';
+            crmProductId?: string | null;
+            productUri?: string | null;
+            fingerprint?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_lease_revoked: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'lease.revoked';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            leaseId: string;
+            reason?: string;
+            /** @enum {string} */
+            holderKind?: 'member' | 'lock';
+            fingerprint?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+}

@@ -12,6 +12,7 @@ import { NONCE_PATTERN } from '../../domain/gate/gate.js';
 import { FailureEnvelope } from '../schema-types.js';
 import { ME_PREFIX, RUNTIME_PREFIX, surfaceOf } from '../surface.js';
 import { JWKS_PATH } from '../runtime/jwks.js';
+import { webhooksDocument } from './webhooks-document.js';
 import { Scheme, Tag } from './document-base.js';
 
 /** The only ops routes worth documenting: what a load balancer probes, and what software verifies with. */
@@ -186,5 +187,6 @@ export function transformDocument<T extends object>(openapiObject: T): T {
     paths?: Record<string, Record<string, unknown>>;
   };
   describeNonce(document);
+  (document as { webhooks?: unknown }).webhooks = webhooksDocument();
   return document as T;
 }
