@@ -21,6 +21,7 @@ import { RuntimeService } from './domain/runtime/runtime.service.js';
 import { RuntimeKeysService } from './domain/runtime-keys/runtime-keys.service.js';
 import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
+import { WebhookDeliveryService } from './domain/webhooks/delivery.service.js';
 import { WebhookEndpointsService } from './domain/webhooks/endpoints.service.js';
 
 /** Every service the surfaces call, built once per process around one database handle. */
@@ -45,6 +46,7 @@ export interface Services {
   runtime: RuntimeService;
   runtimeKeys: RuntimeKeysService;
   webhookEndpoints: WebhookEndpointsService;
+  webhookDeliveries: WebhookDeliveryService;
 }
 
 /** What tests may replace: the runtime's clock. */
@@ -96,5 +98,6 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     }),
     runtimeKeys,
     webhookEndpoints: new WebhookEndpointsService(db, config.webhooks, options.now),
+    webhookDeliveries: new WebhookDeliveryService(db, config.webhooks),
   };
 }
