@@ -3394,6 +3394,640 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/webhooks/endpoints': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the app's webhook endpoints */
+    get: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                url: string;
+                eventTypes: string[] | null;
+                status: 'enabled' | 'disabled';
+                disabledReason: string | null;
+                consecutiveFailures: number;
+                previousSecretExpiresAt: string | null;
+                createdAt: string;
+                updatedAt: string;
+              }[];
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /** Register a webhook endpoint (answers its signing secret, once) */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description where events are POSTed: https (http only where the server allows it), not a private address */
+            url: string;
+            eventTypes?: string[] | null;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                url: string;
+                eventTypes: string[] | null;
+                status: 'enabled' | 'disabled';
+                disabledReason: string | null;
+                consecutiveFailures: number;
+                previousSecretExpiresAt: string | null;
+                createdAt: string;
+                updatedAt: string;
+                /** @description whsec_…: shown only now; keep it to verify signatures */
+                secret: string;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `95002` | an application has at most {0} endpoints |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500' | '95002';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/endpoints/{endpointId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get a webhook endpoint */
+    get: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          endpointId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                url: string;
+                eventTypes: string[] | null;
+                status: 'enabled' | 'disabled';
+                disabledReason: string | null;
+                consecutiveFailures: number;
+                previousSecretExpiresAt: string | null;
+                createdAt: string;
+                updatedAt: string;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `95001` | no such endpoint |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500' | '95001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Delete a webhook endpoint and its pending deliveries */
+    delete: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          endpointId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `95001` | no such endpoint |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500' | '95001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /** Change a webhook endpoint's url or event types, or enable it again */
+    patch: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          endpointId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description where events are POSTed: https (http only where the server allows it), not a private address */
+            url?: string;
+            eventTypes?: string[] | null;
+            /**
+             * @description true re-enables an endpoint disabled after failures
+             * @enum {boolean}
+             */
+            enabled?: true;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                url: string;
+                eventTypes: string[] | null;
+                status: 'enabled' | 'disabled';
+                disabledReason: string | null;
+                consecutiveFailures: number;
+                previousSecretExpiresAt: string | null;
+                createdAt: string;
+                updatedAt: string;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `95001` | no such endpoint |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500' | '95001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/v1/webhooks/endpoints/{endpointId}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Rotate a webhook endpoint's signing secret (answers the new one, once) */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          endpointId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description how long the previous secret also signs; default 86400 */
+            overlapSeconds?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                url: string;
+                eventTypes: string[] | null;
+                status: 'enabled' | 'disabled';
+                disabledReason: string | null;
+                consecutiveFailures: number;
+                previousSecretExpiresAt: string | null;
+                createdAt: string;
+                updatedAt: string;
+                /** @description whsec_…: shown only now; keep it to verify signatures */
+                secret: string;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `95001` | no such endpoint |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500' | '95001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'order.accepted': {

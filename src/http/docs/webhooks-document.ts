@@ -1,3 +1,4 @@
+import { Tag } from './document-base.js';
 import { eventEnvelopeSchema, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/event-types.js';
 
 const signatureHeaders = {
@@ -31,7 +32,7 @@ export function webhooksDocument(): Record<string, unknown> {
         post: {
           summary: `Event ${type}`,
           operationId: `webhook_${type.replace('.', '_')}`,
-          tags: ['webhooks'],
+          tags: [Tag.webhooks],
           parameters: Object.entries(signatureHeaders).map(([name, h]) => ({ name, in: 'header', ...h })),
           requestBody: {
             required: true,
