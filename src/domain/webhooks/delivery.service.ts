@@ -84,7 +84,7 @@ export class WebhookDeliveryService {
     this.random = options.random ?? Math.random;
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.send = options.send ?? ((url, headers, body) => postWebhook(url, headers, body, config));
-    this.leaseMs = config.timeoutMs + 30 * SECOND;
+    this.leaseMs = 2 * config.timeoutMs + 5 * SECOND;
   }
 
   /** Claims one batch of due deliveries and sends them; answers how many it claimed. */
