@@ -168,6 +168,15 @@ describe('delivery', () => {
     expect(attempts[0]?.response_excerpt).toHaveLength(RESPONSE_EXCERPT_BYTES);
   });
 
+  it('keeps an answer with a NUL byte, as text the database can hold', async () => {
+    const endpoint = await endpointAt('/nul');
+    receiver.on('/nul', (_req, res) => res.writeHead(500).end('a\u0000b'));
+    await lockOne();
+    await worker().deliverDue(10, [endpoint.id]);
+    const { attempts } = await deliveryOf(endpoint.id);
+    expect(attempts).toMatchObject([{ status_code: 500, response_excerpt: 'a\uFFFDb' }]);
+  });
+
   it('gives a delivery up after the retry window, and disables an endpoint that keeps failing', async () => {
     offset = 0; // the window counts from the event, made on the wall clock
     const endpoint = await endpointAt('/down');

@@ -118,7 +118,11 @@ export async function postWebhook(
         const chunks: Buffer[] = [];
         let size = 0;
         const done = () => {
-          const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+          // A text column holds no NUL: the receiver's bytes must not stop the attempt being kept.
+          const excerpt = Buffer.concat(chunks)
+            .subarray(0, RESPONSE_EXCERPT_BYTES)
+            .toString('utf8')
+            .replaceAll('\u0000', '\uFFFD');
           const status = response.statusCode ?? 0;
           if (status >= 200 && status < 300) {
             finish({
