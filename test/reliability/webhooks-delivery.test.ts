@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgres } from '../../src/db/client.js';
 import { testDatabaseUrl } from '../support/database.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
@@ -22,7 +24,21 @@ import { onDatabase } from './support/order-state.js';
 // Webhook deliveries from real `keyward serve` processes: a kill -9 while deliveries are in flight
 // and a restart on the same database (every event arrives at least once, and the receiver can
 // tell a repeat by its webhook-id); on PostgreSQL, two instances sending from one outbox.
-const url = testDatabaseUrl();
+// On PostgreSQL, a database of its own on the suite's server: the workers of these servers claim
+// every due delivery they see, and would otherwise send those of other test files.
+const suiteUrl = testDatabaseUrl();
+const ownDatabase = `keyward_webhooks_${randomBytes(4).toString('hex')}`;
+const url = suiteUrl === undefined ? undefined : suiteUrl.replace(/\/[^/?]*(\?|$)/, `/${ownDatabase}$1`);
+
+async function onSuiteServer(statement: string): Promise<void> {
+  if (suiteUrl === undefined) return;
+  const handle = await openPostgres(suiteUrl);
+  try {
+    await sql.raw(statement).execute(handle.db);
+  } finally {
+    await handle.close();
+  }
+}
 const ADMIN_KEY = randomBytes(16).toString('hex');
 const WEBHOOK_ENV = {
   WEBHOOK_ALLOW_HTTP: '1',
@@ -67,12 +83,14 @@ function verifiedIds(receiver: Receiver, secret: string, route: string): Map<str
 
 let receiver: Receiver;
 beforeAll(async () => {
+  await onSuiteServer(`create database ${ownDatabase}`);
   receiver = await startReceiver();
   // Slow enough that a batch of deliveries is always in flight.
   receiver.on('/slow', (_req, res) => void setTimeout(() => res.writeHead(200).end(), 150));
 });
 afterAll(async () => {
   await receiver.close();
+  await onSuiteServer(`drop database if exists ${ownDatabase} with (force)`);
 });
 
 describe('a server killed while delivering', () => {
