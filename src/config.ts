@@ -73,6 +73,8 @@ export interface WebhookConfig {
   pollMs: number;
   /** WEBHOOK_CONCURRENCY: deliveries one instance sends at once. */
   concurrency: number;
+  /** WEBHOOK_WORKER=0: this instance sends no deliveries (others, or a dedicated instance, do). */
+  worker: boolean;
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -212,6 +214,7 @@ export function loadConfig(
       timeoutMs: intFrom(env, 'WEBHOOK_TIMEOUT_MS', 15000, 1),
       pollMs: intFrom(env, 'WEBHOOK_POLL_MS', 1000, 1),
       concurrency: intFrom(env, 'WEBHOOK_CONCURRENCY', 8, 1),
+      worker: env.WEBHOOK_WORKER !== '0',
     },
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),

@@ -58,10 +58,12 @@ export async function serve(): Promise<void> {
   app.log.info({ kid: runtimeKid, source: app.services.runtimeKeys.source }, 'runtime signing key ready');
   const stopHousekeeping = startHousekeeping(app.services, app.log);
   const orderWorker = startOrderWorker(app.services.orders, app.log);
-  const webhookWorker = startWebhookWorker(app.services.webhookDeliveries, app.log, {
-    pollMs: config.webhooks.pollMs,
-    batch: config.webhooks.concurrency,
-  });
+  const webhookWorker = config.webhooks.worker
+    ? startWebhookWorker(app.services.webhookDeliveries, app.log, {
+        pollMs: config.webhooks.pollMs,
+        batch: config.webhooks.concurrency,
+      })
+    : undefined;
   let adminListener: AdminListener | undefined;
   let closing = false;
   const shutdown = (signal: string) => {
@@ -69,7 +71,7 @@ export async function serve(): Promise<void> {
     closing = true;
     app.log.info({ signal }, 'shutting down');
     stopHousekeeping();
-    Promise.all([orderWorker.stop(), webhookWorker.stop()])
+    Promise.all([orderWorker.stop(), webhookWorker?.stop()])
       .then(() => adminListener?.close())
       .then(() => app.close())
       .then(() => database.close())

@@ -41,6 +41,7 @@ async function onSuiteServer(statement: string): Promise<void> {
 }
 const ADMIN_KEY = randomBytes(16).toString('hex');
 const WEBHOOK_ENV = {
+  WEBHOOK_WORKER: '1',
   WEBHOOK_ALLOW_HTTP: '1',
   WEBHOOK_ALLOW_PRIVATE: '1',
   WEBHOOK_POLL_MS: '100',
