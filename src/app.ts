@@ -22,9 +22,10 @@ import { rootRedirectRoute } from './http/ops/root-redirect.js';
 import { orderSurface } from './http/order/index.js';
 import { runtimeSurface } from './http/runtime/index.js';
 import { jwksRoute } from './http/runtime/jwks.js';
+import { webhooksSurface } from './http/webhooks/index.js';
 import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
 import { installSecurityHeaders } from './http/security-headers.js';
-import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX } from './http/surface.js';
+import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX, WEBHOOKS_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
 
@@ -123,6 +124,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   await app.register(orderSurface, { prefix: ORDER_PREFIX });
   await app.register(memberSurface, { prefix: ME_PREFIX });
   await app.register(runtimeSurface, { prefix: RUNTIME_PREFIX });
+  await app.register(webhooksSurface, { prefix: WEBHOOKS_PREFIX });
   await app.register(consoleSurface(options.adminKey), { prefix: CONSOLE_PREFIX });
   return app;
 }

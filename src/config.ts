@@ -48,6 +48,8 @@ export interface Config {
    * copies are told to heartbeat five times within that, so one lost heartbeat costs no seat.
    */
   runtime: { leaseSeconds: number; heartbeatSeconds: number };
+  /** Outbound webhook deliveries (docs/webhooks.md). */
+  webhooks: WebhookConfig;
   limits: {
     ordersPerCall: number;
     arrayElements: number;
@@ -56,6 +58,23 @@ export interface Config {
     /** How long a request or an async batch may hold a database connection in one go. */
     transactionLimitMs: number;
   };
+}
+
+export interface WebhookConfig {
+  /** WEBHOOK_ALLOW_HTTP=1: plain http endpoints allowed (a local receiver in development). */
+  allowHttp: boolean;
+  /** WEBHOOK_ALLOW_PRIVATE=1: endpoints on loopback, private, link-local or metadata addresses allowed. */
+  allowPrivate: boolean;
+  /** WEBHOOK_CONNECT_TIMEOUT_MS: how long a connection to an endpoint may take. */
+  connectTimeoutMs: number;
+  /** WEBHOOK_TIMEOUT_MS: how long one attempt may take in all, connecting to reading the answer. */
+  timeoutMs: number;
+  /** WEBHOOK_POLL_MS: how often the delivery worker looks for due deliveries when it found none. */
+  pollMs: number;
+  /** WEBHOOK_CONCURRENCY: deliveries one instance sends at once. */
+  concurrency: number;
+  /** WEBHOOK_WORKER=0: this instance sends no deliveries (others, or a dedicated instance, do). */
+  worker: boolean;
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -188,6 +207,15 @@ export function loadConfig(
       max: intFrom(env, 'MAX_CONNECTIONS', 1024, 1),
     },
     runtime: { leaseSeconds, heartbeatSeconds: Math.max(10, Math.floor(leaseSeconds / 5)) },
+    webhooks: {
+      allowHttp: env.WEBHOOK_ALLOW_HTTP === '1',
+      allowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',
+      connectTimeoutMs: intFrom(env, 'WEBHOOK_CONNECT_TIMEOUT_MS', 5000, 1),
+      timeoutMs: intFrom(env, 'WEBHOOK_TIMEOUT_MS', 15000, 1),
+      pollMs: intFrom(env, 'WEBHOOK_POLL_MS', 1000, 1),
+      concurrency: intFrom(env, 'WEBHOOK_CONCURRENCY', 8, 1),
+      worker: env.WEBHOOK_WORKER !== '0',
+    },
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
       arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),

@@ -10,6 +10,7 @@ import { openDatabase } from './db/open.js';
 import { secureDataDir } from './db/data-dir-modes.js';
 import { startHousekeeping } from './jobs/housekeeping.js';
 import { startOrderWorker } from './jobs/order-worker.js';
+import { startWebhookWorker } from './jobs/webhook-worker.js';
 import { prettyDestination } from './startup/pretty-log.js';
 import { silentReport, terminalReport, type StartupReport } from './startup/report.js';
 import { VERSION } from './version.js';
@@ -57,6 +58,12 @@ export async function serve(): Promise<void> {
   app.log.info({ kid: runtimeKid, source: app.services.runtimeKeys.source }, 'runtime signing key ready');
   const stopHousekeeping = startHousekeeping(app.services, app.log);
   const orderWorker = startOrderWorker(app.services.orders, app.log);
+  const webhookWorker = config.webhooks.worker
+    ? startWebhookWorker(app.services.webhookDeliveries, app.log, {
+        pollMs: config.webhooks.pollMs,
+        batch: config.webhooks.concurrency,
+      })
+    : undefined;
   let adminListener: AdminListener | undefined;
   let closing = false;
   const shutdown = (signal: string) => {
@@ -64,8 +71,7 @@ export async function serve(): Promise<void> {
     closing = true;
     app.log.info({ signal }, 'shutting down');
     stopHousekeeping();
-    orderWorker
-      .stop()
+    Promise.all([orderWorker.stop(), webhookWorker?.stop()])
       .then(() => adminListener?.close())
       .then(() => app.close())
       .then(() => database.close())

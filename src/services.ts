@@ -21,6 +21,8 @@ import { RuntimeService } from './domain/runtime/runtime.service.js';
 import { RuntimeKeysService } from './domain/runtime-keys/runtime-keys.service.js';
 import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
+import { WebhookDeliveryService } from './domain/webhooks/delivery.service.js';
+import { WebhookEndpointsService } from './domain/webhooks/endpoints.service.js';
 
 /** Every service the surfaces call, built once per process around one database handle. */
 export interface Services {
@@ -43,6 +45,8 @@ export interface Services {
   consoleSessions: ConsoleSessionsService;
   runtime: RuntimeService;
   runtimeKeys: RuntimeKeysService;
+  webhookEndpoints: WebhookEndpointsService;
+  webhookDeliveries: WebhookDeliveryService;
 }
 
 /** What tests may replace: the runtime's clock. */
@@ -93,5 +97,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
       ...(options.now === undefined ? {} : { now: options.now }),
     }),
     runtimeKeys,
+    webhookEndpoints: new WebhookEndpointsService(db, config.webhooks, options.now),
+    webhookDeliveries: new WebhookDeliveryService(db, config.webhooks),
   };
 }

@@ -320,6 +320,59 @@ export interface RuntimeSigningKeysTable {
   retired_at: Date | null;
 }
 
+/** An app's webhook endpoint (migration 0150). `secret` signs; it is answered only on create/rotate. */
+export interface WebhookEndpointsTable {
+  id: string;
+  app_id: string;
+  url: string;
+  /** The event types the endpoint receives; null: all of them. */
+  event_types: string[] | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: Date | null;
+  status: Generated<'enabled' | 'disabled'>;
+  disabled_reason: string | null;
+  consecutive_failures: Generated<number>;
+  /** The first failed attempt since the last success; null while the endpoint answers. */
+  failing_since: Date | null;
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+/** The outbox: one row per event, written in the transaction of the change (migration 0150). */
+export interface WebhookEventsTable {
+  id: string;
+  type: string;
+  occurred_at: Stamp;
+  app_id: string | null;
+  channels: string[];
+  enterprise_id: number | null;
+  data: Json<Record<string, unknown>>;
+  request_id: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  event_id: string;
+  endpoint_id: string;
+  status: Generated<'pending' | 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: Stamp;
+  last_attempt_at: Date | null;
+  delivered_at: Date | null;
+  created_at: Stamp;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: number;
+  attempted_at: Stamp;
+  status_code: number | null;
+  latency_ms: number;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
 export interface Database {
   apps: AppsTable;
   tokens: TokensTable;
@@ -346,4 +399,8 @@ export interface Database {
   runtime_leases: RuntimeLeasesTable;
   runtime_usage: RuntimeUsageTable;
   runtime_signing_keys: RuntimeSigningKeysTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

@@ -2,6 +2,7 @@ import { CommonCode, commonMessages } from './common-codes.js';
 import { MemberCode, memberMessages, type MemberCodeValue } from './member-codes.js';
 import { OrderCode } from './order-codes.js';
 import { RuntimeCode, runtimeMessages } from './runtime-codes.js';
+import { WebhookCode, webhookMessages } from './webhook-codes.js';
 
 /**
  * Which business codes each operation may answer with HTTP 299. The OpenAPI document lists them
@@ -143,6 +144,7 @@ export function codeMessage(code: string): string {
     (memberMessages as Record<string, string>)[code] ??
     orderMessages[code] ??
     (runtimeMessages as Record<string, string>)[code] ??
+    (webhookMessages as Record<string, string>)[code] ??
     ''
   );
 }
@@ -187,4 +189,23 @@ const runtimeByKey = new Map(
 /** The codes of a runtime operation (path below the prefix); the shared ones when unlisted. */
 export function runtimeOperationCodes(method: string, path: string): readonly string[] {
   return [...new Set([...runtimeSharedCodes, ...(runtimeByKey.get(operationKey(method, path)) ?? [])])];
+}
+
+/** What every webhooks call can answer: the guard's codes, bad input, a fault of ours. */
+const webhookSharedCodes: readonly string[] = [
+  WebhookCode.validation,
+  CommonCode.appTokenInvalid,
+  CommonCode.securityCheckFailed,
+  CommonCode.internal,
+];
+
+/** The codes of a webhooks operation: creating may meet the bound, the rest an unknown endpoint. */
+export function webhookOperationCodes(method: string, path: string): readonly string[] {
+  const own =
+    method === 'POST' && path === '/endpoints'
+      ? [WebhookCode.tooManyEndpoints]
+      : path === '/endpoints'
+        ? []
+        : [WebhookCode.endpointNotFound];
+  return [...webhookSharedCodes, ...own];
 }

@@ -2,12 +2,14 @@ import { CommonCode } from '../errors/common-codes.js';
 import { MemberCode } from '../errors/member-codes.js';
 import { OrderCode } from '../errors/order-codes.js';
 import { RuntimeCode } from '../errors/runtime-codes.js';
+import { WebhookCode } from '../errors/webhook-codes.js';
 
-export type Surface = 'order' | 'me' | 'runtime' | 'oauth' | 'admin' | 'console' | 'ops';
+export type Surface = 'order' | 'me' | 'runtime' | 'webhooks' | 'oauth' | 'admin' | 'console' | 'ops';
 
 export const ORDER_PREFIX = '/order/api/order/v1';
 export const ME_PREFIX = '/me/api/v1';
 export const RUNTIME_PREFIX = '/runtime/v1';
+export const WEBHOOKS_PREFIX = '/v1/webhooks';
 export const CONSOLE_PREFIX = '/console';
 /** The operator's part of the console: served where /admin/* is (see admin-listener.ts). */
 export const OPERATOR_CONSOLE_PREFIX = '/console/operator';
@@ -16,6 +18,7 @@ export function surfaceOf(url: string): Surface {
   if (url.startsWith(`${ORDER_PREFIX}/`)) return 'order';
   if (url.startsWith(`${ME_PREFIX}/`)) return 'me';
   if (url.startsWith(`${RUNTIME_PREFIX}/`)) return 'runtime';
+  if (url.startsWith(`${WEBHOOKS_PREFIX}/`)) return 'webhooks';
   if (url.startsWith('/oauth2/')) return 'oauth';
   if (url.startsWith('/admin/')) return 'admin';
   if (url === CONSOLE_PREFIX || url.startsWith(`${CONSOLE_PREFIX}/`) || url.startsWith(`${CONSOLE_PREFIX}?`))
@@ -32,6 +35,8 @@ export function validationCode(surface: Surface): string {
       return MemberCode.paramEmpty;
     case 'runtime':
       return RuntimeCode.validation;
+    case 'webhooks':
+      return WebhookCode.validation;
     case 'oauth':
     case 'admin':
     case 'console':

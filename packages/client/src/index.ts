@@ -12,3 +12,9 @@ export type { components, paths } from './schema.js';
 export { requestAppToken, requestToken, type TokenRequestOptions, type TokenResponse } from './token.js';
 export { verifyLease, type LeaseKeys, type VerifyLeaseOptions } from './verify-lease.js';
 export type { JSONWebKeySet } from 'jose';
+export {
+  verifyWebhook,
+  WebhookVerificationError,
+  type VerifyWebhookOptions,
+  type WebhookEvent,
+} from './verify-webhook.js';

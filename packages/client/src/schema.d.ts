@@ -3395,8 +3395,915 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/webhooks/endpoints': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the app's webhook endpoints */
+    get: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                url: string;
+                eventTypes: string[] | null;
+                status: 'enabled' | 'disabled';
+                disabledReason: string | null;
+                consecutiveFailures: number;
+                previousSecretExpiresAt: string | null;
+                createdAt: string;
+                updatedAt: string;
+              }[];
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /** Register a webhook endpoint (answers its signing secret, once) */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description where events are POSTed: https (http only where the server allows it), not a private address */
+            url: string;
+            eventTypes?: string[] | null;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                url: string;
+                eventTypes: string[] | null;
+                status: 'enabled' | 'disabled';
+                disabledReason: string | null;
+                consecutiveFailures: number;
+                previousSecretExpiresAt: string | null;
+                createdAt: string;
+                updatedAt: string;
+                /** @description whsec_…: shown only now; keep it to verify signatures */
+                secret: string;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `95002` | an application has at most {0} endpoints |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500' | '95002';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhooks/endpoints/{endpointId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Get a webhook endpoint */
+    get: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          endpointId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                url: string;
+                eventTypes: string[] | null;
+                status: 'enabled' | 'disabled';
+                disabledReason: string | null;
+                consecutiveFailures: number;
+                previousSecretExpiresAt: string | null;
+                createdAt: string;
+                updatedAt: string;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `95001` | no such endpoint |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500' | '95001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Delete a webhook endpoint and its pending deliveries */
+    delete: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          endpointId: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `95001` | no such endpoint |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500' | '95001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /** Change a webhook endpoint's url or event types, or enable it again */
+    patch: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          endpointId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description where events are POSTed: https (http only where the server allows it), not a private address */
+            url?: string;
+            eventTypes?: string[] | null;
+            /**
+             * @description true re-enables an endpoint disabled after failures
+             * @enum {boolean}
+             */
+            enabled?: true;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                url: string;
+                eventTypes: string[] | null;
+                status: 'enabled' | 'disabled';
+                disabledReason: string | null;
+                consecutiveFailures: number;
+                previousSecretExpiresAt: string | null;
+                createdAt: string;
+                updatedAt: string;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `95001` | no such endpoint |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500' | '95001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/v1/webhooks/endpoints/{endpointId}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Rotate a webhook endpoint's signing secret (answers the new one, once) */
+    post: {
+      parameters: {
+        query: {
+          /**
+           * @description one-time random string, 8–64 of A-Za-z0-9_-
+           * @example nonce-0123456789
+           */
+          g_nonce: string;
+        };
+        header?: never;
+        path: {
+          endpointId: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description how long the previous secret also signs; default 86400 */
+            overlapSeconds?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Handled: `code` 0 and the operation's `data` */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /** @enum {number} */
+              code: 0;
+              message: string;
+              data: {
+                id: string;
+                url: string;
+                eventTypes: string[] | null;
+                status: 'enabled' | 'disabled';
+                disabledReason: string | null;
+                consecutiveFailures: number;
+                previousSecretExpiresAt: string | null;
+                createdAt: string;
+                updatedAt: string;
+                /** @description whsec_…: shown only now; keep it to verify signatures */
+                secret: string;
+              };
+            };
+          };
+        };
+        /**
+         * @description Business failure: `code` says which, `message` and `cause` explain it.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `95000` | invalid parameter |
+         *     | `60000` | application token check failed |
+         *     | `70001` | security check failed |
+         *     | `500` | network error, retry |
+         *     | `95001` | no such endpoint |
+         */
+        299: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '95000' | '60000' | '70001' | '500' | '95001';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+        /**
+         * @description Over the per-app rate limit; retry in the next minute.
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `429` | too many requests |
+         */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              /**
+               * @description business code
+               * @enum {string}
+               */
+              code: '429';
+              message: string;
+              cause: string;
+              data?: unknown;
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'order.accepted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event order.accepted */
+    post: operations['webhook_order_accepted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.completed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event order.completed */
+    post: operations['webhook_order_completed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event order.failed */
+    post: operations['webhook_order_failed'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.locked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.locked */
+    post: operations['webhook_asset_locked'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.unlocked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.unlocked */
+    post: operations['webhook_asset_unlocked'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.assigned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.assigned */
+    post: operations['webhook_asset_assigned'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.unassigned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.unassigned */
+    post: operations['webhook_asset_unassigned'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.lent': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.lent */
+    post: operations['webhook_asset_lent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'asset.returned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event asset.returned */
+    post: operations['webhook_asset_returned'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'member.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event member.created */
+    post: operations['webhook_member_created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'member.updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event member.updated */
+    post: operations['webhook_member_updated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'member.deleted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event member.deleted */
+    post: operations['webhook_member_deleted'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'enterprise.created': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event enterprise.created */
+    post: operations['webhook_enterprise_created'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'app.disabled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event app.disabled */
+    post: operations['webhook_app_disabled'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'lease.denied': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event lease.denied */
+    post: operations['webhook_lease_denied'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'lease.revoked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event lease.revoked */
+    post: operations['webhook_lease_revoked'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
     FailureEnvelope: {
@@ -3523,4 +4430,927 @@ export interface components {
   pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+  webhook_order_accepted: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'order.accepted';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            licenseOrderId: string;
+            channelOrderId?: string;
+            sequence?: number;
+            channelCode?: string;
+            /** @enum {string} */
+            syncMode?: 'sync' | 'async';
+            /** @enum {string} */
+            status?: 'completed' | 'pending';
+            orderType?: number | string;
+            licenseType?: number | string;
+            customerId?: string;
+            assets?: number;
+            assetNumbers?: number;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_order_completed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'order.completed';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            licenseOrderId: string;
+            channelOrderId?: string;
+            sequence?: number;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_order_failed: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'order.failed';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            licenseOrderId: string;
+            channelOrderId?: string;
+            sequence?: number;
+            reason?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_locked: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.locked';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            assetId?: string;
+            /** @constant */
+            locked?: true;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_unlocked: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.unlocked';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            assetId?: string;
+            /** @constant */
+            locked?: false;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_assigned: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.assigned';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            assetId?: string;
+            memberGlobalId: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_unassigned: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.unassigned';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            assetId?: string;
+            memberGlobalId: string;
+            reason?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_lent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.lent';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            lockAssetId: string;
+            memberGlobalId?: string;
+            assetIds?: string[];
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_asset_returned: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'asset.returned';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            lockAssetId: string;
+            memberGlobalId?: string;
+            reason?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_member_created: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'member.created';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            account: string;
+            memberGlobalId: string;
+            departmentId?: number | null;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_member_updated: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'member.updated';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            account: string;
+            memberGlobalId: string;
+            fields?: string[];
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_member_deleted: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'member.deleted';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            account: string;
+            memberGlobalId: string;
+            assetsReleased?: number;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_enterprise_created: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'enterprise.created';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            customerId: string;
+            enterpriseGlobalId: string;
+            enterpriseCode?: string;
+            channelCode?: string;
+            channelCustomerId?: string;
+            crmCustomerId?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_app_disabled: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'app.disabled';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            appKey: string;
+            previousStatus?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_lease_denied: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'lease.denied';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            holder: string;
+            code: number;
+            reason?: string;
+            /** @enum {string} */
+            holderKind?: 'member' | 'lock';
+            crmProductId?: string | null;
+            productUri?: string | null;
+            fingerprint?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_lease_revoked: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'lease.revoked';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            leaseId: string;
+            reason?: string;
+            /** @enum {string} */
+            holderKind?: 'member' | 'lock';
+            fingerprint?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+}

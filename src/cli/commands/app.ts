@@ -120,7 +120,7 @@ export function registerAppCommands(program: Command): void {
     .requiredOption('--name <NAME>', 'a name people recognise it by')
     .requiredOption(
       '--scopes <SCOPES>',
-      'comma-separated surfaces it may call: auth_order, auth_me, auth_runtime',
+      'comma-separated surfaces it may call: auth_order, auth_me, auth_runtime, auth_webhooks',
     )
     .option('--channels <CHANNELS>', 'comma-separated channel codes its customers belong to')
     .option('--pending', 'create it pending: it gets no token until `keyward app approve`')

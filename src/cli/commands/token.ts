@@ -65,7 +65,7 @@ export function registerTokenCommand(program: Command): void {
     )
     .option(
       '--scope <SCOPES>',
-      "only these of the application's scopes (auth_order, auth_me, auth_runtime; space or comma separated)",
+      "only these of the application's scopes (auth_order, auth_me, auth_runtime, auth_webhooks; space or comma separated)",
     )
     .option(
       '--json',

@@ -7,8 +7,11 @@ import { TokensRepository } from '../tokens/tokens.repository.js';
 import { AppsRepository, type AppRecord, type AppStatus } from './apps.repository.js';
 import { OFFLINE_LEASE_MAX_DAYS } from './offline-lease.js';
 
-/** auth_order: the order service; auth_me: the member center; auth_runtime: the license runtime. */
-export const SCOPES = ['auth_order', 'auth_me', 'auth_runtime'] as const;
+/**
+ * auth_order: the order service; auth_me: the member center; auth_runtime: the license runtime;
+ * auth_webhooks: the app's own webhook endpoints.
+ */
+export const SCOPES = ['auth_order', 'auth_me', 'auth_runtime', 'auth_webhooks'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 const CHANNEL_CODE = /^[A-Za-z0-9_.-]{1,64}$/;

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { AuditAction, AuditActor } from '../audit/audit-actions.js';
+import { EVENT_OF_ACTION } from '../webhooks/event-types.js';
+import { outboxCtes } from '../webhooks/outbox-sql.js';
 
 /** Physical locks ops 6–7 may switch: refillable locks and large-customer locks (DOMAIN.md §6). */
 export const LOCKABLE_TYPES = [
@@ -105,7 +107,14 @@ export class AssetsRepository {
                jsonb_build_object('assetId', ch.id, 'locked', ${locked}::boolean), ${audit.requestId}::text,
                ${audit.clientRequestId}::text
           from changed ch join found f on f.id = ch.id
-      )
+      ),
+      lock_events as (
+        select ${EVENT_OF_ACTION[audit.action]?.type ?? null}::text as event_type, null::text as event_app,
+               f.enterprise_id, f.customer_id,
+               jsonb_build_object('assetNum', ch.asset_num, 'assetId', ch.id, 'locked', ${locked}::boolean) as event_data
+          from changed ch join found f on f.id = ch.id
+      ),
+      ${outboxCtes('lock_events', audit.requestId)}
       select f.id, f.asset_num, f.license_type, f.customer_id, f.locked, f.revoked, ch.id is not null as changed
         from found f left join changed ch on ch.id = f.id
        order by f.asset_num

@@ -42,6 +42,8 @@ export const AUDIT_ACTIONS = [
   // The license runtime: check-outs refused, and leases a heartbeat found withdrawn.
   'lease.denied',
   'lease.revoked',
+  // Webhooks: an endpoint that kept failing, disabled by the delivery worker.
+  'endpoint.disabled',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

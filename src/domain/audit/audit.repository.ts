@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { jsonbText } from '../../db/json.js';
 import { PREPARED } from '../../db/prepared-statements.js';
+import { eventOf } from '../webhooks/audit-events.js';
+import { outboxCtes } from '../webhooks/outbox-sql.js';
 import type { AuditAction, AuditActor, AuditChange } from './audit-actions.js';
 
 export interface AuditEntry {
@@ -45,7 +47,9 @@ export class AuditRepository {
 
   /**
    * Writes a change's rows in the caller's transaction, so a change that rolls back leaves no row
-   * behind; a bulk change writes all its rows in this one statement.
+   * behind; a bulk change writes all its rows in this one statement. The same statement puts the
+   * webhook events the rows make into the outbox (src/domain/webhooks/event-types.ts), so an event
+   * exists exactly when its change committed.
    */
   async record(actor: AuditActor, changes: readonly AuditChange[]): Promise<void> {
     if (changes.length === 0) return;
@@ -55,16 +59,29 @@ export class AuditRepository {
     const customer = changes.map((c) =>
       c.enterprise !== null && 'customerOf' in c.enterprise ? c.enterprise.customerOf : null,
     );
+    const events = changes.map((c) => eventOf(actor, c));
     // One statement of fixed text (the rows go in as arrays), prepared once per connection.
     await sql`${sql.raw(PREPARED)}
-      insert into audit_log (action, app_id, operator, subject, enterprise_id, detail, request_id, client_request_id)
-      select u.action, ${actor.appId}::text, ${actor.operator}::text, u.subject,
-             coalesce(u.enterprise_id, (select c.enterprise_id from customers c where c.id = u.customer_id)),
-             u.detail::jsonb, ${actor.requestId}::text, ${actor.clientRequestId}::text
-        from unnest(${changes.map((c) => c.action)}::text[], ${changes.map((c) => c.subject)}::text[],
-                    ${enterprise}::bigint[], ${customer}::text[],
-                    ${changes.map((c) => jsonbText(c.detail))}::text[])
-             as u(action, subject, enterprise_id, customer_id, detail)
+      with source as (
+        select u.action, u.subject, u.detail, u.event_type, u.event_app, u.event_data::jsonb as event_data,
+               u.customer_id,
+               coalesce(u.enterprise_id, (select c.enterprise_id from customers c where c.id = u.customer_id))
+                 as enterprise_id
+          from unnest(${changes.map((c) => c.action)}::text[], ${changes.map((c) => c.subject)}::text[],
+                      ${enterprise}::bigint[], ${customer}::text[],
+                      ${changes.map((c) => jsonbText(c.detail))}::text[],
+                      ${events.map((e) => e?.type ?? null)}::text[], ${events.map((e) => e?.app ?? null)}::text[],
+                      ${events.map((e) => (e === undefined ? null : jsonbText(e.data)))}::text[])
+               as u(action, subject, enterprise_id, customer_id, detail, event_type, event_app, event_data)
+      ),
+      audited as (
+        insert into audit_log (action, app_id, operator, subject, enterprise_id, detail, request_id, client_request_id)
+        select s.action, ${actor.appId}::text, ${actor.operator}::text, s.subject, s.enterprise_id,
+               s.detail::jsonb, ${actor.requestId}::text, ${actor.clientRequestId}::text
+          from source s
+      ),
+      ${outboxCtes('source', actor.requestId)}
+      select 1
     `.execute(this.db);
   }
 

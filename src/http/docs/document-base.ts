@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { FailureEnvelope } from '../schema-types.js';
-import { ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX } from '../surface.js';
+import { ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX, WEBHOOKS_PREFIX } from '../surface.js';
 
 const { version } = createRequire(import.meta.url)('../../../package.json') as { version: string };
 
@@ -17,6 +17,7 @@ export const Tag = {
   order: 'order',
   member: 'member',
   runtime: 'runtime',
+  webhooks: 'webhooks',
   oauth: 'oauth',
   ops: 'ops',
 } as const;
@@ -52,6 +53,10 @@ export const documentBase: Partial<OpenAPIV3_1.Document> = {
       name: Tag.runtime,
       description: `The license runtime (${RUNTIME_PREFIX}): licensed software checks out a seat, heartbeats, checks in and consumes; scope auth_runtime. Offline leases are compact JWS (EdDSA) that the vendor's software verifies with the keys at /.well-known/jwks.json.`,
     },
+    {
+      name: Tag.webhooks,
+      description: `An app's webhook endpoints (${WEBHOOKS_PREFIX}/endpoints, scope auth_webhooks), and the events they receive (the document's webhooks): signed by the Standard Webhooks scheme, delivered at least once, retried for 3 days.`,
+    },
     { name: Tag.oauth, description: 'App tokens and member tokens (RFC 6749).' },
     { name: Tag.ops, description: 'Liveness and readiness for load balancers and orchestrators.' },
   ],
@@ -61,7 +66,7 @@ export const documentBase: Partial<OpenAPIV3_1.Document> = {
         type: 'http',
         scheme: 'bearer',
         description:
-          'App token from POST /oauth2/token with grant_type=client_credentials. The application needs scope auth_order for the order service, auth_me for the member center, auth_runtime for the license runtime.',
+          'App token from POST /oauth2/token with grant_type=client_credentials. The application needs scope auth_order for the order service, auth_me for the member center, auth_runtime for the license runtime, auth_webhooks for webhook endpoints.',
       },
       [Scheme.clientToken]: {
         type: 'apiKey',

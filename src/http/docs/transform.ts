@@ -6,12 +6,14 @@ import {
   memberSharedCodes,
   orderOperationCodes,
   runtimeOperationCodes,
+  webhookOperationCodes,
 } from '../../errors/operation-codes.js';
 import { MemberCode } from '../../errors/member-codes.js';
 import { NONCE_PATTERN } from '../../domain/gate/gate.js';
 import { FailureEnvelope } from '../schema-types.js';
-import { ME_PREFIX, RUNTIME_PREFIX, surfaceOf } from '../surface.js';
+import { ME_PREFIX, RUNTIME_PREFIX, surfaceOf, WEBHOOKS_PREFIX } from '../surface.js';
 import { JWKS_PATH } from '../runtime/jwks.js';
+import { webhooksDocument } from './webhooks-document.js';
 import { Scheme, Tag } from './document-base.js';
 
 /** The only ops routes worth documenting: what a load balancer probes, and what software verifies with. */
@@ -53,8 +55,13 @@ function firstMethod(route: RouteOptions): string {
   return methods.find((m) => m !== 'HEAD') ?? 'GET';
 }
 
-function businessCodes(surface: 'order' | 'me' | 'runtime', method: string, url: string): readonly string[] {
+function businessCodes(
+  surface: 'order' | 'me' | 'runtime' | 'webhooks',
+  method: string,
+  url: string,
+): readonly string[] {
   if (surface === 'order') return orderOperationCodes;
+  if (surface === 'webhooks') return webhookOperationCodes(method, url.slice(WEBHOOKS_PREFIX.length));
   if (surface === 'runtime') return runtimeOperationCodes(method, url.slice(RUNTIME_PREFIX.length));
   // An unlisted member route still shows what every member-center call can answer; the OpenAPI
   // test insists that each one is listed.
@@ -118,13 +125,22 @@ export function transformRoute({
       };
     case 'order':
     case 'me':
-    case 'runtime': {
+    case 'runtime':
+    case 'webhooks': {
       const codes = businessCodes(surface, firstMethod(route), url);
       const documented: DocSchema = {
         ...own,
-        tags: [surface === 'order' ? Tag.order : surface === 'me' ? Tag.member : Tag.runtime],
-        security:
+        tags: [
           surface === 'order'
+            ? Tag.order
+            : surface === 'me'
+              ? Tag.member
+              : surface === 'runtime'
+                ? Tag.runtime
+                : Tag.webhooks,
+        ],
+        security:
+          surface === 'order' || surface === 'webhooks'
             ? [{ [Scheme.appToken]: [] }]
             : surface === 'me'
               ? memberSecurity
@@ -186,5 +202,6 @@ export function transformDocument<T extends object>(openapiObject: T): T {
     paths?: Record<string, Record<string, unknown>>;
   };
   describeNonce(document);
+  (document as { webhooks?: unknown }).webhooks = webhooksDocument();
   return document as T;
 }

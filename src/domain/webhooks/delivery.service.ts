@@ -1,0 +1,155 @@
+import type { WebhookConfig } from '../../config.js';
+import type { Db } from '../../db/client.js';
+import { workerActor } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import {
+  WebhookDeliveriesRepository,
+  type AfterFailure,
+  type ClaimedDelivery,
+} from './deliveries.repository.js';
+import { postWebhook, type AttemptResult } from './outbound.js';
+import { signatureHeader } from './secrets.js';
+
+const SECOND = 1000;
+const HOUR = 3600 * SECOND;
+const DAY = 24 * HOUR;
+
+/** How retries are spaced and when an endpoint is given up on; tests shrink them. */
+export interface RetryPolicy {
+  /** The wait after the first failed attempt; each further failure doubles it… */
+  baseDelayMs: number;
+  /** …up to this. */
+  maxDelayMs: number;
+  /** A delivery is retried until this long after its event; then it has failed. */
+  retryWindowMs: number;
+  /** An endpoint is disabled after this many failures in a row… */
+  disableAfterFailures: number;
+  /** …that went on for at least this long. */
+  disableAfterMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  baseDelayMs: 5 * SECOND,
+  maxDelayMs: 6 * HOUR,
+  retryWindowMs: 3 * DAY,
+  disableAfterFailures: 10,
+  disableAfterMs: 3 * DAY,
+};
+
+export type Sender = (url: string, headers: Record<string, string>, body: string) => Promise<AttemptResult>;
+
+export interface DeliveryOptions {
+  now?: () => number;
+  random?: () => number;
+  retry?: Partial<RetryPolicy>;
+  send?: Sender;
+}
+
+/** The body of an event's deliveries: built from the event row alone, so every attempt sends the same bytes. */
+export function eventBody(event: ClaimedDelivery['event']): string {
+  return JSON.stringify({
+    id: event.id,
+    type: event.type,
+    timestamp: event.occurredAt.toISOString(),
+    scope: { channels: event.channels, enterpriseId: event.enterpriseId, appKey: event.appKey },
+    data: event.data,
+    requestId: event.requestId,
+  });
+}
+
+/** The wait before attempt `failed + 1`: exponential, capped, with ±20 % jitter so retries spread out. */
+export function retryDelayMs(failed: number, policy: RetryPolicy, random: () => number): number {
+  const exponential = Math.min(policy.baseDelayMs * 2 ** Math.min(failed - 1, 30), policy.maxDelayMs);
+  return Math.round(exponential * (0.8 + 0.4 * random()));
+}
+
+/**
+ * Sends due deliveries: at least once, each attempt kept, failures retried with backoff for the
+ * retry window, and an endpoint that keeps failing disabled with an `endpoint.disabled` audit row.
+ */
+export class WebhookDeliveryService {
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly retry: RetryPolicy;
+  private readonly send: Sender;
+  /** How long a claim keeps other workers off a delivery: longer than an attempt can take. */
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: WebhookConfig,
+    options: DeliveryOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.send = options.send ?? ((url, headers, body) => postWebhook(url, headers, body, config));
+    this.leaseMs = 2 * config.timeoutMs + 5 * SECOND;
+  }
+
+  /** Claims one batch of due deliveries and sends them; answers how many it claimed. */
+  async deliverDue(limit = this.config.concurrency, endpointIds?: readonly string[]): Promise<number> {
+    const claimed = await new WebhookDeliveriesRepository(this.db).claimDue(
+      new Date(this.now()),
+      limit,
+      this.leaseMs,
+      endpointIds,
+    );
+    await Promise.all(claimed.map((d) => this.attempt(d)));
+    return claimed.length;
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const body = eventBody(delivery.event);
+    const at = new Date(this.now());
+    const headers = {
+      'webhook-id': delivery.event.id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': signatureHeader(delivery.secrets, delivery.event.id, at, body),
+      'user-agent': 'Keyward-Webhooks/1',
+    };
+    const result = await this.send(delivery.url, headers, body);
+    await this.record(delivery, at, result);
+  }
+
+  private async record(delivery: ClaimedDelivery, at: Date, result: AttemptResult): Promise<void> {
+    const done = new Date(this.now());
+    await this.db.transaction().execute(async (trx) => {
+      const repo = new WebhookDeliveriesRepository(trx);
+      await repo.insertAttempt(delivery.id, at, result);
+      if (result.ok) {
+        await repo.markDelivered(delivery.id, done);
+        await repo.endpointSucceeded(delivery.endpointId);
+        return;
+      }
+      const retryAt = done.getTime() + retryDelayMs(delivery.attempt, this.retry, this.random);
+      const after: AfterFailure =
+        retryAt > delivery.createdAt.getTime() + this.retry.retryWindowMs
+          ? { gaveUp: true }
+          : { retryAt: new Date(retryAt) };
+      await repo.markFailed(delivery.id, after);
+      const streak = await repo.endpointFailed(delivery.endpointId, done);
+      if (
+        streak !== undefined &&
+        streak.status === 'enabled' &&
+        streak.failures >= this.retry.disableAfterFailures &&
+        done.getTime() - streak.failingSince.getTime() >= this.retry.disableAfterMs
+      ) {
+        const reason = `${streak.failures} failed attempts in a row since ${streak.failingSince.toISOString()}`;
+        await repo.disableEndpoint(delivery.endpointId, reason);
+        await new AuditRepository(trx).record(workerActor(delivery.appId), [
+          {
+            action: 'endpoint.disabled',
+            subject: delivery.endpointId,
+            enterprise: null,
+            detail: {
+              failures: streak.failures,
+              failingSince: streak.failingSince.toISOString(),
+              lastError: result.error,
+            },
+          },
+        ]);
+      }
+    });
+  }
+}

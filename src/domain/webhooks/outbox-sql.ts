@@ -1,0 +1,38 @@
+import { sql, type RawBuilder } from 'kysely';
+
+/**
+ * Two CTEs that put events into the outbox and fan them out to the endpoints subscribed to them,
+ * for a statement that already has a CTE named `source` with the columns
+ * `event_type, event_app, enterprise_id, customer_id, event_data` (event_type null: no event).
+ * Part of the statement that writes the audit rows, so the events commit or roll back with them.
+ *
+ * An event's channels are those of its enterprise's customers and of its customer (an order's
+ * customer may have no enterprise yet); an endpoint receives it when its app is active and has
+ * one of those channels, or is the event's own app. A disabled app hears only of its disabling.
+ */
+export function outboxCtes(source: string, requestId: string | null): RawBuilder<unknown> {
+  return sql`
+    wh_events as (
+      insert into webhook_events (id, type, app_id, channels, enterprise_id, data, request_id)
+      select 'evt_' || replace(gen_random_uuid()::text, '-', ''), s.event_type, s.event_app,
+             array(select c.channel_code from customers c
+                    where c.enterprise_id = s.enterprise_id and c.channel_code is not null
+                   union
+                   select c.channel_code from customers c
+                    where c.id = s.customer_id and c.channel_code is not null),
+             s.enterprise_id, s.event_data, ${requestId}::text
+        from ${sql.table(source)} s
+       where s.event_type is not null
+      returning id, type, app_id, channels
+    ),
+    wh_deliveries as (
+      insert into webhook_deliveries (event_id, endpoint_id)
+      select e.id, ep.id
+        from wh_events e
+        join webhook_endpoints ep
+          on ep.status = 'enabled' and (ep.event_types is null or e.type = any(ep.event_types))
+        join apps ap on ap.id = ep.app_id
+       where (ap.status = 'active' and (ep.app_id = e.app_id or ap.channels && e.channels))
+          or (e.type = 'app.disabled' and ep.app_id = e.app_id)
+    )`;
+}
