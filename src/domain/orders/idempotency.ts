@@ -1,28 +1,39 @@
 import { sha256 } from '../shared/secrets.js';
 import type { Batch } from './order-model.js';
 
-/**
- * Each object shape (its keys in insertion order) with its keys sorted and written as JSON labels:
- * a batch repeats the same few shapes thousands of times, so each is sorted once. Bounded, as a
- * body's shapes are the sender's choice.
- */
-const labelsByShape = new Map<string, ReadonlyArray<readonly [string, string]>>();
-const MAX_SHAPES = 1_000;
+/** An object shape (its keys in insertion order) with its keys sorted and written as JSON labels. */
+interface Shape {
+  keys: readonly string[];
+  labels: ReadonlyArray<readonly [string, string]>;
+}
 
-function sortedLabels(keys: string[]): ReadonlyArray<readonly [string, string]> {
-  return [...keys].sort().map((key) => [key, `${JSON.stringify(key)}:`] as const);
+/**
+ * Shapes seen, by key count and first key: a batch repeats the same few shapes thousands of
+ * times, so each is sorted once, and a shape is recognised by comparing its keys (no text built
+ * per object). Bounded, as a body's shapes are the sender's choice.
+ */
+const shapes = new Map<string, Shape[]>();
+const MAX_SHAPES = 1_000;
+let shapeCount = 0;
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function labelsOf(keys: string[]): ReadonlyArray<readonly [string, string]> {
-  // The count and the keys joined by NUL name a shape only when no key holds a NUL itself.
-  if (keys.some((key) => key.includes('\u0000'))) return sortedLabels(keys);
-  const shape = `${keys.length}\u0000${keys.join('\u0000')}`;
-  let labels = labelsByShape.get(shape);
-  if (labels === undefined) {
-    labels = sortedLabels(keys);
-    if (labelsByShape.size < MAX_SHAPES) labelsByShape.set(shape, labels);
+  const bucket = `${keys.length}:${keys[0] ?? ''}`;
+  const known = shapes.get(bucket);
+  const found = known?.find((shape) => sameKeys(shape.keys, keys));
+  if (found !== undefined) return found.labels;
+  const shape = { keys, labels: [...keys].sort().map((key) => [key, `${JSON.stringify(key)}:`] as const) };
+  if (shapeCount < MAX_SHAPES) {
+    shapeCount += 1;
+    if (known === undefined) shapes.set(bucket, [shape]);
+    else known.push(shape);
   }
-  return labels;
+  return shape.labels;
 }
 
 /**
