@@ -213,7 +213,7 @@ export class WebhookAdminRepository {
    * endpoint already has a delivery of (one endpoint, one delivery per event) has that delivery
    * started afresh: pending, its retry window from now; its earlier attempts stay.
    */
-  async replay(endpointId: string, from: Date, to: Date, now: Date): Promise<number> {
+  async replay(endpointId: string, from: Date, to: Date, now: Date, cap: number): Promise<number> {
     const result = await sql`
       insert into webhook_deliveries (event_id, endpoint_id, next_attempt_at, created_at)
       select e.id, ep.id, ${now}, ${now}
@@ -221,6 +221,9 @@ export class WebhookAdminRepository {
         join webhook_endpoints ep on ep.id = ${endpointId}
         join apps ap on ap.id = ep.app_id
        where e.occurred_at >= ${from} and e.occurred_at < ${to} and ${endpointReceives()}
+       order by e.occurred_at, e.id
+       -- Events written after the count are within the range too: the bound holds all the same.
+       limit ${cap}
       on conflict (endpoint_id, event_id) do update
          set status = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at,
              created_at = excluded.created_at, delivered_at = null

@@ -121,7 +121,7 @@ export class WebhookAdminService {
             'replay a shorter range, in parts',
         );
       }
-      const queued = await repo.replay(endpointId, from, to, new Date(this.now()));
+      const queued = await repo.replay(endpointId, from, to, new Date(this.now()), MAX_REPLAY_EVENTS);
       await new AuditRepository(trx).record(operatorActor(request), [
         {
           action: 'webhook.replayed',
