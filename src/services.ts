@@ -23,6 +23,7 @@ import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
 import { WebhookDeliveryService } from './domain/webhooks/delivery.service.js';
 import { WebhookEndpointsService } from './domain/webhooks/endpoints.service.js';
+import { WebhookAdminService } from './domain/webhooks/webhook-admin.service.js';
 
 /** Every service the surfaces call, built once per process around one database handle. */
 export interface Services {
@@ -47,6 +48,7 @@ export interface Services {
   runtimeKeys: RuntimeKeysService;
   webhookEndpoints: WebhookEndpointsService;
   webhookDeliveries: WebhookDeliveryService;
+  webhookAdmin: WebhookAdminService;
 }
 
 /** What tests may replace: the runtime's clock. */
@@ -99,5 +101,6 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     runtimeKeys,
     webhookEndpoints: new WebhookEndpointsService(db, config.webhooks, options.now),
     webhookDeliveries: new WebhookDeliveryService(db, config.webhooks),
+    webhookAdmin: new WebhookAdminService(db, options.now),
   };
 }

@@ -10,6 +10,7 @@ import { registerMemberCommands } from './commands/member.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTokenCommand } from './commands/token.js';
+import { registerWebhooksCommands } from './commands/webhooks.js';
 
 const AFTER_HELP = `
 The admin commands call the running server's admin API:
@@ -29,6 +30,7 @@ function register(program: Command): void {
   registerMemberCommands(program);
   registerLeasesCommand(program);
   registerKeysCommands(program);
+  registerWebhooksCommands(program);
   program.addHelpText('after', AFTER_HELP);
 }
 

@@ -44,6 +44,9 @@ export const AUDIT_ACTIONS = [
   'lease.revoked',
   // Webhooks: an endpoint that kept failing, disabled by the delivery worker.
   'endpoint.disabled',
+  // Webhooks: the operator's repairs through the admin API.
+  'webhook.delivery_retried',
+  'webhook.replayed',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

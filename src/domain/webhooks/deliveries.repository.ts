@@ -121,6 +121,22 @@ export class WebhookDeliveriesRepository {
     }));
   }
 
+  /**
+   * Pending deliveries of enabled endpoints: due now, or waiting for a retry (or for the claim of a
+   * worker sending them). Deliveries of a disabled endpoint are not sent and not counted.
+   */
+  async backlog(now: Date): Promise<{ due: number; waiting: number }> {
+    const row = await sql<{ due: string; waiting: string }>`
+      select count(*) filter (where d.next_attempt_at <= ${now}) as due,
+             count(*) filter (where d.next_attempt_at > ${now}) as waiting
+        from webhook_deliveries d
+        join webhook_endpoints ep on ep.id = d.endpoint_id and ep.status = 'enabled'
+       where d.status = 'pending'
+    `.execute(this.db);
+    const counts = row.rows[0];
+    return { due: Number(counts?.due ?? 0), waiting: Number(counts?.waiting ?? 0) };
+  }
+
   async insertAttempt(deliveryId: number, at: Date, attempt: AttemptRow): Promise<void> {
     await this.db
       .insertInto('webhook_attempts')

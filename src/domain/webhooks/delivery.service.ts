@@ -36,6 +36,10 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   disableAfterMs: 3 * DAY,
 };
 
+/** What an attempt came to: the closed label set of `keyward_webhook_deliveries_total`. */
+export const DELIVERY_OUTCOMES = ['delivered', 'failed_retrying', 'failed_final'] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+
 export type Sender = (url: string, headers: Record<string, string>, body: string) => Promise<AttemptResult>;
 
 export interface DeliveryOptions {
@@ -74,6 +78,7 @@ export class WebhookDeliveryService {
   private readonly send: Sender;
   /** How long a claim keeps other workers off a delivery: longer than an attempt can take. */
   private readonly leaseMs: number;
+  private readonly listeners: Array<(outcome: DeliveryOutcome) => void> = [];
 
   constructor(
     private readonly db: Db,
@@ -85,6 +90,16 @@ export class WebhookDeliveryService {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.send = options.send ?? ((url, headers, body) => postWebhook(url, headers, body, config));
     this.leaseMs = 2 * config.timeoutMs + 5 * SECOND;
+  }
+
+  /** Calls `listener` with the outcome of each attempt this process records (the metrics count them). */
+  onOutcome(listener: (outcome: DeliveryOutcome) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Pending deliveries of enabled endpoints, due now or waiting for a retry. */
+  async backlog(): Promise<{ due: number; waiting: number }> {
+    return new WebhookDeliveriesRepository(this.db).backlog(new Date(this.now()));
   }
 
   /** Claims one batch of due deliveries and sends them; answers how many it claimed. */
@@ -114,13 +129,13 @@ export class WebhookDeliveryService {
 
   private async record(delivery: ClaimedDelivery, at: Date, result: AttemptResult): Promise<void> {
     const done = new Date(this.now());
-    await this.db.transaction().execute(async (trx) => {
+    const outcome = await this.db.transaction().execute(async (trx): Promise<DeliveryOutcome> => {
       const repo = new WebhookDeliveriesRepository(trx);
       await repo.insertAttempt(delivery.id, at, result);
       if (result.ok) {
         await repo.markDelivered(delivery.id, done);
         await repo.endpointSucceeded(delivery.endpointId);
-        return;
+        return 'delivered';
       }
       const retryAt = done.getTime() + retryDelayMs(delivery.attempt, this.retry, this.random);
       const after: AfterFailure =
@@ -150,6 +165,9 @@ export class WebhookDeliveryService {
           },
         ]);
       }
+      return 'gaveUp' in after ? 'failed_final' : 'failed_retrying';
     });
+    // Counted once the outcome is committed: a rolled-back record is attempted again, not counted twice.
+    for (const listener of this.listeners) listener(outcome);
   }
 }

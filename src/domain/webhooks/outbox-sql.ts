@@ -1,6 +1,17 @@
 import { sql, type RawBuilder } from 'kysely';
 
 /**
+ * Whether the endpoint `ep` (of the app `ap`) receives the event `e`: its filter admits the type, and
+ * its app is active and has one of the event's channels or is the event's own app. A disabled app
+ * hears only of its disabling. The one rule of the outbox fan-out and of an operator's replay.
+ */
+export function endpointReceives(): RawBuilder<unknown> {
+  return sql`(ep.event_types is null or e.type = any(ep.event_types))
+         and ((ap.status = 'active' and (ep.app_id = e.app_id or ap.channels && e.channels))
+              or (e.type = 'app.disabled' and ep.app_id = e.app_id))`;
+}
+
+/**
  * Two CTEs that put events into the outbox and fan them out to the endpoints subscribed to them,
  * for a statement that already has a CTE named `source` with the columns
  * `event_type, event_app, enterprise_id, customer_id, event_data` (event_type null: no event).
@@ -29,10 +40,8 @@ export function outboxCtes(source: string, requestId: string | null): RawBuilder
       insert into webhook_deliveries (event_id, endpoint_id)
       select e.id, ep.id
         from wh_events e
-        join webhook_endpoints ep
-          on ep.status = 'enabled' and (ep.event_types is null or e.type = any(ep.event_types))
+        join webhook_endpoints ep on ep.status = 'enabled'
         join apps ap on ap.id = ep.app_id
-       where (ap.status = 'active' and (ep.app_id = e.app_id or ap.channels && e.channels))
-          or (e.type = 'app.disabled' and ep.app_id = e.app_id)
+       where ${endpointReceives()}
     )`;
 }

@@ -2,6 +2,10 @@ import type { FastifyError } from 'fastify';
 import { AppInputError, AppNotFoundError } from '../../domain/apps/apps.service.js';
 import { RuntimeKeyManagedError } from '../../domain/runtime-keys/runtime-keys.service.js';
 import { safeEqual } from '../../domain/shared/secrets.js';
+import {
+  WebhookAdminInputError,
+  WebhookAdminNotFoundError,
+} from '../../domain/webhooks/webhook-admin.service.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import type { App } from '../app-type.js';
 import { bearerOf } from '../guards/common.js';
@@ -12,6 +16,10 @@ import { createAppRoute } from './create-app.js';
 import { listAppsRoute } from './list-apps.js';
 import { listLeasesRoute } from './list-leases.js';
 import { listRuntimeKeysRoute } from './list-runtime-keys.js';
+import { listWebhookDeliveriesRoute } from './list-webhook-deliveries.js';
+import { listWebhookEndpointsRoute } from './list-webhook-endpoints.js';
+import { replayWebhookEventsRoute } from './replay-webhook-events.js';
+import { retryWebhookDeliveryRoute } from './retry-webhook-delivery.js';
 import { rotateRuntimeKeyRoute } from './rotate-runtime-key.js';
 import { setMemberLimitRoute } from './set-member-limit.js';
 import { setMemberPasswordRoute } from './set-member-password.js';
@@ -25,7 +33,9 @@ export class AdminNotFoundError extends Error {}
 
 function statusOf(error: Error): number | undefined {
   if (error instanceof AppInputError || error instanceof AdminInputError) return 400;
+  if (error instanceof WebhookAdminInputError) return 400;
   if (error instanceof AppNotFoundError || error instanceof AdminNotFoundError) return 404;
+  if (error instanceof WebhookAdminNotFoundError) return 404;
   // Not the server's to change: the operator's configuration decides.
   if (error instanceof RuntimeKeyManagedError) return 409;
   if (error instanceof KeywardError) return 400;
@@ -65,5 +75,9 @@ export function adminApi(adminKey: string) {
     listLeasesRoute(app);
     listRuntimeKeysRoute(app);
     rotateRuntimeKeyRoute(app);
+    listWebhookEndpointsRoute(app);
+    listWebhookDeliveriesRoute(app);
+    retryWebhookDeliveryRoute(app);
+    replayWebhookEventsRoute(app);
   };
 }

@@ -1,3 +1,4 @@
+import { DELIVERY_OUTCOMES } from '../../domain/webhooks/delivery.service.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { safeEqual } from '../../domain/shared/secrets.js';
 import type { App } from '../app-type.js';
@@ -35,6 +36,28 @@ export function metricsRoutes(app: App): void {
         this.set({ product: row.product }, row.seats);
     },
   });
+
+  new Gauge({
+    name: 'keyward_webhook_backlog',
+    help: 'Pending webhook deliveries of enabled endpoints: due now, or waiting for a retry; on every instance',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    // From the database, like the seats: the outbox is shared, so every instance reports the same.
+    async collect() {
+      const backlog = await services.webhookDeliveries.backlog();
+      this.set({ state: 'due' }, backlog.due);
+      this.set({ state: 'waiting' }, backlog.waiting);
+    },
+  });
+  const deliveries = new Counter({
+    name: 'keyward_webhook_deliveries_total',
+    help: "Webhook delivery attempts this instance's worker made, by outcome",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  // Every outcome from zero, so a rate over an outcome that has not happened yet is 0, not absent.
+  for (const outcome of DELIVERY_OUTCOMES) deliveries.inc({ outcome }, 0);
+  services.webhookDeliveries.onOutcome((outcome) => deliveries.inc({ outcome }));
 
   app.addHook('onResponse', async (request, reply) => {
     // The route pattern, never the concrete URL: ids in paths would explode the label set.

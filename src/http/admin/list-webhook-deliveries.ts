@@ -1,0 +1,24 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { IntLike, StringEnum } from '../schema-types.js';
+import { EndpointId } from './webhook-schemas.js';
+
+const Query = Type.Object({
+  endpoint: Type.Optional(EndpointId),
+  status: Type.Optional(StringEnum(['pending', 'delivered', 'failed'] as const)),
+  limit: Type.Optional(IntLike({ minimum: 1, maximum: 1000 })),
+});
+
+/** `keyward webhooks deliveries`: the newest deliveries, each with its attempts and the last one's outcome. */
+export function listWebhookDeliveriesRoute(app: App): void {
+  app.get('/webhooks/deliveries', { schema: { querystring: Query } }, async (request) => {
+    const q = request.query;
+    const rows = await app.services.webhookAdmin.listDeliveries({
+      ...(q.endpoint === undefined ? {} : { endpointId: q.endpoint }),
+      ...(q.status === undefined ? {} : { status: q.status }),
+      limit: q.limit ?? 50,
+    });
+    // Times answer as ISO 8601 strings (Date's JSON), as in the webhooks API.
+    return rows;
+  });
+}
