@@ -80,6 +80,11 @@ export function runtimeTenantState(db: Db, appId: string): Promise<TenantState> 
   });
 }
 
+/** An app's webhook endpoints (secrets included: a refused rotation must not change them). */
+export function webhooksTenantState(db: Db, appId: string): Promise<TenantState> {
+  return digests(db, { endpoints: sql`webhook_endpoints t where app_id = ${appId}` });
+}
+
 /** The names of the tables whose digest differs. */
 export function changedTables(before: TenantState, after: TenantState): string[] {
   return Object.keys(after).filter((name) => before[name] !== after[name]);
