@@ -146,6 +146,8 @@ export interface OrderBatchesTable {
   pending: Generated<boolean>;
   attempts: Generated<number>;
   next_attempt_at: Date | null;
+  /** The request that placed the batch (migration 0151); null before it. */
+  request_id: string | null;
   created_at: Stamp;
 }
 

@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportLine } from '../../src/cli/demo/try-it.js';
@@ -9,8 +11,10 @@ import {
   differences,
   operationOf,
   parseDocumented,
+  TOUR_RECEIVER,
   TOUR_SERVER,
   tourSteps,
+  WEBHOOKS_SECTION,
 } from './support/tour.js';
 
 // The tour (docs/tour.md), run as a reader runs it: `keyward demo` against a real server, the lines
@@ -19,6 +23,9 @@ import {
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 const steps = tourSteps(read('docs/tour.md'));
+const operationSteps = steps.filter((s) => !s.label.startsWith(`${WEBHOOKS_SECTION}: `));
+/** The webhooks section's last step: the receiver's verified event. */
+const arrival = steps.at(-1);
 
 /** The operations of the two interface documents and DOMAIN.md's additions, in their order. */
 const SPEC_ORDER = [
@@ -48,12 +55,22 @@ const ADD_MEMBERS = 'POST /me/api/v1/enterprise/{}/member';
 
 let live: DemoServer;
 let shell: ShellSession;
+let workDir: string | undefined;
 
 beforeAll(async () => {
-  live = await startDemoServer();
+  // Started as the tour's webhooks section tells a reader to: its receiver is plain http on this
+  // machine. Test servers send no webhooks unless told (TEST_ENV); this one must.
+  live = await startDemoServer({ WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_WORKER: '1' });
   const facts = await runDemoJson(live);
-  // The shell finds the test server the way a reader's finds another one: by KEYWARD_URL.
-  shell = startShellSession({ KEYWARD_URL: live.server.url });
+  // The shell finds the test server the way a reader's finds another one: by KEYWARD_URL, and the
+  // receiver by RECEIVER, on a port no other test file holds.
+  // Its TMPDIR, where the receiver's events go, is the run's own.
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-tour-'));
+  shell = startShellSession({
+    KEYWARD_URL: live.server.url,
+    RECEIVER: `http://127.0.0.1:${await freePort()}/keyward`,
+    TMPDIR: workDir,
+  });
   // What the tour tells a reader to paste: the demo's "Try it" logins and its tour variables.
   const pasted = await shell.run(
     [facts.curl.server, facts.curl.token, facts.curl.userToken, exportLine(facts.tour)].join('\n'),
@@ -65,11 +82,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await shell?.close();
   await live?.stop();
+  if (workDir !== undefined) fs.rmSync(workDir, { recursive: true, force: true });
 });
 
 describe('the tour', () => {
   it('shows one example per operation, in the order of the interface documents', () => {
-    expect(steps.map((s) => operationOf(s.command))).toEqual(SPEC_ORDER);
+    expect(operationSteps.map((s) => operationOf(s.command))).toEqual(SPEC_ORDER);
   });
 
   it('covers every order-service and member-center operation the server documents', async () => {
@@ -110,7 +128,11 @@ describe('the tour', () => {
       expect(run.code, run.stderr).toBe(0);
       const answer = JSON.parse(run.stdout) as { data?: { succeeded?: Array<{ globalId: string }> } };
       expect(differences(parseDocumented(step.documented), answer), run.stdout).toEqual([]);
-      if (operationOf(step.command) === ADD_MEMBERS) {
+      if (step === arrival) {
+        // What the receiver printed is what it verified: the async order's own completion.
+        expect(answer).toMatchObject({ type: 'order.completed', data: { channelOrderId: 'shop-order-2' } });
+      }
+      if (operationSteps.includes(step) && operationOf(step.command) === ADD_MEMBERS) {
         // The step itself names the added employee's globalId $MEMBER for the steps that follow.
         const member = await shell.run('printf %s "$MEMBER"');
         expect(member.stdout).toBe(answer.data?.succeeded?.[0]?.globalId);
@@ -135,7 +157,7 @@ describe('the README and docs/', () => {
   it(`name the server in every shell command as "${TOUR_SERVER}"`, () => {
     for (const page of pages) {
       const literal = commandLines(read(page)).filter((line) =>
-        /https?:\/\//.test(line.replaceAll(TOUR_SERVER, '')),
+        /https?:\/\//.test(line.replaceAll(TOUR_SERVER, '').replaceAll(TOUR_RECEIVER, '')),
       );
       expect(literal, page).toEqual([]);
     }
@@ -155,6 +177,15 @@ describe('the README and docs/', () => {
     }
   });
 });
+
+/** A port nothing listens on now: the system's pick for a listener closed at once. */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
 
 /** The anchors a Markdown renderer gives a page's headings (GitHub's rule, without duplicates). */
 function anchorsOf(markdown: string): string[] {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { startOrderWorker, type OrderWorker } from '../../src/jobs/order-worker.js';
@@ -60,6 +61,33 @@ async function withWorker<T>(run: () => Promise<T>, app: Harness['app'] = h.app)
 const asyncBatch = (orders: unknown[]) => batch(tenant, orders, { syncMode: 'async' });
 
 describe('order op 5: syncMode async', () => {
+  it('names the request that placed the batch in its completion’s audit row and event', async () => {
+    const body = asyncBatch([newBuy({ assets: [{ assetNos: [assetNum()], products: [product()] }] })]);
+    const [order] = await submit(h, tenant, body);
+    const licenseOrderId = order?.licenseOrderId as string;
+    await withWorker(() => settled(h.app, tenant, licenseOrderId));
+    const rows = await h.database.db
+      .selectFrom('audit_log')
+      .select(['action', 'request_id'])
+      .where('subject', '=', licenseOrderId)
+      .orderBy('id')
+      .execute();
+    expect(rows.map((r) => r.action)).toEqual(['order.accepted', 'order.completed']);
+    const placedBy = rows[0]?.request_id;
+    expect(placedBy).toEqual(expect.any(String));
+    expect(rows[1]?.request_id).toBe(placedBy);
+    const events = await h.database.db
+      .selectFrom('webhook_events')
+      .select(['type', 'request_id'])
+      .where(sql<boolean>`data->>'licenseOrderId' = ${licenseOrderId}`)
+      .orderBy('type')
+      .execute();
+    expect(events).toEqual([
+      { type: 'order.accepted', request_id: placedBy },
+      { type: 'order.completed', request_id: placedBy },
+    ]);
+  });
+
   it('stores the batch and answers at once; the worker applies it', async () => {
     const num = assetNum();
     const body = asyncBatch([newBuy({ sequence: 9, assets: [{ assetNos: [num], products: [product()] }] })]);

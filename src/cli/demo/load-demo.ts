@@ -86,7 +86,7 @@ export async function loadDemo(baseUrl: string): Promise<DemoFacts> {
   const app = await step('creating the application', () =>
     adminCall<AppWithSecret>('POST', '/apps', {
       name: 'demo',
-      scopes: ['auth_order', 'auth_me', 'auth_runtime'],
+      scopes: ['auth_order', 'auth_me', 'auth_runtime', 'auth_webhooks'],
       channels: [channel],
     }),
   );

@@ -84,9 +84,12 @@ export function operatorActor(ids: OperatorRequest): AuditActor {
   };
 }
 
-/** The async order worker acts for the app that sent the batch, outside any request. */
-export function workerActor(appId: string): AuditActor {
-  return { appId, operator: null, requestId: null, clientRequestId: null };
+/**
+ * A worker acts for an app outside any request: the async order worker for the app that sent the
+ * batch, naming the request that placed it (its completion is that request's doing).
+ */
+export function workerActor(appId: string, requestId: string | null = null): AuditActor {
+  return { appId, operator: null, requestId, clientRequestId: null };
 }
 
 /**

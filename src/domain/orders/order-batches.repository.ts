@@ -48,6 +48,8 @@ export interface ClaimedBatch {
   id: string;
   appId: string;
   acceptedAt: number;
+  /** The request that placed it, which its completion's audit rows and events name. */
+  requestId: string | null;
   batch: Batch;
   orders: Array<{ id: string; sequence: number; customerId: string }>;
 }
@@ -79,6 +81,7 @@ export class OrderBatchesRepository {
     bodyHash: string;
     syncMode: SyncMode;
     payload: Batch | null;
+    requestId: string | null;
   }): Promise<boolean> {
     const row = await this.db
       .insertInto('order_batches')
@@ -92,6 +95,7 @@ export class OrderBatchesRepository {
         payload: batch.payload === null ? null : jsonbText(batch.payload),
         result: '[]',
         pending: batch.syncMode === 'async',
+        request_id: batch.requestId,
       })
       .onConflict((oc) => oc.columns(['app_id', 'channel_code', 'channel_order_id']).doNothing())
       .returning('id')
@@ -167,7 +171,7 @@ export class OrderBatchesRepository {
   async claimNextPending(): Promise<ClaimedBatch | undefined> {
     const batch = await this.db
       .selectFrom('order_batches')
-      .select(['id', 'app_id', 'payload', 'created_at'])
+      .select(['id', 'app_id', 'payload', 'created_at', 'request_id'])
       .where('pending', '=', true)
       .where((eb) =>
         eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', sql<Date>`now()`)]),
@@ -188,6 +192,7 @@ export class OrderBatchesRepository {
       id: batch.id,
       appId: batch.app_id,
       acceptedAt: batch.created_at.getTime(),
+      requestId: batch.request_id,
       batch: batch.payload as Batch,
       orders: orders.map((o) => {
         // Acceptance settles every order's customer before it stores the order.
@@ -203,9 +208,10 @@ export class OrderBatchesRepository {
 
   /**
    * Counts a fault against a still-pending batch and puts it back after an exponential backoff
-   * (2, 4, 8 … seconds, at most 5 minutes); returns the attempts so far (0 if no longer pending).
+   * (2, 4, 8 … seconds, at most 5 minutes); returns the attempts so far (0 if no longer pending)
+   * and the request that placed the batch.
    */
-  async recordFault(batchId: string): Promise<number> {
+  async recordFault(batchId: string): Promise<{ attempts: number; requestId: string | null }> {
     const row = await this.db
       .updateTable('order_batches')
       .set((eb) => ({
@@ -214,9 +220,9 @@ export class OrderBatchesRepository {
       }))
       .where('id', '=', batchId)
       .where('pending', '=', true)
-      .returning('attempts')
+      .returning(['attempts', 'request_id'])
       .executeTakeFirst();
-    return row?.attempts ?? 0;
+    return { attempts: row?.attempts ?? 0, requestId: row?.request_id ?? null };
   }
 
   /** Lets a refused order undo the batch's writes while the claim on the batch row stays held. */

@@ -114,7 +114,7 @@ export class OrdersService {
    * exponentially, and fail it once MAX_FAULT_ATTEMPTS is reached so it cannot block the queue.
    */
   private async deferAfterFault(batchId: string): Promise<void> {
-    const attempts = await new OrderBatchesRepository(this.db).recordFault(batchId);
+    const { attempts, requestId } = await new OrderBatchesRepository(this.db).recordFault(batchId);
     if (attempts < MAX_FAULT_ATTEMPTS) return;
     await this.db.transaction().execute(async (trx) => {
       const failed = await new OrderBatchesRepository(trx).failAll(
@@ -123,7 +123,7 @@ export class OrdersService {
       );
       const appId = failed[0]?.appId;
       if (appId !== undefined)
-        await new AuditRepository(trx).record(workerActor(appId), orderFinished(failed));
+        await new AuditRepository(trx).record(workerActor(appId, requestId), orderFinished(failed));
     });
   }
 
@@ -134,7 +134,7 @@ export class OrdersService {
       if (!claimed) return false;
       onClaim(claimed.id);
       const audit = new AuditRepository(trx);
-      const actor = workerActor(claimed.appId);
+      const actor = workerActor(claimed.appId, claimed.requestId);
       await batches.savepoint();
       try {
         const changes = await applyOrders(trx, this.assetNumbers, toApply(claimed));
@@ -188,6 +188,7 @@ export class OrdersService {
       bodyHash,
       syncMode: batch.syncMode,
       payload: batch.syncMode === 'async' ? batch : null,
+      requestId: actor.requestId,
     });
     if (!claimed) throw new KeyTaken();
 

@@ -64,11 +64,11 @@ export async function freshDatabase(): Promise<FreshDatabase> {
   };
 }
 
-/** A real `keyward serve` on a fresh database (see freshDatabase). */
-export async function startDemoServer(): Promise<DemoServer> {
+/** A real `keyward serve` on a fresh database (see freshDatabase), with `env` added to its own. */
+export async function startDemoServer(env: Record<string, string> = {}): Promise<DemoServer> {
   const database = await freshDatabase();
   const adminKey = randomBytes(16).toString('hex');
-  const server = await startServerProcess({ ...database.env, KEYWARD_ADMIN_KEY: adminKey });
+  const server = await startServerProcess({ ...database.env, KEYWARD_ADMIN_KEY: adminKey, ...env });
   return {
     server,
     cliEnv: { KEYWARD_URL: server.url, KEYWARD_ADMIN_KEY: adminKey },

@@ -6,6 +6,10 @@
 
 /** How every command names the server: $KEYWARD_URL, else the default address. */
 export const TOUR_SERVER = '${KEYWARD_URL:-http://127.0.0.1:8080}';
+/** How the webhooks section names its local receiver: $RECEIVER, else the default address. */
+export const TOUR_RECEIVER = '${RECEIVER:-http://127.0.0.1:8090/keyward}';
+/** The tour's section after the operations of the interface documents. */
+export const WEBHOOKS_SECTION = 'Webhooks';
 
 export interface TourStep {
   /** The heading and bold label before the block: "Order service: Op 1, bind a customer …" */
