@@ -75,6 +75,8 @@ export interface WebhookConfig {
   concurrency: number;
   /** WEBHOOK_WORKER=0: this instance sends no deliveries (others, or a dedicated instance, do). */
   worker: boolean;
+  /** WEBHOOK_RETENTION_DAYS: how long events, deliveries and attempts are kept (and replayable). */
+  retentionDays: number;
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -215,6 +217,8 @@ export function loadConfig(
       pollMs: intFrom(env, 'WEBHOOK_POLL_MS', 1000, 1),
       concurrency: intFrom(env, 'WEBHOOK_CONCURRENCY', 8, 1),
       worker: env.WEBHOOK_WORKER !== '0',
+      // At least 4 days: longer than a delivery's 3 days of retries, so none is pruned mid-retry.
+      retentionDays: intFrom(env, 'WEBHOOK_RETENTION_DAYS', 30, 4),
     },
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),

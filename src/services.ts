@@ -23,6 +23,7 @@ import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
 import { WebhookDeliveryService } from './domain/webhooks/delivery.service.js';
 import { WebhookEndpointsService } from './domain/webhooks/endpoints.service.js';
+import { WebhookRetentionService } from './domain/webhooks/retention.service.js';
 import { WebhookAdminService } from './domain/webhooks/webhook-admin.service.js';
 
 /** Every service the surfaces call, built once per process around one database handle. */
@@ -49,6 +50,7 @@ export interface Services {
   webhookEndpoints: WebhookEndpointsService;
   webhookDeliveries: WebhookDeliveryService;
   webhookAdmin: WebhookAdminService;
+  webhookRetention: WebhookRetentionService;
 }
 
 /** What tests may replace: the runtime's clock. */
@@ -102,5 +104,6 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     webhookEndpoints: new WebhookEndpointsService(db, config.webhooks, options.now),
     webhookDeliveries: new WebhookDeliveryService(db, config.webhooks),
     webhookAdmin: new WebhookAdminService(db, options.now),
+    webhookRetention: new WebhookRetentionService(db, config.webhooks.retentionDays, options.now),
   };
 }

@@ -3,8 +3,9 @@ import type { Services } from '../services.js';
 
 /**
  * Once a minute: purges expired nonces, rate counters, tokens and stale login attempts, and ends
- * runtime leases whose heartbeats stopped. Every instance may run it: the deletes are idempotent
- * and expired leases are claimed with SKIP LOCKED, so no coordination is needed.
+ * runtime leases whose heartbeats stopped, and prunes webhook events past their retention. Every
+ * instance may run it: the deletes are idempotent and expired leases and old events are claimed
+ * with SKIP LOCKED, so no coordination is needed.
  */
 export function startHousekeeping(services: Services, log: FastifyBaseLogger): () => void {
   const run = async () => {
@@ -15,6 +16,7 @@ export function startHousekeeping(services: Services, log: FastifyBaseLogger): (
       await services.consoleSessions.purgeStale();
       // Leases whose heartbeats stopped free their seats (check-out also ends its product's own).
       await services.runtime.endExpired();
+      await services.webhookRetention.prune();
     } catch (error) {
       log.warn({ err: error }, 'housekeeping failed; will retry');
     }
