@@ -202,6 +202,8 @@ describe('compose.yaml', () => {
       expect(instance.depends_on).toEqual({ [pgName]: { condition: 'service_healthy' } });
       // One admin key for all, required rather than defaulted.
       expect(instance.environment?.KEYWARD_ADMIN_KEY).toMatch(/^\$\{KEYWARD_ADMIN_KEY:\?/);
+      // One runtime signing key for all when the operator sets one (empty means unset).
+      expect(instance.environment?.RUNTIME_SIGNING_KEY).toBe('${RUNTIME_SIGNING_KEY:-}');
       expect(instance.ports).toBeUndefined();
     }
   });
