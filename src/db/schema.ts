@@ -146,7 +146,7 @@ export interface OrderBatchesTable {
   pending: Generated<boolean>;
   attempts: Generated<number>;
   next_attempt_at: Date | null;
-  /** The request that placed the batch (migration 0151); null before it. */
+  /** The request that placed the batch (migration 0152); null before it. */
   request_id: string | null;
   created_at: Stamp;
 }
