@@ -61,15 +61,23 @@ async function plansOf(call: (db: DatabaseHandle['db']) => Promise<unknown>, mar
 }
 
 describe.runIf(onPostgres())('prepared statements of the hot reads settle on a generic plan', () => {
-  it('order op 3: the customers of a channel customer', async () => {
+  it('order op 3: the customers of channel customers, for a batch of calls', async () => {
     const plans = await plansOf(
       (db) =>
-        new EnterprisesRepository(db).listCustomersOfChannelCustomer({
-          channelCode: channel,
-          channelCustomerId: 'cust-' + enterpriseId,
-          channels: [channel],
-          defaultOnly: false,
-        }),
+        new EnterprisesRepository(db).listCustomersOfChannelCustomers([
+          {
+            channelCode: channel,
+            channelCustomerId: 'cust-' + enterpriseId,
+            channels: [channel],
+            defaultOnly: false,
+          },
+          {
+            channelCode: channel,
+            channelCustomerId: 'cust-' + enterpriseId,
+            channels: [channel],
+            defaultOnly: true,
+          },
+        ]),
       'channel_customer_id',
     );
     expect(plans.generic).toBeGreaterThan(0);

@@ -11,6 +11,7 @@ import {
 } from '../members/members-provisioning.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { customerBound, customerCreated } from './customer-audit.js';
+import { CustomerQueryBatcher } from './customer-query-batcher.js';
 import {
   EnterpriseDirectoryRepository,
   type DirectoryEnterprise,
@@ -75,7 +76,11 @@ function asChannelCustomer(customer: CustomerRecord, enterprise: EnterpriseRecor
  * with the same key queue behind the first and find what it created.
  */
 export class EnterprisesService {
-  constructor(private readonly db: Db) {}
+  private readonly customerQueries: CustomerQueryBatcher;
+
+  constructor(private readonly db: Db) {
+    this.customerQueries = new CustomerQueryBatcher(db);
+  }
 
   /**
    * Op 1. The caller has checked that `channelCode` is one of the app's channels. Binding is
@@ -218,12 +223,18 @@ export class EnterprisesService {
     });
   }
 
-  /** Op 3. The caller has checked `channelCode`; `defaultOnly` is `defaultCustomer=Y`. */
+  /**
+   * Op 3. The caller has checked `channelCode`; `defaultOnly` is `defaultCustomer=Y`. The read is
+   * shared with the op 3 calls that arrive with this one (CustomerQueryBatcher): one statement and
+   * one round trip for all of them, each answered with its own rows.
+   */
   async query(
     input: { channelCode: string; channelCustomerId: string; defaultOnly: boolean },
     channels: string[],
   ): Promise<EnterpriseCustomer[]> {
-    return new EnterprisesRepository(this.db).listCustomersOfChannelCustomer({ ...input, channels });
+    // An app without channels may see no customer: answered here, it takes no place in a batch.
+    if (channels.length === 0) return [];
+    return this.customerQueries.query({ ...input, channels });
   }
 
   /** `keyward enterprise show`: undefined for an unknown id. */
