@@ -1,6 +1,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -19,7 +21,16 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'keyward-screens-'));
 async function startServer(): Promise<{ url: string; stop(): void }> {
   const child = spawn(process.execPath, [bin, 'serve'], {
     cwd: root,
-    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, KEYWARD_ADMIN_KEY: adminKey, LOG_FORMAT: 'json' },
+    env: {
+      ...process.env,
+      PORT: '0',
+      DATA_DIR: dataDir,
+      KEYWARD_ADMIN_KEY: adminKey,
+      LOG_FORMAT: 'json',
+      // The demo's webhook receivers listen on this machine, over plain http.
+      WEBHOOK_ALLOW_HTTP: '1',
+      WEBHOOK_ALLOW_PRIVATE: '1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -114,15 +125,96 @@ async function checkOutDemoLeases(url: string, demo: Demo): Promise<void> {
   }
 }
 
+/** A local receiver of the demo's webhooks: /crm answers 204, /erp is down (503). */
+async function startReceiver(): Promise<{ url: string; close(): void }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () =>
+      res.writeHead(req.url === '/erp' ? 503 : 204).end(req.url === '/erp' ? 'down for maintenance' : ''),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A CRM app of the demo's channel registers two endpoints once the demo is loaded, one healthy and
+ * one down; the operator replays the demo's events to both (as `keyward webhooks replay` would),
+ * and the server's worker sends them. Answers the failing endpoint's id.
+ */
+async function registerDemoWebhooks(
+  url: string,
+  demo: Demo,
+  receiverUrl: string,
+  since: Date,
+): Promise<string> {
+  const admin = { authorization: `Bearer ${adminKey}` };
+  const app = (await postJson(
+    `${url}/admin/apps`,
+    { name: 'demo CRM', scopes: ['auth_webhooks'], channels: [demo.app.channel] },
+    admin,
+  )) as { appKey: string; appSecret: string };
+  const token = (
+    (await postJson(
+      `${url}/oauth2/token`,
+      { grant_type: 'client_credentials' },
+      { authorization: `Basic ${Buffer.from(`${app.appKey}:${app.appSecret}`).toString('base64')}` },
+    )) as { access_token: string }
+  ).access_token;
+  const endpoint = async (path: string, eventTypes?: string[]) =>
+    (
+      (await postJson(
+        `${url}/v1/webhooks/endpoints?g_nonce=${randomBytes(12).toString('base64url')}`,
+        { url: `${receiverUrl}${path}`, ...(eventTypes === undefined ? {} : { eventTypes }) },
+        { authorization: `Bearer ${token}` },
+      )) as { data: { id: string } }
+    ).data.id;
+  const healthy = await endpoint('/crm');
+  const failing = await endpoint('/erp', [
+    'order.accepted',
+    'order.completed',
+    'order.failed',
+    'asset.locked',
+  ]);
+  const range = { from: since.toISOString(), to: new Date(Date.now() + 1000).toISOString() };
+  for (const id of [healthy, failing])
+    await postJson(`${url}/admin/webhooks/endpoints/${id}/replay`, range, admin);
+  // The worker sends them within a few seconds: wait until none of the healthy one's is pending
+  // and every one of the failing one's has had its first attempt.
+  for (let tries = 0; tries < 60; tries++) {
+    const response = await fetch(`${url}/admin/webhooks/deliveries?limit=1000`, { headers: admin });
+    const rows = (await response.json()) as Array<{ endpointId: string; status: string; attempts: number }>;
+    const waiting = rows.filter(
+      (d) =>
+        (d.endpointId === healthy && d.status === 'pending') ||
+        (d.endpointId === failing && d.attempts === 0),
+    );
+    if (waiting.length === 0) break;
+    await sleep(500);
+  }
+  return failing;
+}
+
 async function shoot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
   console.log(`docs/img/${name}.png`);
 }
 
+const receiver = await startReceiver();
 const server = await startServer();
 try {
+  const since = new Date();
   const demo = await loadDemo(server.url);
   await checkOutDemoLeases(server.url, demo);
+  const failingEndpoint = await registerDemoWebhooks(server.url, demo, receiver.url, since);
   mkdirSync(out, { recursive: true });
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
@@ -140,6 +232,9 @@ try {
     ['orders', 'console-operator-orders'],
     // With the ended lease too: its reason and used time are part of what the page shows.
     ['leases?all=1', 'console-operator-leases'],
+    ['webhooks', 'console-operator-webhooks'],
+    // The endpoint that is down: its failed attempts, what they answered, and when the next is due.
+    [`webhooks/${failingEndpoint}`, 'console-operator-webhook-deliveries'],
     ['audit', 'console-operator-audit'],
   ] as const) {
     await operator.goto(`/console/operator/${page}`);
@@ -176,5 +271,6 @@ try {
   await browser.close();
 } finally {
   server.stop();
+  receiver.close();
   rmSync(dataDir, { recursive: true, force: true });
 }

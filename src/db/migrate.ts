@@ -21,6 +21,7 @@ import * as m0140 from './migrations/0140_runtime_leases.js';
 import * as m0142 from './migrations/0142_app_runtime_settings.js';
 import * as m0141 from './migrations/0141_runtime_signing_keys.js';
 import * as m0150 from './migrations/0150_webhooks.js';
+import * as m0151 from './migrations/0151_webhook_deliveries_by_endpoint.js';
 import * as m0152 from './migrations/0152_order_batches_request_id.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0142_app_runtime_settings': m0142,
   '0141_runtime_signing_keys': m0141,
   '0150_webhooks': m0150,
+  '0151_webhook_deliveries_by_endpoint': m0151,
   '0152_order_batches_request_id': m0152,
 };
 

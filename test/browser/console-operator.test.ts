@@ -216,6 +216,7 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
       '/console/operator/enterprises',
       '/console/operator/orders',
       '/console/operator/leases',
+      '/console/operator/webhooks',
       '/console/operator/audit',
     ]) {
       const response = await page.goto(url);

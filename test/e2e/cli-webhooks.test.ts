@@ -43,8 +43,8 @@ describe('keyward webhooks', () => {
     const endpoints = await runCli(['webhooks', 'endpoints', '--app', appKey], env);
     expect(endpoints.code, endpoints.stderr).toBe(0);
     expect(endpoints.stdout.trim().split('\n')).toEqual([
-      'endpoint\tapp\turl\tevents\tstatus\tfailures',
-      `${endpointId}\t${appKey}\thttps://hooks.example.com/keyward\tapp.disabled\tenabled\t0`,
+      'endpoint\tapp\turl\tevents\tstatus\tfailures\tlastAttempt\tlast',
+      `${endpointId}\t${appKey}\thttps://hooks.example.com/keyward\tapp.disabled\tenabled\t0\t-\t-`,
     ]);
     const json = await runCli(['webhooks', 'endpoints', '--json'], env);
     expect(json.stdout).not.toContain('whsec_');

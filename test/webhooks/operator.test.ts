@@ -79,6 +79,13 @@ async function deliveriesOf(endpointId: string): Promise<DeliveryRow[]> {
   return listed.json() as DeliveryRow[];
 }
 
+async function endpointRow(id: string): Promise<Record<string, unknown> | undefined> {
+  const listed = (await get(`/webhooks/endpoints?app=${world.app.appKey}`)).json() as Array<
+    Record<string, unknown>
+  >;
+  return listed.find((e) => e.id === id);
+}
+
 async function metric(line: string): Promise<number> {
   const body = (await h.app.inject({ method: 'GET', url: '/metrics' })).body;
   const found = body.split('\n').find((l) => l.startsWith(`${line} `));
@@ -116,6 +123,9 @@ describe('keyward webhooks endpoints', () => {
       consecutiveFailures: 0,
       failingSince: null,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      lastAttemptAt: null,
+      lastStatusCode: null,
+      lastError: null,
     });
     expect(mine.map((e) => e.id)).not.toContain(b.id);
     expect(listed.body).not.toContain(a.secret);
@@ -164,6 +174,13 @@ describe('keyward webhooks deliveries and retry', () => {
       lastError: 'status 503',
     });
     expect(retrying?.lastLatencyMs).toEqual(expect.any(Number));
+    // The endpoint's own row carries its latest attempt, whichever delivery it was.
+    expect(await endpointRow(endpoint.id)).toMatchObject({
+      consecutiveFailures: 1,
+      lastAttemptAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      lastStatusCode: 503,
+      lastError: 'status 503',
+    });
     expect(await metric('keyward_webhook_backlog{state="waiting"}')).toBeGreaterThanOrEqual(1);
 
     // Out of its retry window: the next failure is the last.
@@ -202,6 +219,11 @@ describe('keyward webhooks deliveries and retry', () => {
       attempts: 3,
       lastStatusCode: 200,
     });
+    expect(await endpointRow(endpoint.id)).toMatchObject({
+      consecutiveFailures: 0,
+      lastStatusCode: 200,
+      lastError: null,
+    });
 
     expect(await metric('keyward_webhook_deliveries_total{outcome="failed_retrying"}')).toBe(
       before.retrying + 1,
@@ -228,6 +250,8 @@ describe('keyward webhooks deliveries and retry', () => {
     expect((await get('/webhooks/deliveries?status=lost')).statusCode).toBe(400);
     expect((await get('/webhooks/deliveries?limit=100000')).statusCode).toBe(400);
     expect((await get('/webhooks/deliveries?limit=0')).statusCode).toBe(400);
+    expect((await get('/webhooks/deliveries?before=0')).statusCode).toBe(400);
+    expect((await get('/webhooks/deliveries?before=abc')).statusCode).toBe(400);
     expect((await get('/webhooks/deliveries?endpoint=ep_%07x')).statusCode).toBe(400);
   });
 });
@@ -260,6 +284,9 @@ describe('keyward webhooks replay', () => {
     const lateRows = await deliveriesOf(late.id);
     expect(new Set(lateRows.map((d) => d.eventId))).toEqual(new Set(sent.map((d) => d.eventId)));
     expect(lateRows.map((d) => d.status)).toEqual(['pending', 'pending']);
+    // Newest first; `before` a delivery's id gives the ones older than it.
+    const older = await get(`/webhooks/deliveries?endpoint=${late.id}&before=${lateRows[0]?.id}`);
+    expect((older.json() as DeliveryRow[]).map((d) => d.id)).toEqual([lateRows[1]?.id]);
 
     // The other app's endpoint receives only its own channel's event from the same range.
     const theirs = await endpointAt(other, '/replay-other');

@@ -25,20 +25,25 @@ async function endpoints(options: JsonOption & { app?: string; limit: string }):
     console.log(printableJson(rows));
     return;
   }
-  console.log('endpoint\tapp\turl\tevents\tstatus\tfailures');
+  console.log('endpoint\tapp\turl\tevents\tstatus\tfailures\tlastAttempt\tlast');
   for (const e of rows) {
     const events = e.eventTypes === null ? '*' : e.eventTypes.join(',');
     const status = e.disabledReason === null ? e.status : `${e.status} (${e.disabledReason})`;
-    console.log(text`${e.id}\t${e.appKey}\t${e.url}\t${events}\t${status}\t${e.consecutiveFailures}`);
+    // The last attempt's status code, or its error when there was no answer.
+    const last = e.lastStatusCode ?? e.lastError ?? '-';
+    console.log(
+      text`${e.id}\t${e.appKey}\t${e.url}\t${events}\t${status}\t${e.consecutiveFailures}\t${e.lastAttemptAt ?? '-'}\t${last}`,
+    );
   }
 }
 
 async function deliveries(
-  options: JsonOption & { endpoint?: string; status?: string; limit: string },
+  options: JsonOption & { endpoint?: string; status?: string; before?: string; limit: string },
 ): Promise<void> {
   const query = new URLSearchParams({ limit: options.limit });
   if (options.endpoint !== undefined) query.set('endpoint', options.endpoint);
   if (options.status !== undefined) query.set('status', options.status);
+  if (options.before !== undefined) query.set('before', options.before);
   const rows = await adminCall<Answered<AdminDeliveryRow>[]>(
     'GET',
     `/webhooks/deliveries?${query.toString()}`,
@@ -127,6 +132,7 @@ export function registerWebhooksCommands(program: Command): void {
     .option('--endpoint <ID>', "only this endpoint's deliveries")
     .option('--status <STATUS>', 'only pending, delivered or failed ones')
     .option('--limit <N>', 'at most this many deliveries (1 to 1000)', '50')
+    .option('--before <DELIVERY_ID>', 'only deliveries older than this one (the next page)')
     .option('--json', 'print one JSON array, times as ISO 8601')
     .addHelpText(
       'after',

@@ -13,6 +13,16 @@ export interface AdminEndpointRow {
   consecutiveFailures: number;
   failingSince: Date | null;
   createdAt: Date;
+  /** The endpoint's latest recorded attempt, of any of its deliveries: null before the first. */
+  lastAttemptAt: Date | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+}
+
+/** Which endpoints to list: one app's, or one endpoint; every app's when neither is given. */
+export interface EndpointFilter {
+  appId?: string;
+  id?: string;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -32,6 +42,14 @@ export interface AdminDeliveryRow {
   lastStatusCode: number | null;
   lastLatencyMs: number | null;
   lastError: string | null;
+}
+
+/** Which deliveries to list, newest first: `before` a delivery id for the next page. */
+export interface DeliveryFilter {
+  endpointId?: string;
+  status?: DeliveryStatus;
+  before?: number;
+  limit: number;
 }
 
 /** An endpoint with what a replay needs to know of it. */
@@ -54,27 +72,48 @@ export class WebhookAdminRepository {
     return row?.id;
   }
 
-  async listEndpoints(appId: string | undefined, limit: number): Promise<AdminEndpointRow[]> {
-    let query = this.db
-      .selectFrom('webhook_endpoints as ep')
-      .innerJoin('apps as a', 'a.id', 'ep.app_id')
-      .select([
-        'ep.id',
-        'a.app_key',
-        'ep.url',
-        'ep.event_types',
-        'ep.status',
-        'ep.disabled_reason',
-        'ep.consecutive_failures',
-        'ep.failing_since',
-        'ep.created_at',
-      ])
-      .orderBy('ep.created_at')
-      .orderBy('ep.id')
-      .limit(limit);
-    if (appId !== undefined) query = query.where('ep.app_id', '=', appId);
-    const rows = await query.execute();
-    return rows.map((r) => ({
+  /**
+   * Oldest first, each with its latest attempt: found through the endpoint's most recently
+   * attempted delivery (an index on endpoint and attempt time), never by reading all of them.
+   */
+  async listEndpoints(filter: EndpointFilter, limit: number): Promise<AdminEndpointRow[]> {
+    const byApp = filter.appId === undefined ? sql`` : sql`and ep.app_id = ${filter.appId}`;
+    const byId = filter.id === undefined ? sql`` : sql`and ep.id = ${filter.id}`;
+    const result = await sql<{
+      id: string;
+      app_key: string;
+      url: string;
+      event_types: string[] | null;
+      status: 'enabled' | 'disabled';
+      disabled_reason: string | null;
+      consecutive_failures: number;
+      failing_since: Date | null;
+      created_at: Date;
+      attempted_at: Date | null;
+      status_code: number | null;
+      error: string | null;
+    }>`
+      select ep.id, a.app_key, ep.url, ep.event_types, ep.status, ep.disabled_reason,
+             ep.consecutive_failures, ep.failing_since, ep.created_at,
+             last.attempted_at, last.status_code, last.error
+        from webhook_endpoints ep
+        join apps a on a.id = ep.app_id
+        left join lateral (
+          select la.attempted_at, la.status_code, la.error
+            from webhook_deliveries d
+            join lateral (
+              select t.attempted_at, t.status_code, t.error from webhook_attempts t
+               where t.delivery_id = d.id order by t.id desc limit 1
+            ) la on true
+           where d.endpoint_id = ep.id and d.last_attempt_at is not null
+           order by d.last_attempt_at desc
+           limit 1
+        ) last on true
+       where true ${byApp} ${byId}
+       order by ep.created_at, ep.id
+       limit ${limit}
+    `.execute(this.db);
+    return result.rows.map((r) => ({
       id: r.id,
       appKey: r.app_key,
       url: r.url,
@@ -84,6 +123,9 @@ export class WebhookAdminRepository {
       consecutiveFailures: r.consecutive_failures,
       failingSince: r.failing_since,
       createdAt: r.created_at,
+      lastAttemptAt: r.attempted_at,
+      lastStatusCode: r.status_code,
+      lastError: r.error,
     }));
   }
 
@@ -101,14 +143,11 @@ export class WebhookAdminRepository {
    * Newest first, each with its attempts counted from the attempt rows (a replay starts a delivery's
    * count afresh, its earlier attempts stay) and its last attempt's outcome.
    */
-  async listDeliveries(filter: {
-    endpointId?: string;
-    status?: DeliveryStatus;
-    limit: number;
-  }): Promise<AdminDeliveryRow[]> {
+  async listDeliveries(filter: DeliveryFilter): Promise<AdminDeliveryRow[]> {
     const byEndpoint =
       filter.endpointId === undefined ? sql`` : sql`and d.endpoint_id = ${filter.endpointId}`;
     const byStatus = filter.status === undefined ? sql`` : sql`and d.status = ${filter.status}`;
+    const older = filter.before === undefined ? sql`` : sql`and d.id < ${filter.before}`;
     const result = await sql<{
       id: string;
       endpoint_id: string;
@@ -137,7 +176,7 @@ export class WebhookAdminRepository {
           select t.status_code, t.latency_ms, t.error from webhook_attempts t
            where t.delivery_id = d.id order by t.id desc limit 1
         ) last on true
-       where true ${byEndpoint} ${byStatus}
+       where true ${byEndpoint} ${byStatus} ${older}
        order by d.id desc
        limit ${filter.limit}
     `.execute(this.db);

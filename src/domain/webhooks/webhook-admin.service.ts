@@ -5,6 +5,7 @@ import {
   WebhookAdminRepository,
   type AdminDeliveryRow,
   type AdminEndpointRow,
+  type DeliveryFilter,
   type DeliveryStatus,
 } from './webhook-admin.repository.js';
 
@@ -48,14 +49,17 @@ export class WebhookAdminService {
       appId = await repo.appIdOf(filter.appKey);
       if (appId === undefined) throw new WebhookAdminNotFoundError(`no application ${filter.appKey}`);
     }
-    return repo.listEndpoints(appId, filter.limit);
+    return repo.listEndpoints(appId === undefined ? {} : { appId }, filter.limit);
   }
 
-  async listDeliveries(filter: {
-    endpointId?: string;
-    status?: DeliveryStatus;
-    limit: number;
-  }): Promise<AdminDeliveryRow[]> {
+  /** One endpoint as the list shows it. */
+  async endpoint(id: string): Promise<AdminEndpointRow> {
+    const [row] = await new WebhookAdminRepository(this.db).listEndpoints({ id }, 1);
+    if (row === undefined) throw new WebhookAdminNotFoundError(`no endpoint ${id}`);
+    return row;
+  }
+
+  async listDeliveries(filter: DeliveryFilter): Promise<AdminDeliveryRow[]> {
     const repo = new WebhookAdminRepository(this.db);
     if (filter.endpointId !== undefined && (await repo.findEndpoint(filter.endpointId)) === undefined) {
       throw new WebhookAdminNotFoundError(`no endpoint ${filter.endpointId}`);

@@ -7,6 +7,8 @@ const Query = Type.Object({
   endpoint: Type.Optional(EndpointId),
   status: Type.Optional(StringEnum(['pending', 'delivered', 'failed'] as const)),
   limit: Type.Optional(IntLike({ minimum: 1, maximum: 1000 })),
+  // A delivery id (the page's last): the next page of older deliveries.
+  before: Type.Optional(IntLike({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
 });
 
 /** `keyward webhooks deliveries`: the newest deliveries, each with its attempts and the last one's outcome. */
@@ -16,6 +18,7 @@ export function listWebhookDeliveriesRoute(app: App): void {
     const rows = await app.services.webhookAdmin.listDeliveries({
       ...(q.endpoint === undefined ? {} : { endpointId: q.endpoint }),
       ...(q.status === undefined ? {} : { status: q.status }),
+      ...(q.before === undefined ? {} : { before: q.before }),
       limit: q.limit ?? 50,
     });
     // Times answer as ISO 8601 strings (Date's JSON), as in the webhooks API.

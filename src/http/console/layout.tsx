@@ -9,6 +9,7 @@ const OPERATOR_NAV: Array<[string, MessageKey]> = [
   ['/console/operator/enterprises', 'nav.enterprises'],
   ['/console/operator/orders', 'nav.orders'],
   ['/console/operator/leases', 'nav.leases'],
+  ['/console/operator/webhooks', 'nav.webhooks'],
   ['/console/operator/audit', 'nav.audit'],
 ];
 

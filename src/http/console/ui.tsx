@@ -53,6 +53,8 @@ export function Field(props: {
   placeholder?: string;
   autocomplete?: string;
   maxLength?: number;
+  /** For a datetime-local field: 1 lets it take seconds. */
+  step?: number;
 }) {
   const { name, label, error } = props;
   const invalid = error?.field === name;
@@ -70,6 +72,7 @@ export function Field(props: {
           placeholder: props.placeholder,
           autocomplete: props.autocomplete,
           maxLength: props.maxLength,
+          step: props.step,
           'aria-invalid': invalid ? 'true' : undefined,
           'aria-describedby': invalid ? `${id}-error` : undefined,
           // preact's types tie each input type to its allowed ARIA roles; no role is set here.

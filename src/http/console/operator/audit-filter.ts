@@ -1,5 +1,6 @@
 import { AUDIT_ACTIONS, type AuditAction } from '../../../domain/audit/audit-actions.js';
 import type { AuditFilter } from '../../../domain/audit/audit.repository.js';
+import { utcInstantOf } from './utc-time.js';
 
 /** The audit page's and CSV's query: every field optional, as the form sends it. */
 export interface AuditQuery {
@@ -22,14 +23,6 @@ export interface ParsedAuditQuery {
 
 const text = (value: unknown, max = 200) => (typeof value === 'string' ? value.trim().slice(0, max) : '');
 
-/** A datetime-local value (no zone) read as UTC, as every time on the console is shown. */
-function instantOf(value: string): Date | undefined | 'bad' {
-  if (value === '') return undefined;
-  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,3})?)?$/.test(value)) return 'bad';
-  const date = new Date(`${value}Z`);
-  return Number.isNaN(date.getTime()) ? 'bad' : date;
-}
-
 const isAction = (value: string): value is AuditAction =>
   (AUDIT_ACTIONS as readonly string[]).includes(value);
 
@@ -50,7 +43,7 @@ export function parseAuditQuery(query: AuditQuery): ParsedAuditQuery {
   if (form.subject !== '') filter.subject = form.subject;
   const badTimes: Array<'since' | 'until'> = [];
   for (const name of ['since', 'until'] as const) {
-    const instant = instantOf(form[name]);
+    const instant = utcInstantOf(form[name]);
     if (instant === 'bad') badTimes.push(name);
     else if (instant !== undefined) filter[name] = instant;
   }

@@ -6,6 +6,9 @@ import { enterpriseRoutes } from './enterprise.js';
 import { enterprisesRoute } from './enterprises.js';
 import { leasesRoute } from './leases.js';
 import { ordersRoute } from './orders.js';
+import { webhookActionRoutes } from './webhook-actions.js';
+import { webhookEndpointRoute } from './webhook-endpoint.js';
+import { webhooksRoute } from './webhooks.js';
 
 /** The operator's pages, under /console/operator (behind the operator gate in session.ts). */
 export function operatorPages(app: App): void {
@@ -15,5 +18,8 @@ export function operatorPages(app: App): void {
   enterpriseRoutes(app);
   ordersRoute(app);
   leasesRoute(app);
+  webhooksRoute(app);
+  webhookEndpointRoute(app);
+  webhookActionRoutes(app);
   auditRoutes(app);
 }

@@ -1,0 +1,83 @@
+import type { AdminEndpointRow } from '../../../domain/webhooks/webhook-admin.repository.js';
+import type { ConsoleContext } from '../context.js';
+import { Time } from '../ui.js';
+
+/** Characters of an attempt's error shown in a table: the stored ones are short sentences. */
+const ERROR_CHARS = 200;
+
+export function errorExcerpt(error: string): string {
+  return error.length > ERROR_CHARS ? `${error.slice(0, ERROR_CHARS)}…` : error;
+}
+
+/** An endpoint's event filter: the types, or every type when it has none. */
+export function EventFilter(props: { context: ConsoleContext; types: string[] | null }) {
+  const { context, types } = props;
+  if (types === null) return <em>{context.t('webhooks.allEvents')}</em>;
+  return <span class="event-types">{types.join(', ')}</span>;
+}
+
+/** Enabled or disabled, and why it was disabled. */
+export function EndpointStatus(props: { context: ConsoleContext; endpoint: AdminEndpointRow }) {
+  const { context, endpoint } = props;
+  return (
+    <span class="webhook-status">
+      <span class={`status-${endpoint.status}`} data-status={endpoint.status}>
+        {context.t(endpoint.status === 'enabled' ? 'webhooks.status.enabled' : 'webhooks.status.disabled')}
+      </span>
+      {endpoint.disabledReason !== null && (
+        <>
+          <br />
+          <small class="reason">{endpoint.disabledReason}</small>
+        </>
+      )}
+    </span>
+  );
+}
+
+/** The failures in a row, and since when. */
+export function Failures(props: { context: ConsoleContext; endpoint: AdminEndpointRow }) {
+  const { context, endpoint } = props;
+  return (
+    <>
+      <span data-failures={endpoint.consecutiveFailures}>{endpoint.consecutiveFailures}</span>
+      {endpoint.failingSince !== null && (
+        <>
+          <br />
+          <small>
+            {context.t('webhooks.since')} <Time at={endpoint.failingSince} />
+          </small>
+        </>
+      )}
+    </>
+  );
+}
+
+/** An attempt's outcome: its HTTP status, or its error when nothing answered. */
+export function Outcome(props: {
+  context: ConsoleContext;
+  statusCode: number | null;
+  error: string | null;
+  latencyMs?: number | null;
+}) {
+  const { context, statusCode, error, latencyMs } = props;
+  const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
+  return (
+    <span class={ok ? 'outcome-ok' : 'outcome-failed'}>
+      {statusCode !== null ? context.t('webhooks.http', { code: statusCode }) : errorExcerpt(error ?? '—')}
+      {latencyMs !== null && latencyMs !== undefined && ` · ${context.t('webhooks.ms', { ms: latencyMs })}`}
+    </span>
+  );
+}
+
+/** When the endpoint was last tried, and how that went. */
+export function LastAttempt(props: { context: ConsoleContext; endpoint: AdminEndpointRow }) {
+  const { context, endpoint } = props;
+  if (endpoint.lastAttemptAt === null) return <span class="hint">{context.t('webhooks.never')}</span>;
+  return (
+    <>
+      <Time at={endpoint.lastAttemptAt} />
+      <br />
+      <Outcome context={context} statusCode={endpoint.lastStatusCode} error={endpoint.lastError} />
+    </>
+  );
+}
