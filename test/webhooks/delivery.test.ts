@@ -149,6 +149,26 @@ describe('delivery', () => {
     expect(attempts[0]?.latency_ms).toBeGreaterThanOrEqual(590);
   });
 
+  it('records the rest of a batch when an endpoint is deleted while its delivery is sent', async () => {
+    const gone = await endpointAt('/deleted-meanwhile');
+    const kept = await endpointAt('/kept');
+    receiver.on('/deleted-meanwhile', (_req, res) => {
+      void h.app.services.webhookEndpoints.delete(appId, gone.id).then(() => res.writeHead(204).end());
+    });
+    await lockOne();
+    expect(await worker().deliverDue(10, [gone.id, kept.id])).toBe(2);
+    const { delivery, attempts } = await deliveryOf(kept.id);
+    expect(delivery.status).toBe('delivered');
+    expect(attempts).toMatchObject([{ status_code: 204, error: null }]);
+    const left = await h.database.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', '=', gone.id)
+      .execute();
+    expect(left).toEqual([]);
+    expect(hitsOn('/deleted-meanwhile')).toHaveLength(1);
+  });
+
   it('does not follow a redirect: a 3xx is a failed attempt', async () => {
     const endpoint = await endpointAt('/moved');
     receiver.on('/moved', (_req, res) => res.writeHead(302, { location: `${receiver.url}/elsewhere` }).end());
