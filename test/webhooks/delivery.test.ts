@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_REQUEST } from '../../src/domain/audit/audit-actions.js';
 import { WebhookDeliveryService, type RetryPolicy } from '../../src/domain/webhooks/delivery.service.js';
 import { RESPONSE_EXCERPT_BYTES } from '../../src/domain/webhooks/outbound.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -45,10 +46,11 @@ function worker(retry: Partial<RetryPolicy> = {}): WebhookDeliveryService {
 
 /** An endpoint of the world's app at a receiver path, for asset.locked events only. */
 async function endpointAt(path: string) {
-  return h.app.services.webhookEndpoints.create(appId, {
-    url: `${receiver.url}${path}`,
-    eventTypes: ['asset.locked'],
-  });
+  return h.app.services.webhookEndpoints.create(
+    appId,
+    { url: `${receiver.url}${path}`, eventTypes: ['asset.locked'] },
+    { appId, operator: null, ...NO_REQUEST },
+  );
 }
 
 async function lockOne(): Promise<string> {
@@ -153,7 +155,9 @@ describe('delivery', () => {
     const gone = await endpointAt('/deleted-meanwhile');
     const kept = await endpointAt('/kept');
     receiver.on('/deleted-meanwhile', (_req, res) => {
-      void h.app.services.webhookEndpoints.delete(appId, gone.id).then(() => res.writeHead(204).end());
+      void h.app.services.webhookEndpoints
+        .delete(appId, gone.id, { appId, operator: null, ...NO_REQUEST })
+        .then(() => res.writeHead(204).end());
     });
     await lockOne();
     expect(await worker().deliverDue(10, [gone.id, kept.id])).toBe(2);
@@ -237,7 +241,12 @@ describe('delivery', () => {
         .execute();
     expect(await rows()).toHaveLength(1);
     // …until its app enables it again.
-    await h.app.services.webhookEndpoints.update(appId, endpoint.id, { enabled: true });
+    await h.app.services.webhookEndpoints.update(
+      appId,
+      endpoint.id,
+      { enabled: true },
+      { appId, operator: null, ...NO_REQUEST },
+    );
     await lockOne();
     expect(await strict.deliverDue(10, [endpoint.id])).toBe(1);
     expect((await h.app.services.webhookEndpoints.get(appId, endpoint.id)).status).toBe('enabled');
