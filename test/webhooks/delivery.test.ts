@@ -224,7 +224,11 @@ describe('delivery', () => {
     const after = await h.app.services.webhookEndpoints.get(appId, endpoint.id);
     expect(after.status).toBe('disabled');
     expect(after.disabledReason).toMatch(/^3 failed attempts in a row/);
-    const audit = await h.app.services.audit.list({ subject: endpoint.id, limit: 10 });
+    const audit = await h.app.services.audit.list({
+      subject: endpoint.id,
+      action: 'endpoint.disabled',
+      limit: 10,
+    });
     expect(audit).toMatchObject([
       { action: 'endpoint.disabled', appId, detail: { failures: 3, lastError: 'status 503' } },
     ]);
