@@ -7,7 +7,7 @@ import { format, resolveConfig } from 'prettier';
 export interface ResultRow {
   scenario: string;
   database: 'postgres' | 'embedded';
-  /** "req/s", "rows/s", "ms" or "MB": what `value` counts. */
+  /** "req/s", "rows/s", "events/s", "events", "ms" or "MB": what `value` counts. */
   unit: string;
   value: number;
   p50: number | null;
@@ -33,7 +33,7 @@ const ROOT = path.resolve(import.meta.dirname);
 const fixed = (n: number | null, digits: number) => (n === null || Number.isNaN(n) ? '' : n.toFixed(digits));
 
 function valueText(row: ResultRow): string {
-  const digits = row.unit === 'req/s' || row.unit === 'rows/s' ? 0 : row.unit === 'MB' ? 0 : 1;
+  const digits = ['req/s', 'rows/s', 'events/s', 'events', 'MB'].includes(row.unit) ? 0 : 1;
   return `${fixed(row.value, digits)} ${row.unit}`;
 }
 

@@ -55,6 +55,20 @@ export const MEMBERS_PER_ADD = 100;
 export const RUNTIME_COPIES = 1000;
 
 /**
+ * The webhooks scenario: async batchOrders of one order each, sent by as many callers at once as
+ * the batchOrder scenario uses (a CRM's sync job). Each makes an order.accepted event at once and
+ * an order.completed when the order worker has applied it, one batch at a time. `waitMs` bounds the
+ * wait for the last order.completed after the last answer, `drainMs` the wait for the outbox to
+ * empty after that (so late duplicates are counted too).
+ */
+export const WEBHOOKS = {
+  orders: 1000,
+  callers: BATCH_CONNECTIONS,
+  waitMs: 180_000,
+  drainMs: 30_000,
+} as const;
+
+/**
  * Names for `npm run bench -- --only a,b`: each runs its scenarios and the references they are
  * compared with. reads-at-10: op 3 and op 5 at 10 connections; big: member lists at 1M assets vs
  * 10k; embedded: op 3 and op 5 on the embedded database.
@@ -70,6 +84,7 @@ export const SCENARIOS = [
   'batch',
   'op1',
   'console',
+  'webhooks',
   'rss',
   'embedded',
 ] as const;

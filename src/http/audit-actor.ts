@@ -13,6 +13,11 @@ export function orderActor(request: FastifyRequest): AuditActor {
   return { appId: appOf(request).appId, operator: null, ...requestIdsOf(request) };
 }
 
+/** A webhooks-API call: the app acts, on its own endpoints. */
+export function webhooksActor(request: FastifyRequest): AuditActor {
+  return { appId: appOf(request).appId, operator: null, ...requestIdsOf(request) };
+}
+
 /** A member-center call: the member acts, through the app, and is named by its account. */
 export function memberActor(request: FastifyRequest): AuditActor {
   return { appId: appOf(request).appId, operator: memberOf(request).account, ...requestIdsOf(request) };

@@ -19,10 +19,21 @@ export const realTimer: WorkerTimer = {
   },
 };
 
+/** How soon a worker that just sent something looks again; each look that finds nothing doubles it. */
+export const BUSY_POLL_MS = 50;
+
 /**
  * Sends webhook deliveries (ADR 0013). Every instance runs one: deliveries are claimed with
  * FOR UPDATE SKIP LOCKED, so two workers never send the same delivery at once, and what a stopped
- * process had in hand comes due again for any instance. Drains what is due, then sleeps `pollMs`.
+ * process had in hand comes due again for any instance.
+ *
+ * Drains what is due, batch after batch, until a look finds nothing. Events keep committing while
+ * a batch is sent, so stopping at a batch short of full (as it once did) slept with work due. It
+ * then sleeps: BUSY_POLL_MS after a drain that sent something, doubling at each empty look up to
+ * `pollMs`, the idle interval. While events flow (an async order queue applied a batch at a time)
+ * an event waits tens of milliseconds for the next look rather than up to a whole `pollMs`; an
+ * idle worker still looks once per `pollMs`. The loop cannot spin on the same rows: a claim leases
+ * them, and a failed attempt is due again only after its backoff.
  */
 export function startWebhookWorker(
   deliveries: Pick<WebhookDeliveryService, 'deliverDue'>,
@@ -30,24 +41,30 @@ export function startWebhookWorker(
   options: { pollMs: number; batch: number; timer?: WorkerTimer },
 ): WebhookWorker {
   const timer = options.timer ?? realTimer;
+  const busyPollMs = Math.min(BUSY_POLL_MS, options.pollMs);
   let stopped = false;
   let pending: { cancel(): void } | undefined;
   let running: Promise<void> | undefined;
+  let sleepMs = options.pollMs;
 
-  const drain = async () => {
+  /** Whether it sent anything. */
+  const drain = async (): Promise<boolean> => {
+    let sent = false;
     try {
-      // A full batch means more may be due: go on at once.
-      while (!stopped && (await deliveries.deliverDue(options.batch)) === options.batch) {
-        // keep going
-      }
+      while (!stopped && (await deliveries.deliverDue(options.batch)) > 0) sent = true;
     } catch (error) {
       log.error({ err: error }, 'webhook delivery failed; will retry');
+      // A fault (the database away) is not a reason to look again soon.
+      sleepMs = options.pollMs;
+      return false;
     }
+    return sent;
   };
   const tick = () => {
-    running = drain().finally(() => {
+    running = drain().then((sent) => {
       running = undefined;
-      if (!stopped) pending = timer.schedule(tick, options.pollMs);
+      sleepMs = sent ? busyPollMs : Math.min(sleepMs * 2, options.pollMs);
+      if (!stopped) pending = timer.schedule(tick, sleepMs);
     });
   };
   tick();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../src/domain/shared/secrets.js';
-import { ME_PREFIX, ORDER_PREFIX } from '../../src/http/surface.js';
+import { ME_PREFIX, ORDER_PREFIX, WEBHOOKS_PREFIX } from '../../src/http/surface.js';
 import { appToken, createTestApp, passwordLogin, userToken } from '../support/fixtures.js';
 import { nonce, startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import {
@@ -19,11 +19,13 @@ import {
   changedTables,
   memberTenantState,
   orderTenantState,
+  webhooksTenantState,
   type TenantState,
 } from './support/tenant-state.js';
 
-// Every operation of both services, called on one tenant's data by everyone who must not reach
-// it: each caller gets its code, no answer carries the tenant's data, and nothing of it changes.
+// Every operation of both services and of the webhooks API, called on one tenant's data by everyone
+// who must not reach it: each caller gets its code, no answer carries the tenant's data, and nothing
+// of it changes.
 let h: Harness;
 let a: AssetWorld;
 let b: AssetWorld;
@@ -37,10 +39,12 @@ let ids: {
   lentLock: string;
   licenseOrderId: string;
   crmCustomerId: string;
+  /** A webhook endpoint of A's app. */
+  endpointId: string;
 };
 /** Everything of A's an answer to someone else must not contain. */
 let secrets: string[];
-let before: { order: TenantState; member: TenantState };
+let before: { order: TenantState; member: TenantState; webhooks: TenantState };
 let appId: string;
 
 type Caller =
@@ -57,6 +61,8 @@ const CALLERS: Caller[] = [
 let headersOf: Record<Caller, Record<string, string>>;
 /** The order service's caller without its scope: an app with `auth_me` only. */
 let orderNoScope: Record<string, string>;
+/** The webhooks API's caller without its scope: A's own app, its token asked for `auth_order` only. */
+let webhooksNoScope: Record<string, string>;
 
 async function kill(token: string, column: 'expires_at' | 'revoked_at'): Promise<void> {
   const past = new Date(Date.now() - 1000);
@@ -76,12 +82,15 @@ async function state() {
   return {
     order: await orderTenantState(h.database.db, { appId, channel: a.channel }),
     member: await memberTenantState(h.database.db, enterprise),
+    webhooks: await webhooksTenantState(h.database.db, appId),
   };
 }
 
 beforeAll(async () => {
   h = await startHarness();
-  [a, b] = [await assetWorld(h), await assetWorld(h)];
+  // Both apps have webhooks too: B's endpoints API is the one that must not reach A's endpoint.
+  const scopes = ['auth_order', 'auth_me', 'auth_webhooks'];
+  [a, b] = [await assetWorld(h, scopes), await assetWorld(h, scopes)];
   appId = (
     await h.database.db
       .selectFrom('apps')
@@ -102,6 +111,15 @@ beforeAll(async () => {
   });
   expect(created.statusCode, created.body).toBe(200);
   const [issued] = await h.app.services.assetNumbers.issue(1, appId);
+  const endpointUrl = `https://hooks.example.com/${uniqueCode('a-route-')}`;
+  const endpoint = await h.app.inject({
+    method: 'POST',
+    url: `${WEBHOOKS_PREFIX}/endpoints?g_nonce=${nonce()}`,
+    headers: { authorization: `Bearer ${a.token}` },
+    payload: { url: endpointUrl, eventTypes: ['order.completed'] },
+  });
+  expect(endpoint.json(), endpoint.body).toMatchObject({ code: 0 });
+  const endpointData = (endpoint.json() as { data: { id: string; secret: string } }).data;
   ids = {
     assetNum,
     issued: issued as string,
@@ -109,10 +127,11 @@ beforeAll(async () => {
     lentLock,
     licenseOrderId,
     crmCustomerId,
+    endpointId: endpointData.id,
   };
 
   // The callers, each with what it would send: app token, user token, or both.
-  const disabled = await createTestApp(h, { scopes: ['auth_order', 'auth_me'], channels: [a.channel] });
+  const disabled = await createTestApp(h, { scopes, channels: [a.channel] });
   const disabledApp = await appToken(h, disabled);
   const disabledUser = await userToken(h, disabled, a.admin.account, a.admin.password);
   await h.app.services.apps.disable(disabled.appKey);
@@ -148,6 +167,7 @@ beforeAll(async () => {
     expired: { authorization: `Bearer ${expiredApp}`, usertoken: expiredUser },
   };
   orderNoScope = { authorization: `Bearer ${await appToken(h, meOnly)}` };
+  webhooksNoScope = { authorization: `Bearer ${await appToken(h, a.app, 'auth_order')}` };
 
   const names = await h.database.db
     .selectFrom('members')
@@ -165,16 +185,20 @@ beforeAll(async () => {
     'Secret Suite A',
     'Lending Ltd',
     'Crm Customer A',
+    endpointUrl,
+    endpointData.secret,
     ...names.flatMap((n) => [n.name ?? '', n.account, n.global_id]),
   ].filter((s) => s !== '');
   before = await state();
 });
 afterAll(async () => h.close());
 
+type Surface = 'order' | 'me' | 'webhooks';
+
 interface Operation {
   name: string;
-  surface: 'order' | 'me';
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  surface: Surface;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: () => string;
   payload?: () => unknown;
   /** Codes by caller where they differ from the surface's default. */
@@ -390,8 +414,46 @@ const memberOps: Operation[] = [
   },
 ];
 
+/** Another app's endpoint is answered exactly as one that does not exist: 95001. */
+const webhookOps: Operation[] = [
+  {
+    name: 'get A’s endpoint',
+    surface: 'webhooks',
+    method: 'GET',
+    path: () => `/endpoints/${ids.endpointId}`,
+  },
+  {
+    name: 'list endpoints',
+    surface: 'webhooks',
+    method: 'GET',
+    path: () => '/endpoints',
+    // Another app lists its own endpoints: none of A's is among them (no answer carries its url).
+    codes: { otherChannel: 0 },
+  },
+  {
+    name: 'change A’s endpoint',
+    surface: 'webhooks',
+    method: 'PATCH',
+    path: () => `/endpoints/${ids.endpointId}`,
+    payload: () => ({ url: 'https://intruder.example/hook', eventTypes: null, enabled: true }),
+  },
+  {
+    name: 'rotate the secret of A’s endpoint',
+    surface: 'webhooks',
+    method: 'POST',
+    path: () => `/endpoints/${ids.endpointId}/rotate-secret`,
+    payload: () => ({ overlapSeconds: 0 }),
+  },
+  {
+    name: 'delete A’s endpoint',
+    surface: 'webhooks',
+    method: 'DELETE',
+    path: () => `/endpoints/${ids.endpointId}`,
+  },
+];
+
 /** What each caller gets from a surface unless the operation says otherwise. */
-const DEFAULTS: Record<'order' | 'me', Record<Caller, string | undefined>> = {
+const DEFAULTS: Record<Surface, Record<Caller, string | undefined>> = {
   // The order service knows apps only: the member callers do not apply to it.
   order: {
     otherAdmin: undefined,
@@ -413,11 +475,22 @@ const DEFAULTS: Record<'order' | 'me', Record<Caller, string | undefined>> = {
     revoked: '60005',
     expired: '60005',
   },
+  // The webhooks API knows apps only; another app with the scope finds no endpoint of A's.
+  webhooks: {
+    otherAdmin: undefined,
+    plainMember: undefined,
+    disabledApp: '60000',
+    noScope: '60000',
+    otherChannel: '95001',
+    revoked: '60000',
+    expired: '60000',
+  },
 };
 
 function headers(op: Operation, caller: Caller): Record<string, string> {
   const given = headersOf[caller];
-  if (op.surface === 'order') {
+  if (op.surface === 'webhooks' && caller === 'noScope') return webhooksNoScope;
+  if (op.surface === 'order' || op.surface === 'webhooks') {
     if (caller === 'noScope') return orderNoScope;
     return { authorization: given.authorization as string };
   }
@@ -428,7 +501,9 @@ function headers(op: Operation, caller: Caller): Record<string, string> {
   return given;
 }
 
-const cases = [...orderOps, ...memberOps].flatMap((op) =>
+const PREFIX: Record<Surface, string> = { order: ORDER_PREFIX, me: ME_PREFIX, webhooks: WEBHOOKS_PREFIX };
+
+const cases = [...orderOps, ...memberOps, ...webhookOps].flatMap((op) =>
   CALLERS.map((caller) => ({
     op,
     caller,
@@ -442,7 +517,7 @@ describe('tenant isolation: every operation against everyone who must not reach 
     const path = op.path();
     const response = await h.app.inject({
       method: op.method,
-      url: `${op.surface === 'order' ? ORDER_PREFIX : ME_PREFIX}${path}${path.includes('?') ? '&' : '?'}g_nonce=${nonce()}`,
+      url: `${PREFIX[op.surface]}${path}${path.includes('?') ? '&' : '?'}g_nonce=${nonce()}`,
       headers: headers(op, caller),
       ...(op.payload ? { payload: op.payload() as object } : {}),
     });
@@ -459,6 +534,7 @@ describe('tenant isolation: every operation against everyone who must not reach 
     const after = await state();
     expect(changedTables(before.order, after.order)).toEqual([]);
     expect(changedTables(before.member, after.member)).toEqual([]);
+    expect(changedTables(before.webhooks, after.webhooks)).toEqual([]);
   });
 });
 

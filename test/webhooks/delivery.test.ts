@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_REQUEST } from '../../src/domain/audit/audit-actions.js';
 import { WebhookDeliveryService, type RetryPolicy } from '../../src/domain/webhooks/delivery.service.js';
 import { RESPONSE_EXCERPT_BYTES } from '../../src/domain/webhooks/outbound.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -45,10 +46,11 @@ function worker(retry: Partial<RetryPolicy> = {}): WebhookDeliveryService {
 
 /** An endpoint of the world's app at a receiver path, for asset.locked events only. */
 async function endpointAt(path: string) {
-  return h.app.services.webhookEndpoints.create(appId, {
-    url: `${receiver.url}${path}`,
-    eventTypes: ['asset.locked'],
-  });
+  return h.app.services.webhookEndpoints.create(
+    appId,
+    { url: `${receiver.url}${path}`, eventTypes: ['asset.locked'] },
+    { appId, operator: null, ...NO_REQUEST },
+  );
 }
 
 async function lockOne(): Promise<string> {
@@ -149,6 +151,28 @@ describe('delivery', () => {
     expect(attempts[0]?.latency_ms).toBeGreaterThanOrEqual(590);
   });
 
+  it('records the rest of a batch when an endpoint is deleted while its delivery is sent', async () => {
+    const gone = await endpointAt('/deleted-meanwhile');
+    const kept = await endpointAt('/kept');
+    receiver.on('/deleted-meanwhile', (_req, res) => {
+      void h.app.services.webhookEndpoints
+        .delete(appId, gone.id, { appId, operator: null, ...NO_REQUEST })
+        .then(() => res.writeHead(204).end());
+    });
+    await lockOne();
+    expect(await worker().deliverDue(10, [gone.id, kept.id])).toBe(2);
+    const { delivery, attempts } = await deliveryOf(kept.id);
+    expect(delivery.status).toBe('delivered');
+    expect(attempts).toMatchObject([{ status_code: 204, error: null }]);
+    const left = await h.database.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', '=', gone.id)
+      .execute();
+    expect(left).toEqual([]);
+    expect(hitsOn('/deleted-meanwhile')).toHaveLength(1);
+  });
+
   it('does not follow a redirect: a 3xx is a failed attempt', async () => {
     const endpoint = await endpointAt('/moved');
     receiver.on('/moved', (_req, res) => res.writeHead(302, { location: `${receiver.url}/elsewhere` }).end());
@@ -200,7 +224,11 @@ describe('delivery', () => {
     const after = await h.app.services.webhookEndpoints.get(appId, endpoint.id);
     expect(after.status).toBe('disabled');
     expect(after.disabledReason).toMatch(/^3 failed attempts in a row/);
-    const audit = await h.app.services.audit.list({ subject: endpoint.id, limit: 10 });
+    const audit = await h.app.services.audit.list({
+      subject: endpoint.id,
+      action: 'endpoint.disabled',
+      limit: 10,
+    });
     expect(audit).toMatchObject([
       { action: 'endpoint.disabled', appId, detail: { failures: 3, lastError: 'status 503' } },
     ]);
@@ -217,7 +245,12 @@ describe('delivery', () => {
         .execute();
     expect(await rows()).toHaveLength(1);
     // …until its app enables it again.
-    await h.app.services.webhookEndpoints.update(appId, endpoint.id, { enabled: true });
+    await h.app.services.webhookEndpoints.update(
+      appId,
+      endpoint.id,
+      { enabled: true },
+      { appId, operator: null, ...NO_REQUEST },
+    );
     await lockOne();
     expect(await strict.deliverDue(10, [endpoint.id])).toBe(1);
     expect((await h.app.services.webhookEndpoints.get(appId, endpoint.id)).status).toBe('enabled');

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_REQUEST } from '../../src/domain/audit/audit-actions.js';
 import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
 import { assetWorld, buyAsset, setLocked, type AssetWorld } from '../support/order-fixtures.js';
 import { startReceiver, type Receiver } from './receiver.js';
@@ -44,10 +45,12 @@ async function appIdOf(w: AssetWorld): Promise<string> {
 }
 
 async function endpointAt(w: AssetWorld, path: string) {
-  return h.app.services.webhookEndpoints.create(await appIdOf(w), {
-    url: `${receiver.url}${path}`,
-    eventTypes: ['asset.locked'],
-  });
+  const appId = await appIdOf(w);
+  return h.app.services.webhookEndpoints.create(
+    appId,
+    { url: `${receiver.url}${path}`, eventTypes: ['asset.locked'] },
+    { appId, operator: null, ...NO_REQUEST },
+  );
 }
 
 /** One asset.locked event in the world's channel (and one asset.unlocked, filtered out). */

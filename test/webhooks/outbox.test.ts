@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditRepository } from '../../src/domain/audit/audit.repository.js';
-import { operatorActor } from '../../src/domain/audit/audit-actions.js';
+import { NO_REQUEST, operatorActor } from '../../src/domain/audit/audit-actions.js';
 import { createTestApp } from '../support/fixtures.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { assetWorld, buyAsset, setLocked, type AssetWorld } from '../support/order-fixtures.js';
@@ -24,10 +24,12 @@ async function appIdOf(appKey: string): Promise<string> {
 }
 
 async function endpointFor(appKey: string, eventTypes?: string[]): Promise<string> {
-  const created = await h.app.services.webhookEndpoints.create(await appIdOf(appKey), {
-    url: 'https://receiver.example/hook',
-    ...(eventTypes === undefined ? {} : { eventTypes }),
-  });
+  const appId = await appIdOf(appKey);
+  const created = await h.app.services.webhookEndpoints.create(
+    appId,
+    { url: 'https://receiver.example/hook', ...(eventTypes === undefined ? {} : { eventTypes }) },
+    { appId, operator: null, ...NO_REQUEST },
+  );
   return created.id;
 }
 

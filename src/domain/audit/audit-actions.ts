@@ -47,6 +47,11 @@ export const AUDIT_ACTIONS = [
   // Webhooks: the operator's repairs through the admin API.
   'webhook.delivery_retried',
   'webhook.replayed',
+  // Webhooks: an app's changes to its own endpoints through /v1/webhooks (never a secret).
+  'webhook.endpoint_created',
+  'webhook.endpoint_updated',
+  'webhook.endpoint_deleted',
+  'webhook.endpoint_secret_rotated',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

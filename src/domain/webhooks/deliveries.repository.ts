@@ -137,6 +137,74 @@ export class WebhookDeliveriesRepository {
     return { due: Number(counts?.due ?? 0), waiting: Number(counts?.waiting ?? 0) };
   }
 
+  /**
+   * Locks what recording a batch's outcomes writes: first its endpoints, then its deliveries, each
+   * in id order. Deleting an endpoint locks in that order too (the endpoint, then its deliveries by
+   * cascade), and so does every recorder, so none of them waits on another in a cycle. Answers the
+   * deliveries that still exist: an endpoint deleted while its delivery was being sent took the
+   * delivery with it, and nothing is recorded for it; one deleted later waits for this transaction.
+   */
+  async lockForRecording(
+    endpointIds: readonly string[],
+    deliveryIds: readonly number[],
+  ): Promise<Set<number>> {
+    if (deliveryIds.length === 0) return new Set();
+    await this.db
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('id', 'in', [...new Set(endpointIds)])
+      .orderBy('id')
+      .forNoKeyUpdate()
+      .execute();
+    const rows = await this.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('id', 'in', [...deliveryIds])
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+    return new Set(rows.map((r) => Number(r.id)));
+  }
+
+  /**
+   * Successful attempts, all in one statement: each attempt kept, its delivery marked delivered
+   * (when still pending) and its endpoint's failure streak ended. Its endpoints and deliveries are
+   * locked (lockForRecording) in this transaction.
+   */
+  async recordDelivered(
+    attempts: ReadonlyArray<{
+      deliveryId: number;
+      endpointId: string;
+      at: Date;
+      done: Date;
+      row: AttemptRow;
+    }>,
+  ): Promise<void> {
+    if (attempts.length === 0) return;
+    await sql`
+      with u as (
+        select * from unnest(${attempts.map((a) => a.deliveryId)}::bigint[],
+                             ${attempts.map((a) => a.at)}::timestamptz[],
+                             ${attempts.map((a) => a.done)}::timestamptz[],
+                             ${attempts.map((a) => a.row.statusCode)}::int[],
+                             ${attempts.map((a) => a.row.latencyMs)}::int[],
+                             ${attempts.map((a) => a.row.responseExcerpt)}::text[])
+               as u(delivery_id, attempted_at, delivered_at, status_code, latency_ms, response_excerpt)
+      ),
+      kept as (
+        insert into webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, response_excerpt, error)
+        select delivery_id, attempted_at, status_code, latency_ms, response_excerpt, null from u
+      ),
+      marked as (
+        update webhook_deliveries d set status = 'delivered', delivered_at = u.delivered_at
+          from u
+         where d.id = u.delivery_id and d.status = 'pending'
+      )
+      update webhook_endpoints set consecutive_failures = 0, failing_since = null
+       where id = any(${[...new Set(attempts.map((a) => a.endpointId))]}::text[]) and consecutive_failures > 0
+    `.execute(this.db);
+  }
+
   async insertAttempt(deliveryId: number, at: Date, attempt: AttemptRow): Promise<void> {
     await this.db
       .insertInto('webhook_attempts')
@@ -151,31 +219,12 @@ export class WebhookDeliveriesRepository {
       .execute();
   }
 
-  async markDelivered(deliveryId: number, at: Date): Promise<void> {
-    await this.db
-      .updateTable('webhook_deliveries')
-      .set({ status: 'delivered', delivered_at: at })
-      .where('id', '=', deliveryId)
-      .where('status', '=', 'pending')
-      .execute();
-  }
-
   async markFailed(deliveryId: number, after: AfterFailure): Promise<void> {
     await this.db
       .updateTable('webhook_deliveries')
       .set('retryAt' in after ? { next_attempt_at: after.retryAt } : { status: 'failed' })
       .where('id', '=', deliveryId)
       .where('status', '=', 'pending')
-      .execute();
-  }
-
-  /** An endpoint answered: its failure streak ends. */
-  async endpointSucceeded(endpointId: string): Promise<void> {
-    await this.db
-      .updateTable('webhook_endpoints')
-      .set({ consecutive_failures: 0, failing_since: null })
-      .where('id', '=', endpointId)
-      .where('consecutive_failures', '>', 0)
       .execute();
   }
 

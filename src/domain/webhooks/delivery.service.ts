@@ -40,6 +40,14 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 export const DELIVERY_OUTCOMES = ['delivered', 'failed_retrying', 'failed_final'] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
+/** One attempt made, its outcome not yet recorded. */
+interface Attempted {
+  delivery: ClaimedDelivery;
+  at: Date;
+  done: Date;
+  result: AttemptResult;
+}
+
 export type Sender = (url: string, headers: Record<string, string>, body: string) => Promise<AttemptResult>;
 
 export interface DeliveryOptions {
@@ -102,7 +110,12 @@ export class WebhookDeliveryService {
     return new WebhookDeliveriesRepository(this.db).backlog(new Date(this.now()));
   }
 
-  /** Claims one batch of due deliveries and sends them; answers how many it claimed. */
+  /**
+   * Claims one batch of due deliveries, sends them at once, and records every outcome in one
+   * transaction: one commit, and one statement for all the successes, per batch. A transaction per
+   * delivery made the commits, not the sending, the bound on how many deliveries a worker sends a
+   * second. Answers how many it claimed.
+   */
   async deliverDue(limit = this.config.concurrency, endpointIds?: readonly string[]): Promise<number> {
     const claimed = await new WebhookDeliveriesRepository(this.db).claimDue(
       new Date(this.now()),
@@ -110,11 +123,12 @@ export class WebhookDeliveryService {
       this.leaseMs,
       endpointIds,
     );
-    await Promise.all(claimed.map((d) => this.attempt(d)));
+    if (claimed.length === 0) return 0;
+    await this.record(await Promise.all(claimed.map((d) => this.attempt(d))));
     return claimed.length;
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery): Promise<Attempted> {
     const body = eventBody(delivery.event);
     const at = new Date(this.now());
     const headers = {
@@ -124,50 +138,72 @@ export class WebhookDeliveryService {
       'user-agent': 'Keyward-Webhooks/1',
     };
     const result = await this.send(delivery.url, headers, body);
-    await this.record(delivery, at, result);
+    return { delivery, at, done: new Date(this.now()), result };
   }
 
-  private async record(delivery: ClaimedDelivery, at: Date, result: AttemptResult): Promise<void> {
-    const done = new Date(this.now());
-    const outcome = await this.db.transaction().execute(async (trx): Promise<DeliveryOutcome> => {
+  private async record(attempts: readonly Attempted[]): Promise<void> {
+    const outcomes = await this.db.transaction().execute(async (trx): Promise<DeliveryOutcome[]> => {
       const repo = new WebhookDeliveriesRepository(trx);
-      await repo.insertAttempt(delivery.id, at, result);
-      if (result.ok) {
-        await repo.markDelivered(delivery.id, done);
-        await repo.endpointSucceeded(delivery.endpointId);
-        return 'delivered';
+      const existing = await repo.lockForRecording(
+        attempts.map((a) => a.delivery.endpointId),
+        attempts.map((a) => a.delivery.id),
+      );
+      const kept = attempts.filter((a) => existing.has(a.delivery.id));
+      const delivered = kept.filter((a) => a.result.ok);
+      await repo.recordDelivered(
+        delivered.map((a) => ({
+          deliveryId: a.delivery.id,
+          endpointId: a.delivery.endpointId,
+          at: a.at,
+          done: a.done,
+          row: a.result,
+        })),
+      );
+      const outcomes: DeliveryOutcome[] = delivered.map(() => 'delivered');
+      // Failures are few, and each may end its endpoint's streak in a disabling: one at a time.
+      for (const failed of kept.filter((a) => !a.result.ok)) {
+        outcomes.push(await this.recordFailure(trx, repo, failed));
       }
-      const retryAt = done.getTime() + retryDelayMs(delivery.attempt, this.retry, this.random);
-      const after: AfterFailure =
-        retryAt > delivery.createdAt.getTime() + this.retry.retryWindowMs
-          ? { gaveUp: true }
-          : { retryAt: new Date(retryAt) };
-      await repo.markFailed(delivery.id, after);
-      const streak = await repo.endpointFailed(delivery.endpointId, done);
-      if (
-        streak !== undefined &&
-        streak.status === 'enabled' &&
-        streak.failures >= this.retry.disableAfterFailures &&
-        done.getTime() - streak.failingSince.getTime() >= this.retry.disableAfterMs
-      ) {
-        const reason = `${streak.failures} failed attempts in a row since ${streak.failingSince.toISOString()}`;
-        await repo.disableEndpoint(delivery.endpointId, reason);
-        await new AuditRepository(trx).record(workerActor(delivery.appId), [
-          {
-            action: 'endpoint.disabled',
-            subject: delivery.endpointId,
-            enterprise: null,
-            detail: {
-              failures: streak.failures,
-              failingSince: streak.failingSince.toISOString(),
-              lastError: result.error,
-            },
-          },
-        ]);
-      }
-      return 'gaveUp' in after ? 'failed_final' : 'failed_retrying';
+      return outcomes;
     });
-    // Counted once the outcome is committed: a rolled-back record is attempted again, not counted twice.
-    for (const listener of this.listeners) listener(outcome);
+    // Counted once the outcomes are committed: a rolled-back record is attempted again, not counted twice.
+    for (const outcome of outcomes) for (const listener of this.listeners) listener(outcome);
+  }
+
+  private async recordFailure(
+    trx: Db,
+    repo: WebhookDeliveriesRepository,
+    { delivery, at, done, result }: Attempted,
+  ): Promise<DeliveryOutcome> {
+    await repo.insertAttempt(delivery.id, at, result);
+    const retryAt = done.getTime() + retryDelayMs(delivery.attempt, this.retry, this.random);
+    const after: AfterFailure =
+      retryAt > delivery.createdAt.getTime() + this.retry.retryWindowMs
+        ? { gaveUp: true }
+        : { retryAt: new Date(retryAt) };
+    await repo.markFailed(delivery.id, after);
+    const streak = await repo.endpointFailed(delivery.endpointId, done);
+    if (
+      streak !== undefined &&
+      streak.status === 'enabled' &&
+      streak.failures >= this.retry.disableAfterFailures &&
+      done.getTime() - streak.failingSince.getTime() >= this.retry.disableAfterMs
+    ) {
+      const reason = `${streak.failures} failed attempts in a row since ${streak.failingSince.toISOString()}`;
+      await repo.disableEndpoint(delivery.endpointId, reason);
+      await new AuditRepository(trx).record(workerActor(delivery.appId), [
+        {
+          action: 'endpoint.disabled',
+          subject: delivery.endpointId,
+          enterprise: null,
+          detail: {
+            failures: streak.failures,
+            failingSince: streak.failingSince.toISOString(),
+            lastError: result.error,
+          },
+        },
+      ]);
+    }
+    return 'gaveUp' in after ? 'failed_final' : 'failed_retrying';
   }
 }

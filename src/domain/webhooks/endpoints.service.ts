@@ -2,6 +2,14 @@ import type { WebhookConfig } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
 import { WebhookCode, webhookMessages } from '../../errors/webhook-codes.js';
+import type { AuditActor } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import {
+  endpointCreated,
+  endpointDeleted,
+  endpointSecretRotated,
+  endpointUpdated,
+} from './endpoint-audit.js';
 import { endpointUrlProblem } from './endpoint-url.js';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from './event-types.js';
 import { newEndpointId, newEndpointSecret } from './secrets.js';
@@ -49,7 +57,11 @@ function notFound(): KeywardError {
   return new KeywardError(WebhookCode.endpointNotFound, webhookMessages[WebhookCode.endpointNotFound]);
 }
 
-/** An app's webhook endpoints: each call sees only the calling app's endpoints. */
+/**
+ * An app's webhook endpoints: each call sees only the calling app's endpoints. Every change is
+ * audited, with `actor` (the app and its request), in the change's own transaction; a refused
+ * call writes nothing.
+ */
 export class WebhookEndpointsService {
   constructor(
     private readonly db: Db,
@@ -79,6 +91,7 @@ export class WebhookEndpointsService {
   async create(
     appId: string,
     input: { url: string; eventTypes?: string[] | null },
+    actor: AuditActor,
   ): Promise<EndpointView & { secret: string }> {
     const url = this.checkUrl(input.url);
     const eventTypes = this.checkTypes(input.eventTypes);
@@ -94,6 +107,7 @@ export class WebhookEndpointsService {
       }
       const secret = newEndpointSecret();
       const created = await repo.insert({ id: newEndpointId(), appId, url, eventTypes, secret });
+      await new AuditRepository(trx).record(actor, [endpointCreated(created)]);
       return { ...endpointView(created, this.now()), secret };
     });
   }
@@ -114,34 +128,55 @@ export class WebhookEndpointsService {
     appId: string,
     id: string,
     input: { url?: string; eventTypes?: string[] | null; enabled?: boolean },
+    actor: AuditActor,
   ): Promise<EndpointView> {
     const change = {
       ...(input.url === undefined ? {} : { url: this.checkUrl(input.url) }),
       ...(input.eventTypes === undefined ? {} : { eventTypes: this.checkTypes(input.eventTypes) }),
       ...(input.enabled === true ? { enable: true } : {}),
     };
-    const updated = await new WebhookEndpointsRepository(this.db).update(appId, id, change);
-    if (updated === undefined) throw notFound();
-    return endpointView(updated, this.now());
+    const fields = [
+      ...(change.url === undefined ? [] : (['url'] as const)),
+      ...(change.eventTypes === undefined ? [] : (['eventTypes'] as const)),
+      ...(change.enable === true ? (['enabled'] as const) : []),
+    ];
+    return this.db.transaction().execute(async (trx) => {
+      const repo = new WebhookEndpointsRepository(trx);
+      const before = await repo.lock(appId, id);
+      if (before === undefined) throw notFound();
+      const updated = await repo.update(appId, id, change);
+      if (updated === undefined) throw notFound();
+      await new AuditRepository(trx).record(actor, [endpointUpdated(before, updated, fields)]);
+      return endpointView(updated, this.now());
+    });
   }
 
-  async delete(appId: string, id: string): Promise<void> {
-    if (!(await new WebhookEndpointsRepository(this.db).delete(appId, id))) throw notFound();
+  async delete(appId: string, id: string, actor: AuditActor): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const deleted = await new WebhookEndpointsRepository(trx).delete(appId, id);
+      if (deleted === undefined) throw notFound();
+      await new AuditRepository(trx).record(actor, [endpointDeleted(deleted)]);
+    });
   }
 
   /** A new secret, answered once; the previous one also signs for `overlapSeconds`. */
   async rotateSecret(
     appId: string,
     id: string,
-    overlapSeconds: number = DEFAULT_OVERLAP_SECONDS,
+    overlapSeconds: number | undefined,
+    actor: AuditActor,
   ): Promise<EndpointView & { secret: string }> {
-    if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_OVERLAP_SECONDS) {
+    const overlap = overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
+    if (!Number.isInteger(overlap) || overlap < 0 || overlap > MAX_OVERLAP_SECONDS) {
       throw invalid(`overlapSeconds: must be a whole number from 0 to ${MAX_OVERLAP_SECONDS}`);
     }
     const secret = newEndpointSecret();
-    const until = new Date(this.now() + overlapSeconds * 1000);
-    const rotated = await new WebhookEndpointsRepository(this.db).rotate(appId, id, secret, until);
-    if (rotated === undefined) throw notFound();
-    return { ...endpointView(rotated, this.now()), secret };
+    const until = new Date(this.now() + overlap * 1000);
+    return this.db.transaction().execute(async (trx) => {
+      const rotated = await new WebhookEndpointsRepository(trx).rotate(appId, id, secret, until);
+      if (rotated === undefined) throw notFound();
+      await new AuditRepository(trx).record(actor, [endpointSecretRotated(rotated, overlap)]);
+      return { ...endpointView(rotated, this.now()), secret };
+    });
   }
 }

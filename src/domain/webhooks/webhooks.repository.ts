@@ -135,13 +135,26 @@ export class WebhookEndpointsRepository {
     return row && toRecord(row);
   }
 
-  /** Deletes the endpoint with its deliveries and their attempts. */
-  async delete(appId: string, id: string): Promise<boolean> {
-    const result = await this.db
+  /** One endpoint of the app, locked to the transaction: what an update changes it from. */
+  async lock(appId: string, id: string): Promise<EndpointRecord | undefined> {
+    const row = await this.db
+      .selectFrom('webhook_endpoints')
+      .select(columns)
+      .where('app_id', '=', appId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    return row && toRecord(row);
+  }
+
+  /** Deletes the endpoint with its deliveries and their attempts; answers what it was. */
+  async delete(appId: string, id: string): Promise<EndpointRecord | undefined> {
+    const row = await this.db
       .deleteFrom('webhook_endpoints')
       .where('app_id', '=', appId)
       .where('id', '=', id)
+      .returning(columns)
       .executeTakeFirst();
-    return result.numDeletedRows > 0n;
+    return row && toRecord(row);
   }
 }

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
+import { webhooksActor } from '../audit-actor.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { CreateEndpointBody, EndpointWithSecret } from './webhooks-schemas.js';
@@ -17,6 +18,13 @@ export function createEndpointRoute(app: App): void {
         response: { 200: Envelope(EndpointWithSecret) },
       },
     },
-    async (request) => ok(await app.services.webhookEndpoints.create(appOf(request).appId, request.body)),
+    async (request) =>
+      ok(
+        await app.services.webhookEndpoints.create(
+          appOf(request).appId,
+          request.body,
+          webhooksActor(request),
+        ),
+      ),
   );
 }

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { okNoData } from '../envelope.js';
+import { webhooksActor } from '../audit-actor.js';
 import { appOf } from '../guards/principal.js';
 import { EnvelopeNoData, NonceQuery } from '../schema-types.js';
 import { EndpointParams } from './webhooks-schemas.js';
@@ -18,7 +19,11 @@ export function deleteEndpointRoute(app: App): void {
       },
     },
     async (request) => {
-      await app.services.webhookEndpoints.delete(appOf(request).appId, request.params.endpointId);
+      await app.services.webhookEndpoints.delete(
+        appOf(request).appId,
+        request.params.endpointId,
+        webhooksActor(request),
+      );
       return okNoData();
     },
   );

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
+import { webhooksActor } from '../audit-actor.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { EndpointParams, EndpointWithSecret, RotateSecretBody } from './webhooks-schemas.js';
@@ -24,6 +25,7 @@ export function rotateSecretRoute(app: App): void {
           appOf(request).appId,
           request.params.endpointId,
           request.body.overlapSeconds,
+          webhooksActor(request),
         ),
       ),
   );
