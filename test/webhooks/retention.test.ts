@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { NO_REQUEST } from '../../src/domain/audit/audit-actions.js';
 import { WebhookRetentionService } from '../../src/domain/webhooks/retention.service.js';
 import { createTestApp } from '../support/fixtures.js';
 import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
@@ -69,8 +70,13 @@ describe('webhook retention', () => {
       .select('id')
       .where('app_key', '=', app.appKey)
       .executeTakeFirstOrThrow();
-    endpointId = (await h.app.services.webhookEndpoints.create(row.id, { url: 'https://receiver.example/r' }))
-      .id;
+    endpointId = (
+      await h.app.services.webhookEndpoints.create(
+        row.id,
+        { url: 'https://receiver.example/r' },
+        { appId: row.id, operator: null, ...NO_REQUEST },
+      )
+    ).id;
   });
 
   it('prunes old events with their deliveries and attempts, and keeps what still waits to be sent', async () => {
