@@ -193,7 +193,11 @@ describe('audit of the order service', () => {
       ['order.accepted', 'order.failed'],
     ]);
     const settled = outcomes.map((rows) => rows[1] as AuditRecord);
-    expect(settled.every((e) => e.appId === appId && e.requestId === null && e.operator === null)).toBe(true);
+    // The worker acts for the app, in no request of its own: each outcome names the request that
+    // placed its batch, as the acceptance row does.
+    expect(settled.every((e) => e.appId === appId && e.operator === null)).toBe(true);
+    expect(outcomes.map((rows) => rows[1]?.requestId)).toEqual(outcomes.map((rows) => rows[0]?.requestId));
+    expect(settled.every((e) => typeof e.requestId === 'string')).toBe(true);
     expect(settled.every((e) => e.enterpriseId === world.enterpriseGlobalId)).toBe(true);
     expect(outcomes[0]?.[0]?.detail).toMatchObject({ syncMode: 'async', status: 'pending' });
     expect(settled[2]?.detail.reason).toMatch(/no such asset/);
