@@ -8,13 +8,11 @@ export function requestIdsOf(request: FastifyRequest): RequestIds {
   return { requestId: request.id, clientRequestId: clientRequestIdOf(request.headers) ?? null };
 }
 
-/** An order-service call: the app acts (ops 6–7 name their operator themselves). */
-export function orderActor(request: FastifyRequest): AuditActor {
-  return { appId: appOf(request).appId, operator: null, ...requestIdsOf(request) };
-}
-
-/** A webhooks-API call: the app acts, on its own endpoints. */
-export function webhooksActor(request: FastifyRequest): AuditActor {
+/**
+ * A call in which the app acts alone: the order service (ops 6–7 name their operator themselves)
+ * and the webhooks API, on the app's own endpoints.
+ */
+export function appActor(request: FastifyRequest): AuditActor {
   return { appId: appOf(request).appId, operator: null, ...requestIdsOf(request) };
 }
 

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { invalid } from '../../domain/orders/order-errors.js';
 import { CommonCode } from '../../errors/common-codes.js';
 import type { App } from '../app-type.js';
-import { orderActor } from '../audit-actor.js';
+import { appActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { deny } from '../guards/common.js';
 import { requireChannel } from '../guards/order-guard.js';
@@ -48,7 +48,6 @@ export function batchOrderRoute(app: App): void {
         }
       },
     },
-    async (request) =>
-      ok(await app.services.orders.submit(appOf(request), request.body, orderActor(request))),
+    async (request) => ok(await app.services.orders.submit(appOf(request), request.body, appActor(request))),
   );
 }

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { orderActor } from '../audit-actor.js';
+import { appActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { requireChannel } from '../guards/order-guard.js';
 import { appOf } from '../guards/principal.js';
@@ -30,7 +30,7 @@ export function bindCustomerRoute(app: App): void {
     },
     async (request) => {
       requireChannel(appOf(request), request.body.channelCode);
-      return ok(await app.services.enterprises.bind(request.body, orderActor(request)));
+      return ok(await app.services.enterprises.bind(request.body, appActor(request)));
     },
   );
 }

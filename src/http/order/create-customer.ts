@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { orderActor } from '../audit-actor.js';
+import { appActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery, StringEnum } from '../schema-types.js';
@@ -37,6 +37,6 @@ export function createCustomerRoute(app: App): void {
       },
     },
     async (request) =>
-      ok(await app.services.enterprises.create(request.body, appOf(request).channels, orderActor(request))),
+      ok(await app.services.enterprises.create(request.body, appOf(request).channels, appActor(request))),
   );
 }

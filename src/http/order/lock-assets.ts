@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { orderActor } from '../audit-actor.js';
+import { appActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
@@ -49,7 +49,7 @@ export function lockAssetsRoute(app: App): void {
           scope: appOf(request),
           ...request.body,
           locked: true,
-          actor: orderActor(request),
+          actor: appActor(request),
         }),
       ),
   );

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { orderActor } from '../audit-actor.js';
+import { appActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { NonceQuery } from '../schema-types.js';
@@ -24,7 +24,7 @@ export function unlockAssetsRoute(app: App): void {
           scope: appOf(request),
           ...request.body,
           locked: false,
-          actor: orderActor(request),
+          actor: appActor(request),
         }),
       ),
   );

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { orderActor } from '../audit-actor.js';
+import { appActor } from '../audit-actor.js';
 import { okNoData } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { EnvelopeNoData, NonceQuery } from '../schema-types.js';
@@ -26,7 +26,7 @@ export function updateCustomerRoute(app: App): void {
       },
     },
     async (request) => {
-      await app.services.customers.updateByCrm(request.body, appOf(request).channels, orderActor(request));
+      await app.services.customers.updateByCrm(request.body, appOf(request).channels, appActor(request));
       return okNoData();
     },
   );

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
-import { webhooksActor } from '../audit-actor.js';
+import { appActor } from '../audit-actor.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { CreateEndpointBody, EndpointWithSecret } from './webhooks-schemas.js';
@@ -19,12 +19,6 @@ export function createEndpointRoute(app: App): void {
       },
     },
     async (request) =>
-      ok(
-        await app.services.webhookEndpoints.create(
-          appOf(request).appId,
-          request.body,
-          webhooksActor(request),
-        ),
-      ),
+      ok(await app.services.webhookEndpoints.create(appOf(request).appId, request.body, appActor(request))),
   );
 }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { okNoData } from '../envelope.js';
-import { webhooksActor } from '../audit-actor.js';
+import { appActor } from '../audit-actor.js';
 import { appOf } from '../guards/principal.js';
 import { EnvelopeNoData, NonceQuery } from '../schema-types.js';
 import { EndpointParams } from './webhooks-schemas.js';
@@ -22,7 +22,7 @@ export function deleteEndpointRoute(app: App): void {
       await app.services.webhookEndpoints.delete(
         appOf(request).appId,
         request.params.endpointId,
-        webhooksActor(request),
+        appActor(request),
       );
       return okNoData();
     },

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
-import { webhooksActor } from '../audit-actor.js';
+import { appActor } from '../audit-actor.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { EndpointParams, EndpointWithSecret, RotateSecretBody } from './webhooks-schemas.js';
@@ -25,7 +25,7 @@ export function rotateSecretRoute(app: App): void {
           appOf(request).appId,
           request.params.endpointId,
           request.body.overlapSeconds,
-          webhooksActor(request),
+          appActor(request),
         ),
       ),
   );
