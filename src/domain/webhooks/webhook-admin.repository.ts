@@ -63,15 +63,6 @@ export interface ReplayTarget {
 export class WebhookAdminRepository {
   constructor(private readonly db: Db) {}
 
-  async appIdOf(appKey: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('apps')
-      .select('id')
-      .where('app_key', '=', appKey)
-      .executeTakeFirst();
-    return row?.id;
-  }
-
   /**
    * Oldest first, each with its latest attempt: found through the endpoint's most recently
    * attempted delivery (an index on endpoint and attempt time), never by reading all of them.

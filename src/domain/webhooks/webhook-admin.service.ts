@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.js';
 import { operatorActor, type OperatorRequest } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
+import { AppsRepository } from '../apps/apps.repository.js';
 import {
   WebhookAdminRepository,
   type AdminDeliveryRow,
@@ -43,13 +44,15 @@ export class WebhookAdminService {
   ) {}
 
   async listEndpoints(filter: { appKey?: string; limit: number }): Promise<AdminEndpointRow[]> {
-    const repo = new WebhookAdminRepository(this.db);
     let appId: string | undefined;
     if (filter.appKey !== undefined) {
-      appId = await repo.appIdOf(filter.appKey);
+      appId = (await new AppsRepository(this.db).findByKey(filter.appKey))?.id;
       if (appId === undefined) throw new WebhookAdminNotFoundError(`no application ${filter.appKey}`);
     }
-    return repo.listEndpoints(appId === undefined ? {} : { appId }, filter.limit);
+    return new WebhookAdminRepository(this.db).listEndpoints(
+      appId === undefined ? {} : { appId },
+      filter.limit,
+    );
   }
 
   /** One endpoint as the list shows it. */
