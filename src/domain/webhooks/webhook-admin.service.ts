@@ -10,8 +10,15 @@ import {
   type DeliveryStatus,
 } from './webhook-admin.repository.js';
 
-/** The operator's mistake to fix (a bad range, a replay too large): 400. */
-export class WebhookAdminInputError extends Error {}
+/** The operator's mistake to fix (a bad range, a replay too large): 400, naming its field if one. */
+export class WebhookAdminInputError extends Error {
+  constructor(
+    message: string,
+    readonly field?: 'from' | 'to',
+  ) {
+    super(message);
+  }
+}
 /** No such application, endpoint or delivery: 404. */
 export class WebhookAdminNotFoundError extends Error {}
 
@@ -116,7 +123,7 @@ export class WebhookAdminService {
     if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) {
       throw new WebhookAdminInputError('from and to must be ISO 8601 times');
     }
-    if (from.getTime() >= to.getTime()) throw new WebhookAdminInputError('from must be before to');
+    if (from.getTime() >= to.getTime()) throw new WebhookAdminInputError('from must be before to', 'from');
     return this.db.transaction().execute(async (trx) => {
       const repo = new WebhookAdminRepository(trx);
       const endpoint = await repo.findEndpoint(endpointId);

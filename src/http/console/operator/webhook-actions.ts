@@ -12,13 +12,6 @@ import { consoleRequest } from './form.js';
 import { showEndpoint } from './webhook-endpoint.js';
 import { endpointHref, isDeliveryId, isEndpointId, parseReplayForm } from './webhooks-filter.js';
 
-/** Which replay field a refusal of the service is about, from its sentence. */
-function replayErrorOf(error: WebhookAdminInputError): ConsoleError {
-  return error.message.startsWith('from')
-    ? { message: error.message, field: 'from' }
-    : { message: error.message };
-}
-
 /**
  * POST /console/operator/webhooks/deliveries/:id/retry and /webhooks/:endpointId/replay: the admin
  * API's retry and replay, through the same service, audited as the console.
@@ -80,7 +73,12 @@ export function webhookActionRoutes(app: App): void {
       } catch (error) {
         if (error instanceof WebhookAdminNotFoundError)
           return sendErrorPage(request, reply, 404, 'error.notFound');
-        if (error instanceof WebhookAdminInputError) return refuse(replayErrorOf(error));
+        if (error instanceof WebhookAdminInputError) {
+          return refuse({
+            message: error.message,
+            ...(error.field === undefined ? {} : { field: error.field }),
+          });
+        }
         throw error;
       }
     },
