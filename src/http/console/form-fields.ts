@@ -21,6 +21,11 @@ export function formChecked(request: FastifyRequest, name: string): boolean {
   return formText(request, name) !== '';
 }
 
+/** A query parameter as text, trimmed and cut to `max` characters: absent or repeated is ''. */
+export function queryText(value: unknown, max: number): string {
+  return typeof value === 'string' ? value.trim().slice(0, max) : '';
+}
+
 /** `?page=` as a page number: 1 when absent or nonsense, never beyond a sane bound. */
 export function pageOf(value: string | undefined): number {
   return Math.max(1, Math.min(100_000, Number.parseInt(value ?? '1', 10) || 1));

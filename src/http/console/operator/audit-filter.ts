@@ -1,6 +1,7 @@
 import { AUDIT_ACTIONS, type AuditAction } from '../../../domain/audit/audit-actions.js';
 import type { AuditFilter } from '../../../domain/audit/audit.repository.js';
 import { utcInstantOf } from './utc-time.js';
+import { queryText } from '../form-fields.js';
 
 /** The audit page's and CSV's query: every field optional, as the form sends it. */
 export interface AuditQuery {
@@ -21,7 +22,7 @@ export interface ParsedAuditQuery {
   badTimes: Array<'since' | 'until'>;
 }
 
-const text = (value: unknown, max = 200) => (typeof value === 'string' ? value.trim().slice(0, max) : '');
+const text = (value: unknown, max = 200) => queryText(value, max);
 
 const isAction = (value: string): value is AuditAction =>
   (AUDIT_ACTIONS as readonly string[]).includes(value);

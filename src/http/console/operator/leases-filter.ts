@@ -1,4 +1,5 @@
 import type { LeaseFilter } from '../../../domain/runtime/runtime.repository.js';
+import { queryText } from '../form-fields.js';
 
 /** The leases page's query, as its form sends it: every field optional. */
 export interface LeasesQuery {
@@ -15,14 +16,13 @@ export interface ParsedLeasesQuery {
 }
 
 // The bounds of `GET /admin/runtime/leases`: a longer value matches no lease anyway.
-const text = (value: unknown, max: number) => (typeof value === 'string' ? value.trim().slice(0, max) : '');
 
 /** The filters of `GET /admin/runtime/leases`, from the console's form fields. */
 export function parseLeasesQuery(query: LeasesQuery): ParsedLeasesQuery {
   const form = {
-    app: text(query.app, 100),
-    assetNum: text(query.assetNum, 64),
-    product: text(query.product, 255),
+    app: queryText(query.app, 100),
+    assetNum: queryText(query.assetNum, 64),
+    product: queryText(query.product, 255),
     all: query.all === '1',
   };
   return {

@@ -1,5 +1,6 @@
 import type { DeliveryStatus } from '../../../domain/webhooks/webhook-admin.repository.js';
 import { utcInstantOf } from './utc-time.js';
+import { queryText } from '../form-fields.js';
 
 export const WEBHOOKS = '/console/operator/webhooks';
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
@@ -11,8 +12,6 @@ export const isEndpointId = (value: string): boolean => /^[A-Za-z0-9_-]{1,64}$/.
 export const isDeliveryId = (value: string): boolean => /^[1-9][0-9]{0,14}$/.test(value);
 
 export const endpointHref = (id: string) => `${WEBHOOKS}/${encodeURIComponent(id)}`;
-
-const text = (value: unknown, max: number) => (typeof value === 'string' ? value.trim().slice(0, max) : '');
 
 /** The endpoints page's query: an app key, or none for every app's endpoints. */
 export function parseEndpointsQuery(query: { app?: unknown }): { app: string; tooLong: boolean } {
@@ -34,14 +33,14 @@ export function parseDeliveriesQuery(query: DeliveriesQuery): {
   statusText: string;
   before: number | undefined;
 } {
-  const statusText = text(query.status, 20);
+  const statusText = queryText(query.status, 20);
   const status =
     statusText === ''
       ? ''
       : (DELIVERY_STATUSES as readonly string[]).includes(statusText)
         ? (statusText as DeliveryStatus)
         : 'bad';
-  const before = text(query.before, 20);
+  const before = queryText(query.before, 20);
   return { status, statusText, before: isDeliveryId(before) ? Number(before) : undefined };
 }
 
