@@ -25,7 +25,9 @@ export interface EndpointFilter {
   id?: string;
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+/** A delivery's states, as the table's check constraint has them (migration 0150). */
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export interface AdminDeliveryRow {
   id: number;

@@ -1,11 +1,12 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
+import { DELIVERY_STATUSES } from '../../domain/webhooks/webhook-admin.repository.js';
 import { IntLike, StringEnum } from '../schema-types.js';
 import { EndpointId } from './webhook-schemas.js';
 
 const Query = Type.Object({
   endpoint: Type.Optional(EndpointId),
-  status: Type.Optional(StringEnum(['pending', 'delivered', 'failed'] as const)),
+  status: Type.Optional(StringEnum(DELIVERY_STATUSES)),
   limit: Type.Optional(IntLike({ minimum: 1, maximum: 1000 })),
   // A delivery id (the page's last): the next page of older deliveries.
   before: Type.Optional(IntLike({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),

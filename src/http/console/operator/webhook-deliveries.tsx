@@ -1,9 +1,13 @@
-import type { AdminDeliveryRow, DeliveryStatus } from '../../../domain/webhooks/webhook-admin.repository.js';
+import {
+  DELIVERY_STATUSES,
+  type AdminDeliveryRow,
+  type DeliveryStatus,
+} from '../../../domain/webhooks/webhook-admin.repository.js';
 import type { ConsoleContext } from '../context.js';
 import type { MessageKey } from '../i18n/index.js';
 import { ActionButton, Empty, Time, type ConsoleError } from '../ui.js';
 import { errorExcerpt, Outcome } from './webhook-parts.js';
-import { DELIVERY_STATUSES, endpointHref, WEBHOOKS } from './webhooks-filter.js';
+import { endpointHref, WEBHOOKS } from './webhooks-filter.js';
 
 /** Deliveries a page shows, newest first; older ones are a link away. */
 export const DELIVERIES_PAGE_SIZE = 50;

@@ -1,9 +1,8 @@
-import type { DeliveryStatus } from '../../../domain/webhooks/webhook-admin.repository.js';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../domain/webhooks/webhook-admin.repository.js';
 import { utcInstantOf } from './utc-time.js';
 import { queryText } from '../form-fields.js';
 
 export const WEBHOOKS = '/console/operator/webhooks';
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
 /** As `GET /admin/webhooks/endpoints` takes an app key. */
 export const APP_KEY_MAX = 100;
 
