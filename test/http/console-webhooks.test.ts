@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enterpriseClient, operatorClient, type ConsoleClient } from '../support/console-client.js';
 import { nonce, startHarness, type Harness } from '../support/harness.js';
 import { assetWorld, buyAsset, okData, setLocked, type AssetWorld } from '../support/order-fixtures.js';
+import { insertAppEvents } from '../webhooks/outbox-fixtures.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 
 // The operator console's webhooks pages: `GET /admin/webhooks/endpoints` and `…/deliveries`, and
@@ -186,19 +186,8 @@ describe("an endpoint's deliveries", () => {
 
   it('pages 50 deliveries at a time, newest first', async () => {
     const many = await createEndpoint(world, '/many');
-    const appId = (
-      await h.database.db
-        .selectFrom('apps')
-        .select('id')
-        .where('app_key', '=', world.app.appKey)
-        .executeTakeFirstOrThrow()
-    ).id;
     const at = new Date('2021-05-01T00:00:00Z');
-    await sql`
-      insert into webhook_events (id, type, occurred_at, app_id, data)
-      select ${`evt_${many.id}_`} || n, 'asset.locked', ${at}::timestamptz, ${appId}, '{}'::jsonb
-        from generate_series(1, 55) n
-    `.execute(h.database.db);
+    await insertAppEvents(h, world.app.appKey, { idPrefix: `evt_${many.id}_`, at, count: 55 });
     await h.app.services.webhookAdmin.replay(many.id, at, new Date(at.getTime() + 1000), {
       requestId: 'test',
       clientRequestId: null,
@@ -356,19 +345,8 @@ describe('replay', () => {
 
   it('refuses a range of more than 10,000 events, to be replayed in parts', async () => {
     const target = await createEndpoint(world, '/huge');
-    const appId = (
-      await h.database.db
-        .selectFrom('apps')
-        .select('id')
-        .where('app_key', '=', world.app.appKey)
-        .executeTakeFirstOrThrow()
-    ).id;
     const at = new Date('2020-04-01T00:00:00Z');
-    await sql`
-      insert into webhook_events (id, type, occurred_at, app_id, data)
-      select ${`evt_${target.id}_`} || n, 'asset.locked', ${at}::timestamptz, ${appId}, '{}'::jsonb
-        from generate_series(1, 10001) n
-    `.execute(h.database.db);
+    await insertAppEvents(h, world.app.appKey, { idPrefix: `evt_${target.id}_`, at, count: 10001 });
     const refused = await op.post(`${WEBHOOKS}/${target.id}/replay`, {
       from: '2020-04-01T00:00:00',
       to: '2020-04-01T00:00:01',

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOKS_PREFIX } from '../../src/http/surface.js';
+import { appIdOf } from '../http/audit-helpers.js';
 import { appToken, createTestApp, type TestApp } from '../support/fixtures.js';
 import { nonce, startHarness, type Harness } from '../support/harness.js';
 import { apiDocument, operationName, type ApiDocument } from './support/api-operations.js';
@@ -27,15 +28,6 @@ let other: TestApp;
 let setup: FuzzSetup;
 let otherBefore: TenantState;
 
-const appIdOf = async (app: TestApp) =>
-  (
-    await h.database.db
-      .selectFrom('apps')
-      .select('id')
-      .where('app_key', '=', app.appKey)
-      .executeTakeFirstOrThrow()
-  ).id;
-
 async function endpointOf(app: TestApp): Promise<string> {
   const response = await h.app.inject({
     method: 'POST',
@@ -53,7 +45,7 @@ beforeAll(async () => {
   other = await createTestApp(h, { scopes: ['auth_webhooks'] });
   const own = await endpointOf(mine);
   const theirs = await endpointOf(other);
-  otherBefore = await webhooksTenantState(h.database.db, await appIdOf(other));
+  otherBefore = await webhooksTenantState(h.database.db, await appIdOf(h, other.appKey));
   const token = await appToken(h, mine);
   setup = {
     doc,
@@ -81,7 +73,7 @@ describe('generated bad input on the webhooks API', () => {
       const [method, path] = name.split(' ') as [string, string];
       const op = doc.operations.find((o) => o.method === method && o.path === `${WEBHOOKS_PREFIX}${path}`);
       if (!op) throw new Error(`${name} is not in the OpenAPI document`);
-      const appId = await appIdOf(mine);
+      const appId = await appIdOf(h, mine.appKey);
       // Every answer is checked inside: a documented code, never "500", no stack trace.
       const seen = await fuzzOperation(h, op, setup, () => webhooksTenantState(h.database.db, appId));
       // The list takes no input of its own (only the nonce), so nothing of it fails validation.
@@ -93,7 +85,7 @@ describe('generated bad input on the webhooks API', () => {
   );
 
   it("leaves another app's endpoints untouched by all of it", async () => {
-    const after = await webhooksTenantState(h.database.db, await appIdOf(other));
+    const after = await webhooksTenantState(h.database.db, await appIdOf(h, other.appKey));
     expect(changedTables(otherBefore, after)).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_REQUEST } from '../../src/domain/audit/audit-actions.js';
 import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
 import { assetWorld, buyAsset, setLocked, type AssetWorld } from '../support/order-fixtures.js';
+import { appIdOf } from '../http/audit-helpers.js';
+import { insertAppEvents } from './outbox-fixtures.js';
 import { startReceiver, type Receiver } from './receiver.js';
 
 // The operator's side of webhooks: the admin API the `keyward webhooks` commands call, and the
@@ -35,17 +36,8 @@ const post = (url: string, payload?: Record<string, unknown>) =>
     ...(payload === undefined ? {} : { payload }),
   });
 
-async function appIdOf(w: AssetWorld): Promise<string> {
-  const row = await h.database.db
-    .selectFrom('apps')
-    .select('id')
-    .where('app_key', '=', w.app.appKey)
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
 async function endpointAt(w: AssetWorld, path: string) {
-  const appId = await appIdOf(w);
+  const appId = await appIdOf(h, w.app.appKey);
   return h.app.services.webhookEndpoints.create(
     appId,
     { url: `${receiver.url}${path}`, eventTypes: ['asset.locked'] },
@@ -345,14 +337,8 @@ describe('keyward webhooks replay', () => {
 
   it('refuses a range holding more events than one replay queues', async () => {
     const endpoint = await endpointAt(world, '/replay-huge');
-    const appId = await appIdOf(world);
     const at = new Date('2020-03-01T00:00:00Z');
-    // Events of the app itself, written straight into the outbox: the fixtures would take too long.
-    await sql`
-      insert into webhook_events (id, type, occurred_at, app_id, data)
-      select ${`evt_${endpoint.id}_`} || n, 'asset.locked', ${at}::timestamptz, ${appId}, '{}'::jsonb
-        from generate_series(1, 10001) n
-    `.execute(h.database.db);
+    await insertAppEvents(h, world.app.appKey, { idPrefix: `evt_${endpoint.id}_`, at, count: 10001 });
     const range = { from: '2020-03-01T00:00:00Z', to: '2020-03-01T00:00:01Z' };
     const refused = await post(`/webhooks/endpoints/${endpoint.id}/replay`, range);
     expect(refused.statusCode).toBe(400);

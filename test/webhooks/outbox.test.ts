@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditRepository } from '../../src/domain/audit/audit.repository.js';
 import { NO_REQUEST, operatorActor } from '../../src/domain/audit/audit-actions.js';
+import { appIdOf } from '../http/audit-helpers.js';
 import { createTestApp } from '../support/fixtures.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { assetWorld, buyAsset, setLocked, type AssetWorld } from '../support/order-fixtures.js';
@@ -14,17 +15,8 @@ afterAll(async () => {
   await h.close();
 });
 
-async function appIdOf(appKey: string): Promise<string> {
-  const row = await h.database.db
-    .selectFrom('apps')
-    .select('id')
-    .where('app_key', '=', appKey)
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
 async function endpointFor(appKey: string, eventTypes?: string[]): Promise<string> {
-  const appId = await appIdOf(appKey);
+  const appId = await appIdOf(h, appKey);
   const created = await h.app.services.webhookEndpoints.create(
     appId,
     { url: 'https://receiver.example/hook', ...(eventTypes === undefined ? {} : { eventTypes }) },

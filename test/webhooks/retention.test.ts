@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { NO_REQUEST } from '../../src/domain/audit/audit-actions.js';
 import { WebhookRetentionService } from '../../src/domain/webhooks/retention.service.js';
+import { appIdOf } from '../http/audit-helpers.js';
 import { createTestApp } from '../support/fixtures.js';
 import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
 
@@ -65,16 +66,12 @@ describe('webhook retention', () => {
 
   beforeAll(async () => {
     const app = await createTestApp(h, { scopes: ['auth_webhooks'] });
-    const row = await h.database.db
-      .selectFrom('apps')
-      .select('id')
-      .where('app_key', '=', app.appKey)
-      .executeTakeFirstOrThrow();
+    const appId = await appIdOf(h, app.appKey);
     endpointId = (
       await h.app.services.webhookEndpoints.create(
-        row.id,
+        appId,
         { url: 'https://receiver.example/r' },
-        { appId: row.id, operator: null, ...NO_REQUEST },
+        { appId: appId, operator: null, ...NO_REQUEST },
       )
     ).id;
   });

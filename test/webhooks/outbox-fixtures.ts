@@ -1,0 +1,21 @@
+import { sql } from 'kysely';
+import { appIdOf } from '../http/audit-helpers.js';
+import type { Harness } from '../support/harness.js';
+
+/**
+ * `count` events of the app itself, all at `at`, written straight into the outbox (the fixtures
+ * would take too long to make thousands): ids `${idPrefix}1` … `${idPrefix}${count}`. What a
+ * replay of a range around `at` finds.
+ */
+export async function insertAppEvents(
+  h: Harness,
+  appKey: string,
+  events: { idPrefix: string; at: Date; count: number },
+): Promise<void> {
+  const appId = await appIdOf(h, appKey);
+  await sql`
+    insert into webhook_events (id, type, occurred_at, app_id, data)
+    select ${events.idPrefix} || n, 'asset.locked', ${events.at}::timestamptz, ${appId}, '{}'::jsonb
+      from generate_series(1, ${events.count}::int) n
+  `.execute(h.database.db);
+}
