@@ -23,6 +23,7 @@ import * as m0141 from './migrations/0141_runtime_signing_keys.js';
 import * as m0150 from './migrations/0150_webhooks.js';
 import * as m0151 from './migrations/0151_webhook_deliveries_by_endpoint.js';
 import * as m0152 from './migrations/0152_order_batches_request_id.js';
+import * as m0153 from './migrations/0153_member_page_versions.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '0150_webhooks': m0150,
   '0151_webhook_deliveries_by_endpoint': m0151,
   '0152_order_batches_request_id': m0152,
+  '0153_member_page_versions': m0153,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

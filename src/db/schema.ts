@@ -262,6 +262,12 @@ export interface LentLocksTable {
   created_at: Stamp;
 }
 
+/** Moves whenever anything member op 5's page shows changes (migration 0153, ADR 0014). */
+export interface MemberPageVersionsTable {
+  enterprise_id: number;
+  version: number;
+}
+
 /** An asset whose entitlements are lent to a lent lock. */
 export interface AssetLendingsTable {
   asset_id: string;
@@ -395,6 +401,7 @@ export interface Database {
   product_instances: ProductInstancesTable;
   asset_assignments: AssetAssignmentsTable;
   lent_locks: LentLocksTable;
+  member_page_versions: MemberPageVersionsTable;
   asset_lendings: AssetLendingsTable;
   lent_products: LentProductsTable;
   console_sessions: ConsoleSessionsTable;

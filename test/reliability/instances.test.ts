@@ -104,6 +104,45 @@ describe.runIf(url !== undefined)('several instances on one PostgreSQL', () => {
     expect(rows.map((r) => r.asset_num).sort()).toEqual([...assetNums].sort());
   });
 
+  it("shows on one instance's kept member page, at once, what the other changed", async () => {
+    const [member] = (await addMembers(a.url, token, enterprise, 1)) as [LiveMember];
+    const { body, assetNums } = purchaseBatch(app, {
+      channelCustomerId: enterprise.channelCustomerId,
+      assets: 1,
+    });
+    expect((await postBatch(a.url, app, token, body)).code).toBe(0);
+    const admin = memberHeaders(token, enterprise.adminToken);
+    const pageOn = async (base: string) => {
+      const answer = await call<{ list: Array<{ globalId: string; name: string; assetNums: string[] }> }>(
+        base,
+        'GET',
+        `${ME}/enterprise/${enterprise.enterpriseGlobalId}/members?pageSize=500`,
+        { headers: admin },
+      );
+      expect(answer.code, answer.body).toBe(0);
+      const listed = answer.data?.list.find((m) => m.globalId === member.globalId);
+      if (listed === undefined) throw new Error(`member ${member.globalId} missing from ${answer.body}`);
+      return listed;
+    };
+    // Read twice on B, so B keeps the page; then each change on A must show on B's next read.
+    await pageOn(b.url);
+    expect((await pageOn(b.url)).assetNums).toEqual([]);
+    const assigned = await call(a.url, 'POST', `${ME}/enterprise/member/${member.globalId}/privileges`, {
+      headers: admin,
+      body: { addAssets: assetNums },
+    });
+    expect(assigned.code, assigned.body).toBe(0);
+    expect((await pageOn(b.url)).assetNums).toEqual(assetNums);
+    const edited = await call(
+      a.url,
+      'PUT',
+      `${ME}/enterprise/${enterprise.enterpriseGlobalId}/member/${member.globalId}`,
+      { headers: admin, body: { name: 'Renamed on A' } },
+    );
+    expect(edited.code, edited.body).toBe(0);
+    expect((await pageOn(b.url)).name).toBe('Renamed on A');
+  });
+
   it('refuses on one instance, at once, a session ended on the other', async () => {
     const [leaving, resetting] = (await addMembers(a.url, token, enterprise, 2)) as [LiveMember, LiveMember];
     // Plain members: past the guard they meet 33003, so 60005 can only mean a dead session.

@@ -76,9 +76,17 @@ type MemberRow = Omit<Selectable<MembersTable>, 'password_hash'>;
 /** A row of op 5's statement: a page member (or nulls on an empty page) with the total. */
 type ListedRow = { [K in keyof MemberRow]: MemberRow[K] | null } & {
   total: number | null;
+  page_version: string;
   asset_nums: string[] | null;
   borrow_num: string | null;
 };
+
+/** Op 5's page as read, with the enterprise's page version in the same snapshot. */
+export interface ListedPage {
+  total: number;
+  members: ListedMember[];
+  version: string;
+}
 
 /** A member of op 5's page with what it holds. */
 export interface ListedMember extends MemberRecord {
@@ -336,7 +344,7 @@ export class MembersRepository {
     filter: MemberFilter,
     offset: number,
     limit: number,
-  ): Promise<{ total: number; members: ListedMember[] }> {
+  ): Promise<ListedPage> {
     const statement =
       listPageStatements[`${filter.departmentId !== undefined}:${filter.keyword !== undefined}`];
     const rows = await statement(this.db, {
@@ -351,7 +359,17 @@ export class MembersRepository {
         ? []
         : [{ ...toRecord(row as MemberRow), assetNums: row.asset_nums ?? [], borrowNum: row.borrow_num }],
     );
-    return { total: Number(rows[0]?.total ?? 0), members };
+    return { total: Number(rows[0]?.total ?? 0), members, version: rows[0]?.page_version ?? '0' };
+  }
+
+  /**
+   * The page versions (migration 0153) of these enterprises, in the order given; '0' for one whose
+   * members' page never changed. One prepared statement for any number of enterprises.
+   */
+  async pageVersions(enterpriseIds: readonly number[]): Promise<string[]> {
+    if (enterpriseIds.length === 0) return [];
+    const rows = await pageVersionsStatement(this.db, { enterpriseIds });
+    return rows.map((r) => r.version);
   }
 
   /** listPage's statement for one combination of filters, in terms of its slots. */
@@ -368,6 +386,9 @@ export class MembersRepository {
     return sql<ListedRow>`
       with page as (${repo.pageOf(v.enterpriseId, filter, v.offset, v.limit)})
       select t.total, p.*,
+             -- Read in the page's own snapshot, so a page is never kept under a newer version.
+             coalesce((select pv.version from member_page_versions pv
+                        where pv.enterprise_id = ${v.enterpriseId}), 0)::text as page_version,
              -- From the member's assignments, the enterprise checked per asset in a subquery
              -- the planner cannot turn into a join: as a join it may instead walk every asset of
              -- the enterprise's customers once per listed member, which it does whenever the
@@ -387,6 +408,20 @@ export class MembersRepository {
     `;
   }
 }
+
+/**
+ * Page versions by enterprise, in the order asked. The array is read through a subquery, as in
+ * order op 3's shared statement, so the generic plan does not depend on the first batches' length.
+ */
+const pageVersionsStatement = preparedQuery<{ version: string }, 'enterpriseIds'>(
+  ['enterpriseIds'],
+  (_db, v) => sql<{ version: string }>`
+    select coalesce(pv.version, 0)::text as version
+      from (select * from unnest((select ${v.enterpriseIds}::bigint[])) with ordinality) as q(enterprise_id, n)
+      left join member_page_versions pv on pv.enterprise_id = q.enterprise_id
+     order by q.n
+  `,
+);
 
 type ListSlot = 'enterpriseId' | 'offset' | 'limit' | 'departmentId' | 'pattern';
 

@@ -1,8 +1,9 @@
-import type { Db } from '../../db/client.js';
+import { isEmbedded, type Db } from '../../db/client.js';
 import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
 import { MemberCode, memberMessages } from '../../errors/member-codes.js';
 import type { AuditActor, AuditChange } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
+import { CallBatcher } from '../shared/call-batcher.js';
 import { newGlobalId } from '../shared/ids.js';
 import { enterpriseTenant, hashPassword } from '../shared/passwords.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
@@ -17,6 +18,7 @@ import {
   optionalText,
 } from './member-rules.js';
 import { AccountClaims } from './account-claims.js';
+import { MemberPageCache } from './member-page-cache.js';
 import { assignmentChange, memberChange } from './member-audit.js';
 import { addedView, listedView, type AddedMemberView, type ListedMemberView } from './member-views.js';
 import {
@@ -31,6 +33,14 @@ import { screenUsers, type Candidate, type Rejection } from './user-screening.js
 export const MAX_USERS_PER_CALL = 100;
 export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 500;
+
+/**
+ * Op 5's kept pages hold at most this many members in all (about 1 KB each). Version lookups of
+ * calls that arrive together share one statement, as order op 3's reads do (ADR 0010).
+ */
+const KEPT_PAGE_MEMBERS = 10_000;
+const VERSIONS_PER_STATEMENT = 200;
+const VERSION_LOOKUPS_IN_FLIGHT = { postgres: 2, embedded: 1 } as const;
 
 /**
  * Gives back, inside the deleting transaction, whatever else a deleted member holds, and answers
@@ -76,12 +86,20 @@ function limitMessage(limit: number): string {
 export class MembersService {
   private readonly releaseOnDelete: MemberReleaseHook[];
   private readonly claims = new AccountClaims();
+  private readonly pages = new MemberPageCache<PageInfo<ListedMemberView>>(KEPT_PAGE_MEMBERS);
+  private readonly pageVersions: CallBatcher<number, string>;
 
   constructor(
     private readonly db: Db,
     options: { releaseOnDelete?: MemberReleaseHook[] } = {},
   ) {
     this.releaseOnDelete = options.releaseOnDelete ?? [];
+    const repo = new MembersRepository(db);
+    this.pageVersions = new CallBatcher(
+      (enterpriseIds) => repo.pageVersions(enterpriseIds),
+      isEmbedded(db) ? VERSION_LOOKUPS_IN_FLIGHT.embedded : VERSION_LOOKUPS_IN_FLIGHT.postgres,
+      VERSIONS_PER_STATEMENT,
+    );
   }
 
   /** Op 1. Per-user problems go to `failed`; any of them makes the answer 60027 with the data. */
@@ -326,7 +344,11 @@ export class MembersService {
     return new Map(found.map((m) => [m.globalId, m]));
   }
 
-  /** Op 5: one page in creation order, wrapped as PageHelper's PageInfo. */
+  /**
+   * Op 5: one page in creation order, wrapped as PageHelper's PageInfo. A page read before is
+   * answered again while the enterprise's page version has not moved since (MemberPageCache); the
+   * answer is then the same as a fresh read's. The caller must not change it.
+   */
   async list(enterpriseId: number, query: ListQuery): Promise<PageInfo<ListedMemberView>> {
     const pageNum = query.pageNum ?? 1;
     const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
@@ -336,13 +358,21 @@ export class MembersService {
         ? {}
         : { keyword: query.keyword.toLowerCase() }),
     };
-    const { total, members } = await new MembersRepository(this.db).listPage(
+    const key = JSON.stringify([enterpriseId, filter.departmentId, filter.keyword, pageNum, pageSize]);
+    // Only a page kept before is worth the version lookup; a first read goes straight to the page.
+    if (this.pages.has(key)) {
+      const kept = this.pages.get(key, await this.pageVersions.submit(enterpriseId));
+      if (kept !== undefined) return kept;
+    }
+    const { total, members, version } = await new MembersRepository(this.db).listPage(
       enterpriseId,
       filter,
       (pageNum - 1) * pageSize,
       pageSize,
     );
     const list = members.map((m) => listedView(m, m.assetNums, m.borrowNum));
-    return pageInfo(pageNum, pageSize, total, list);
+    const page = pageInfo(pageNum, pageSize, total, list);
+    this.pages.set(key, version, page, list.length);
+    return page;
   }
 }
