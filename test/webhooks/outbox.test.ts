@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditRepository } from '../../src/domain/audit/audit.repository.js';
 import { NO_REQUEST, operatorActor } from '../../src/domain/audit/audit-actions.js';
@@ -70,6 +71,28 @@ describe('the outbox', () => {
     expect(await eventsOf(theirs)).toEqual([]);
     // The filter: the other app of the channel asked for unlocks only.
     expect((await eventsOf(alsoMine)).map((e) => e.type)).toEqual(['asset.unlocked']);
+  });
+
+  it('gives each event of one call the channels of its own enterprise and customer', async () => {
+    // A second enterprise in another channel, which the world's app is then given too.
+    const second = await assetWorld(h);
+    await h.database.db
+      .updateTable('apps')
+      .set({ channels: [world.channel, second.channel] })
+      .where('app_key', '=', world.app.appKey)
+      .execute();
+    const [mineNum, theirsNum] = [await buyAsset(world), await buyAsset(second)];
+    expect(await setLocked(world, [mineNum, theirsNum], true)).toEqual([1, 1]);
+    const events = await h.database.db
+      .selectFrom('webhook_events')
+      .select(['data', 'channels', 'enterprise_id'])
+      .where('type', '=', 'asset.locked')
+      .where(sql<boolean>`data->>'assetNum' = any(${[mineNum, theirsNum]}::text[])`)
+      .execute();
+    const channelsOf = (num: string) => events.find((e) => (e.data as { assetNum: string }).assetNum === num);
+    expect(channelsOf(mineNum)?.channels).toEqual([world.channel]);
+    expect(channelsOf(theirsNum)?.channels).toEqual([second.channel]);
+    expect(channelsOf(mineNum)?.enterprise_id).not.toBe(channelsOf(theirsNum)?.enterprise_id);
   });
 
   it('writes no event for a change that rolls back', async () => {

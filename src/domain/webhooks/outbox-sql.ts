@@ -12,7 +12,7 @@ export function endpointReceives(): RawBuilder<unknown> {
 }
 
 /**
- * Two CTEs that put events into the outbox and fan them out to the endpoints subscribed to them,
+ * CTEs that put events into the outbox and fan them out to the endpoints subscribed to them,
  * for a statement that already has a CTE named `source` with the columns
  * `event_type, event_app, enterprise_id, customer_id, event_data` (event_type null: no event).
  * Part of the statement that writes the audit rows, so the events commit or roll back with them.
@@ -22,17 +22,27 @@ export function endpointReceives(): RawBuilder<unknown> {
  * one of those channels, or is the event's own app. A disabled app hears only of its disabling.
  */
 export function outboxCtes(source: string, requestId: string | null): RawBuilder<unknown> {
+  // The channels are read once per distinct enterprise and customer, not once per event: a lock
+  // call's 1,000 events name a handful of enterprises (bench/PROFILES.md, order op 6).
   return sql`
+    wh_channels as materialized (
+      select k.enterprise_id, k.customer_id,
+             array(select c.channel_code from customers c
+                    where c.enterprise_id = k.enterprise_id and c.channel_code is not null
+                   union
+                   select c.channel_code from customers c
+                    where c.id = k.customer_id and c.channel_code is not null) as channels
+        from (select distinct s.enterprise_id, s.customer_id
+                from ${sql.table(source)} s where s.event_type is not null) as k
+    ),
     wh_events as (
       insert into webhook_events (id, type, app_id, channels, enterprise_id, data, request_id)
       select 'evt_' || replace(gen_random_uuid()::text, '-', ''), s.event_type, s.event_app,
-             array(select c.channel_code from customers c
-                    where c.enterprise_id = s.enterprise_id and c.channel_code is not null
-                   union
-                   select c.channel_code from customers c
-                    where c.id = s.customer_id and c.channel_code is not null),
-             s.enterprise_id, s.event_data, ${requestId}::text
+             k.channels, s.enterprise_id, s.event_data, ${requestId}::text
         from ${sql.table(source)} s
+        -- Equalities over coalesced keys (no id is 0 or ''), so the join may hash.
+        join wh_channels k on coalesce(k.enterprise_id, 0) = coalesce(s.enterprise_id, 0)
+                          and coalesce(k.customer_id, '') = coalesce(s.customer_id, '')
        where s.event_type is not null
       returning id, type, app_id, channels
     ),
