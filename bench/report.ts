@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { format, resolveConfig } from 'prettier';
+import { MISSED_BECAUSE } from './missed.js';
 
 /** One line of RESULTS.md: a measurement, what it is compared with, and the target. */
 export interface ResultRow {
@@ -68,6 +69,21 @@ function previousText(row: ResultRow, previous: readonly ResultRow[]): string {
   return before === undefined ? '' : valueText(before);
 }
 
+/** Each missed target with why, where MISSED_BECAUSE knows; nothing when every target is met. */
+function missedLines(rows: readonly ResultRow[]): string[] {
+  const missed = rows.filter((r) => r.pass === false);
+  if (missed.length === 0) return [''];
+  return [
+    '',
+    'Missed targets, and why:',
+    '',
+    ...missed.map(
+      (r) => `- ${r.scenario} (${r.database}): ${MISSED_BECAUSE[r.scenario] ?? 'not yet profiled.'}`,
+    ),
+    '',
+  ];
+}
+
 function markdown(report: Report, previous: readonly ResultRow[]): string {
   const m = report.machine;
   const lines = [
@@ -98,7 +114,7 @@ function markdown(report: Report, previous: readonly ResultRow[]): string {
         ].join(' | '),
       )
       .map((l) => `| ${l} |`),
-    '',
+    ...missedLines(report.rows),
     'Settings:',
     '',
     ...Object.entries(report.settings).map(
