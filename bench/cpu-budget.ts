@@ -11,11 +11,11 @@ import * as requests from './requests.js';
 import { heartbeat, startCopies } from './runtime.js';
 import { finishSeeding, seedTenants } from './seed.js';
 import { openSession } from './session.js';
-import { READ_CONNECTIONS, RUNTIME_COPIES, SMALL_TENANTS } from './settings.js';
+import { BATCH_CONNECTIONS, READ_CONNECTIONS, RUNTIME_COPIES, SMALL_TENANTS } from './settings.js';
 
 // `npx tsx bench/cpu-budget.ts`: where a request's CPU goes. The load generator, the server and
 // PostgreSQL share the machine's cores, so a scenario's throughput relative to R1 is set by the
-// CPU each request costs all three together. For R1 and the read scenarios this prints that cost
+// CPU each request costs all three together. For R1, the read scenarios and batchOrder this prints that cost
 // per request, split by process (from /proc, Linux only), on the small data set.
 
 const CLOCK_TICKS = 100;
@@ -54,10 +54,16 @@ function ownSeconds(): number {
 
 const plan = { connections: READ_CONNECTIONS, warmupSeconds: 2, seconds: 8 };
 
-async function budget(name: string, url: string, pid: number, shape: RequestShape): Promise<void> {
+async function budget(
+  name: string,
+  url: string,
+  pid: number,
+  shape: RequestShape,
+  connections = READ_CONNECTIONS,
+): Promise<void> {
   const db = database.handle.db;
   const [server0, postgres0, load0] = [cpuSecondsOf(pid), await postgresSeconds(db), ownSeconds()];
-  const measured = await measure(url, shape, plan);
+  const measured = await measure(url, shape, { ...plan, connections });
   const [server1, postgres1, load1] = [cpuSecondsOf(pid), await postgresSeconds(db), ownSeconds()];
   // The warm-up's requests ran at about the measured rate and were charged too.
   const count = measured.requestsPerSecond * (plan.seconds + plan.warmupSeconds);
@@ -91,6 +97,13 @@ try {
   await budget('order op 3', server.url, server.pid, requests.queryEnterprises(session));
   await budget('member op 5', server.url, server.pid, requests.listMembers(session));
   await budget('runtime heartbeat', server.url, server.pid, heartbeat(session, copies));
+  await budget(
+    'batchOrder (per call)',
+    server.url,
+    server.pid,
+    requests.batchOrder(session),
+    BATCH_CONNECTIONS,
+  );
   await server.stop();
 } finally {
   await database.drop();

@@ -57,6 +57,8 @@ export interface Config {
     bodyBytes: number;
     /** How long a request or an async batch may hold a database connection in one go. */
     transactionLimitMs: number;
+    /** MEMBER_PAGE_CACHE_MEMBERS: members that member op 5's kept pages may hold in all; 0 keeps none. */
+    keptPageMembers: number;
   };
 }
 
@@ -228,6 +230,7 @@ export function loadConfig(
       instanceRowsPerCall: intFrom(env, 'INSTANCE_ROWS_LIMIT', databaseUrl === undefined ? 20000 : 100000, 1),
       bodyBytes: intFrom(env, 'BODY_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
       transactionLimitMs: intFrom(env, 'TRANSACTION_LIMIT_MS', 5000, 1),
+      keptPageMembers: intFrom(env, 'MEMBER_PAGE_CACHE_MEMBERS', 10_000, 0),
     },
   };
 }

@@ -80,7 +80,10 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     apps,
     tokens,
     login,
-    members: new MembersService(db, { releaseOnDelete: [releaseMemberLendings] }),
+    members: new MembersService(db, {
+      releaseOnDelete: [releaseMemberLendings],
+      keptPageMembers: config.limits.keptPageMembers,
+    }),
     memberAdmin: new MemberAdminService(db),
     gate,
     tokenLimits,

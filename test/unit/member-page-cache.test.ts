@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { MemberPageCache } from '../../src/domain/members/member-page-cache.js';
 
 describe('MemberPageCache', () => {
@@ -35,11 +36,28 @@ describe('MemberPageCache', () => {
     expect(cache.size).toBe(5);
   });
 
+  it('keeps nothing with a bound of 0', () => {
+    const cache = new MemberPageCache<string>(0);
+    cache.set('a', '1', 'A', 1);
+    cache.set('empty', '1', '', 0);
+    expect([cache.size, cache.has('a'), cache.get('a', '1')]).toEqual([0, false, undefined]);
+  });
+
   it('replacing a page frees its old weight', () => {
     const cache = new MemberPageCache<string>(20);
     cache.set('a', '1', 'A', 15);
     cache.set('a', '2', 'A2', 15);
     cache.set('b', '1', 'B', 5);
     expect([cache.get('a', '2'), cache.get('b', '1')]).toEqual(['A2', 'B']);
+  });
+});
+
+describe('MEMBER_PAGE_CACHE_MEMBERS', () => {
+  it('defaults to 10,000, takes 0 to keep none, and refuses anything but a whole number', () => {
+    expect(loadConfig({}).limits.keptPageMembers).toBe(10_000);
+    expect(loadConfig({ MEMBER_PAGE_CACHE_MEMBERS: '0' }).limits.keptPageMembers).toBe(0);
+    for (const bad of ['-1', '1e4', 'lots']) {
+      expect(() => loadConfig({ MEMBER_PAGE_CACHE_MEMBERS: bad })).toThrow(/MEMBER_PAGE_CACHE_MEMBERS/);
+    }
   });
 });

@@ -35,10 +35,9 @@ export const DEFAULT_PAGE_SIZE = 10;
 export const MAX_PAGE_SIZE = 500;
 
 /**
- * Op 5's kept pages hold at most this many members in all (about 1 KB each). Version lookups of
- * calls that arrive together share one statement, as order op 3's reads do (ADR 0010).
+ * Version lookups of op 5 calls that arrive together share one statement, as order op 3's reads
+ * do (ADR 0010).
  */
-const KEPT_PAGE_MEMBERS = 10_000;
 const VERSIONS_PER_STATEMENT = 200;
 const VERSION_LOOKUPS_IN_FLIGHT = { postgres: 2, embedded: 1 } as const;
 
@@ -86,14 +85,19 @@ function limitMessage(limit: number): string {
 export class MembersService {
   private readonly releaseOnDelete: MemberReleaseHook[];
   private readonly claims = new AccountClaims();
-  private readonly pages = new MemberPageCache<PageInfo<ListedMemberView>>(KEPT_PAGE_MEMBERS);
+  private readonly pages: MemberPageCache<PageInfo<ListedMemberView>>;
   private readonly pageVersions: CallBatcher<number, string>;
 
   constructor(
     private readonly db: Db,
-    options: { releaseOnDelete?: MemberReleaseHook[] } = {},
+    options: {
+      releaseOnDelete?: MemberReleaseHook[];
+      /** Members op 5's kept pages may hold in all (about 1 KB each); 0 keeps none. */
+      keptPageMembers?: number;
+    } = {},
   ) {
     this.releaseOnDelete = options.releaseOnDelete ?? [];
+    this.pages = new MemberPageCache(options.keptPageMembers ?? 10_000);
     const repo = new MembersRepository(db);
     this.pageVersions = new CallBatcher(
       (enterpriseIds) => repo.pageVersions(enterpriseIds),
