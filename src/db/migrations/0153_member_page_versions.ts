@@ -38,7 +38,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
            from (select distinct e from unnest(enterprises) as e where e is not null order by e) as s;
       end $$;
 
-    create function member_page_changed_by_member() returns trigger
+    -- For tables whose rows name their enterprise: members, lent locks, customers.
+    create function member_page_changed_by_row() returns trigger
       language plpgsql as $$
       begin
         case tg_op
@@ -74,28 +75,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         return null;
       end $$;
 
-    create function member_page_changed_by_customer() returns trigger
-      language plpgsql as $$
-      begin
-        perform bump_member_page_versions(array[old.enterprise_id, new.enterprise_id]);
-        return null;
-      end $$;
-
-    create function member_page_changed_by_lent_lock() returns trigger
-      language plpgsql as $$
-      begin
-        case tg_op
-          when 'INSERT' then perform bump_member_page_version(new.enterprise_id);
-          when 'DELETE' then perform bump_member_page_version(old.enterprise_id);
-          else perform bump_member_page_versions(array[old.enterprise_id, new.enterprise_id]);
-        end case;
-        return null;
-      end $$;
-
     create constraint trigger member_page_members
       after insert or update or delete on members
       deferrable initially deferred for each row
-      execute function member_page_changed_by_member();
+      execute function member_page_changed_by_row();
 
     create constraint trigger member_page_enterprises
       after update of member_count on enterprises
@@ -120,12 +103,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       after update of enterprise_id on customers
       deferrable initially deferred for each row
       when (old.enterprise_id is distinct from new.enterprise_id)
-      execute function member_page_changed_by_customer();
+      execute function member_page_changed_by_row();
 
     create constraint trigger member_page_lent_locks
       after insert or update or delete on lent_locks
       deferrable initially deferred for each row
-      execute function member_page_changed_by_lent_lock();
+      execute function member_page_changed_by_row();
   `.execute(db);
 }
 
@@ -137,9 +120,8 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     drop trigger member_page_assets on assets;
     drop trigger member_page_customers on customers;
     drop trigger member_page_lent_locks on lent_locks;
-    drop function member_page_changed_by_member(), member_page_changed_by_enterprise(),
+    drop function member_page_changed_by_row(), member_page_changed_by_enterprise(),
       member_page_changed_by_assignment(), member_page_changed_by_asset(),
-      member_page_changed_by_customer(), member_page_changed_by_lent_lock(),
       bump_member_page_versions(bigint[]), bump_member_page_version(bigint);
     drop table member_page_versions;
   `.execute(db);
