@@ -43,7 +43,7 @@ beforeAll(async () => {
     .where('global_id', '=', `plan-${tag}-1`)
     .executeTakeFirstOrThrow();
   enterpriseId = first.id;
-  await sql`analyze enterprises, customers, members`.execute(db);
+  await sql`analyze enterprises, customers, members, member_page_versions`.execute(db);
 });
 afterAll(async () => database?.close());
 
@@ -87,6 +87,14 @@ describe.runIf(onPostgres())('prepared statements of the hot reads settle on a g
     const plans = await plansOf(
       (db) => new MembersRepository(db).listPage(enterpriseId, {}, 0, 10),
       'borrow_num',
+    );
+    expect(plans.generic).toBeGreaterThan(0);
+  });
+
+  it('member op 5: the page versions of a batch of calls', async () => {
+    const plans = await plansOf(
+      (db) => new MembersRepository(db).pageVersions([enterpriseId, enterpriseId + 1, enterpriseId + 2]),
+      'left join member_page_versions',
     );
     expect(plans.generic).toBeGreaterThan(0);
   });
