@@ -146,7 +146,7 @@ describe.runIf(browserAvailable())('console Webhooks pages (Chromium)', () => {
     await page.getByLabel('From (UTC)').fill(field(to));
     await page.getByLabel('To (UTC)').fill(field(from));
     await page.getByRole('button', { name: 'Replay' }).click();
-    await expect.poll(() => page.locator('#field-from-error').textContent()).toBe('from must be before to');
+    await expect.poll(() => page.locator('#field-from-error').textContent()).toBe('From must be before To.');
     expect(await page.getByLabel('From (UTC)').getAttribute('aria-invalid')).toBe('true');
     expect((await deliveries()).map((d) => d.status)).toEqual(['delivered']);
   });

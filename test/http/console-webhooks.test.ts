@@ -244,9 +244,18 @@ describe('retry now', () => {
     const refused = await op.post(`${WEBHOOKS}/deliveries/${delivered?.id}/retry`, { endpoint: ok.id });
     expect(refused.statusCode).toBe(400);
     expect(refused.body).toContain(
-      `delivery ${delivered?.id} was delivered; to send its event again, replay its time range`,
+      `Delivery ${delivered?.id} was delivered. To send its event again, replay its time range.`,
     );
     expect(refused.body).toContain(`data-delivery="${delivered?.id}"`);
+    // In the console's language, not the admin API's English sentence.
+    const zh = await op.post(
+      `${WEBHOOKS}/deliveries/${delivered?.id}/retry`,
+      { endpoint: ok.id },
+      { headers: { 'accept-language': 'zh-CN' } },
+    );
+    expect(zh.statusCode).toBe(400);
+    expect(zh.body).toContain(`投递 ${delivered?.id} 已送达`);
+    expect(zh.body).not.toContain('was delivered');
     expect((await deliveriesOf(ok.id))[0]).toEqual(delivered);
     expect(await auditRows('webhook.delivery_retried', String(delivered?.id))).toEqual([]);
   });
@@ -320,8 +329,8 @@ describe('replay', () => {
         'To (UTC): this is not a date and time.',
         'to',
       ],
-      [{ from: '2026-01-02T00:00', to: '2026-01-01T00:00' }, 'from must be before to', 'from'],
-      [{ from: '2026-01-01T00:00', to: '2026-01-01T00:00' }, 'from must be before to', 'from'],
+      [{ from: '2026-01-02T00:00', to: '2026-01-01T00:00' }, 'From must be before To.', 'from'],
+      [{ from: '2026-01-01T00:00', to: '2026-01-01T00:00' }, 'From must be before To.', 'from'],
       [
         { from: '2026-01-01T00:00\u0007', to: '2026-01-02T00:00' },
         'from: must not contain the character U+0007',
@@ -353,8 +362,14 @@ describe('replay', () => {
     });
     expect(refused.statusCode).toBe(400);
     expect(refused.body).toContain(
-      'more than 10000 events from 2020-04-01T00:00:00.000Z to 2020-04-01T00:00:01.000Z: replay a shorter range, in parts',
+      'More than 10,000 events in this range: replay a shorter range, in parts.',
     );
+    const zh = await op.post(
+      `${WEBHOOKS}/${target.id}/replay`,
+      { from: '2020-04-01T00:00:00', to: '2020-04-01T00:00:01' },
+      { headers: { 'accept-language': 'zh-CN' } },
+    );
+    expect(zh.body).toContain('此范围内的事件超过 10,000 个');
     expect(await deliveriesOf(target.id)).toEqual([]);
     expect(await auditRows('webhook.replayed', target.id)).toEqual([]);
   });

@@ -14,6 +14,8 @@ import {
 export class WebhookAdminInputError extends Error {
   constructor(
     message: string,
+    /** Which refusal it is, for a surface that words it in its own language (the console). */
+    readonly reason: 'delivered' | 'badTime' | 'reversed' | 'tooMany',
     readonly field?: 'from' | 'to',
   ) {
     super(message);
@@ -89,6 +91,7 @@ export class WebhookAdminService {
       if (delivery.status === 'delivered') {
         throw new WebhookAdminInputError(
           `delivery ${deliveryId} was delivered; to send its event again, replay its time range`,
+          'delivered',
         );
       }
       await repo.makeDue(deliveryId, new Date(this.now()));
@@ -121,9 +124,11 @@ export class WebhookAdminService {
    */
   async replay(endpointId: string, from: Date, to: Date, request: OperatorRequest): Promise<Replayed> {
     if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) {
-      throw new WebhookAdminInputError('from and to must be ISO 8601 times');
+      throw new WebhookAdminInputError('from and to must be ISO 8601 times', 'badTime');
     }
-    if (from.getTime() >= to.getTime()) throw new WebhookAdminInputError('from must be before to', 'from');
+    if (from.getTime() >= to.getTime()) {
+      throw new WebhookAdminInputError('from must be before to', 'reversed', 'from');
+    }
     return this.db.transaction().execute(async (trx) => {
       const repo = new WebhookAdminRepository(trx);
       const endpoint = await repo.findEndpoint(endpointId);
@@ -133,6 +138,7 @@ export class WebhookAdminService {
         throw new WebhookAdminInputError(
           `more than ${MAX_REPLAY_EVENTS} events from ${from.toISOString()} to ${to.toISOString()}: ` +
             'replay a shorter range, in parts',
+          'tooMany',
         );
       }
       const queued = await repo.replay(endpointId, from, to, new Date(this.now()), MAX_REPLAY_EVENTS);

@@ -1,4 +1,5 @@
 import {
+  MAX_REPLAY_EVENTS,
   WebhookAdminInputError,
   WebhookAdminNotFoundError,
 } from '../../../domain/webhooks/webhook-admin.service.js';
@@ -11,6 +12,24 @@ import type { ConsoleError } from '../ui.js';
 import { consoleRequest } from './form.js';
 import { showEndpoint } from './webhook-endpoint.js';
 import { endpointHref, isDeliveryId, isEndpointId, parseReplayForm } from './webhooks-filter.js';
+
+/** The service's refusal in the console's language; the admin API answers its English sentence. */
+function refusalText(
+  t: ReturnType<typeof operatorContext>['t'],
+  error: WebhookAdminInputError,
+  deliveryId?: string,
+): string {
+  switch (error.reason) {
+    case 'delivered':
+      return t('webhooks.refused.delivered', { id: deliveryId ?? '' });
+    case 'reversed':
+      return t('webhooks.refused.reversed');
+    case 'tooMany':
+      return t('webhooks.refused.tooMany', { max: MAX_REPLAY_EVENTS.toLocaleString('en') });
+    case 'badTime':
+      return t('webhooks.badTime', { field: t('webhooks.from') });
+  }
+}
 
 /**
  * POST /console/operator/webhooks/deliveries/:id/retry and /webhooks/:endpointId/replay: the admin
@@ -31,18 +50,12 @@ export function webhookActionRoutes(app: App): void {
           return sendErrorPage(request, reply, 404, 'error.notFound');
         if (!(error instanceof WebhookAdminInputError)) throw error;
         // A delivered one: said on the page the form came from (its endpoint's), else on its own.
+        const message = refusalText(operatorContext(request).t, error, deliveryId);
         const endpointId = formText(request, 'endpoint');
         if (!isEndpointId(endpointId)) {
-          return sendErrorPage(request, reply, 400, 'error.input', { message: error.message });
+          return sendErrorPage(request, reply, 400, 'error.input', { message });
         }
-        return showEndpoint(
-          app,
-          request,
-          reply,
-          endpointId,
-          {},
-          { error: { message: error.message }, status: 400 },
-        );
+        return showEndpoint(app, request, reply, endpointId, {}, { error: { message }, status: 400 });
       }
     },
   );
@@ -75,7 +88,7 @@ export function webhookActionRoutes(app: App): void {
           return sendErrorPage(request, reply, 404, 'error.notFound');
         if (error instanceof WebhookAdminInputError) {
           return refuse({
-            message: error.message,
+            message: refusalText(t, error),
             ...(error.field === undefined ? {} : { field: error.field }),
           });
         }
