@@ -146,7 +146,9 @@ describe("an endpoint's deliveries", () => {
     expect(row).toContain(String(delivery?.eventId));
     expect(row).toContain('<td>1</td>');
     expect(row).toMatch(/HTTP 503 · \d+ ms/);
-    expect(row).toContain('status 503');
+    // The error column does not say "status 503" again beside "HTTP 503".
+    expect(row).toContain('<td class="error">—</td>');
+    expect(row).not.toContain('status 503');
     expect(row).toContain(`datetime="${delivery?.nextAttemptAt.toISOString()}"`);
     expect(row).toContain('Retry now');
 
@@ -158,6 +160,19 @@ describe("an endpoint's deliveries", () => {
 
     const pending = await page(`${WEBHOOKS}/${endpoint.id}?status=pending`);
     expect(pending.body).toContain(`data-delivery="${deliveryId}"`);
+  });
+
+  it('shows an error that says more than the status code in the error column', async () => {
+    receiver.on('/moved', (_req, res) => res.writeHead(302, { location: '/elsewhere' }).end());
+    // A world of its own, so that the other endpoints' deliveries stay as the later tests expect.
+    const elsewhere = await assetWorld(h, SCOPES);
+    const moved = await createEndpoint(elsewhere, '/moved', ['asset.locked']);
+    await lockOne(elsewhere);
+    expect(await h.app.services.webhookDeliveries.deliverDue(10, [moved.id])).toBe(1);
+    const [delivery] = await deliveriesOf(moved.id);
+    const row = rowOf((await page(`${WEBHOOKS}/${moved.id}`)).body, 'data-delivery', String(delivery?.id));
+    expect(row).toMatch(/HTTP 302 · \d+ ms/);
+    expect(row).toContain('<td class="error"><small>redirect not followed</small></td>');
   });
 
   it('refuses a status that is not one, naming the field', async () => {

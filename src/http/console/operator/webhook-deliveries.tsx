@@ -6,7 +6,7 @@ import {
 import type { ConsoleContext } from '../context.js';
 import type { MessageKey } from '../i18n/index.js';
 import { ActionButton, Empty, Time, type ConsoleError } from '../ui.js';
-import { errorExcerpt, Outcome } from './webhook-parts.js';
+import { errorBeyondStatus, errorExcerpt, Outcome } from './webhook-parts.js';
 import { endpointHref, WEBHOOKS } from './webhooks-filter.js';
 
 /** Deliveries a page shows, newest first; older ones are a link away. */
@@ -17,6 +17,7 @@ const deliveryStatusKey = (status: DeliveryStatus): MessageKey => `webhooks.deli
 function DeliveryRow(props: { context: ConsoleContext; endpointId: string; delivery: AdminDeliveryRow }) {
   const { context, endpointId, delivery } = props;
   const { t } = context;
+  const error = errorBeyondStatus(delivery.lastError, delivery.lastStatusCode);
   return (
     <tr data-delivery={delivery.id} data-status={delivery.status}>
       <td>{delivery.id}</td>
@@ -49,9 +50,7 @@ function DeliveryRow(props: { context: ConsoleContext; endpointId: string; deliv
           </>
         )}
       </td>
-      <td class="error">
-        {delivery.lastError === null ? '—' : <small>{errorExcerpt(delivery.lastError)}</small>}
-      </td>
+      <td class="error">{error === null ? '—' : <small>{errorExcerpt(error)}</small>}</td>
       <td>{delivery.status === 'pending' ? <Time at={delivery.nextAttemptAt} /> : '—'}</td>
       <td class="actions">
         {delivery.status === 'delivered' ? (

@@ -9,6 +9,14 @@ export function errorExcerpt(error: string): string {
   return error.length > ERROR_CHARS ? `${error.slice(0, ERROR_CHARS)}…` : error;
 }
 
+/**
+ * What an attempt's error adds to its outcome: nothing when it only restates the status code the
+ * outcome already shows ("status 503" beside "HTTP 503").
+ */
+export function errorBeyondStatus(error: string | null, statusCode: number | null): string | null {
+  return error === null || error === `status ${statusCode}` ? null : error;
+}
+
 /** An endpoint's event filter: the types, or every type when it has none. */
 export function EventFilter(props: { context: ConsoleContext; types: string[] | null }) {
   const { context, types } = props;
