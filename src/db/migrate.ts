@@ -24,6 +24,7 @@ import * as m0150 from './migrations/0150_webhooks.js';
 import * as m0151 from './migrations/0151_webhook_deliveries_by_endpoint.js';
 import * as m0152 from './migrations/0152_order_batches_request_id.js';
 import * as m0153 from './migrations/0153_member_page_versions.js';
+import * as m0154 from './migrations/0154_member_page_version_once_per_transaction.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '0151_webhook_deliveries_by_endpoint': m0151,
   '0152_order_batches_request_id': m0152,
   '0153_member_page_versions': m0153,
+  '0154_member_page_version_once_per_transaction': m0154,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

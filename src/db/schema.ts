@@ -266,6 +266,8 @@ export interface LentLocksTable {
 export interface MemberPageVersionsTable {
   enterprise_id: number;
   version: number;
+  /** The transaction that last moved it, so that one transaction moves it once (migration 0154). */
+  moved_by: string | null;
 }
 
 /** An asset whose entitlements are lent to a lent lock. */

@@ -185,6 +185,29 @@ describe('the page version', () => {
     expect(BigInt(await version())).toBeGreaterThan(BigInt(before));
   });
 
+  it('moves once per transaction, however many of its rows changed', async () => {
+    const before = await version();
+    await db()
+      .transaction()
+      .execute(async (trx) => {
+        await sql`
+          insert into members (global_id, enterprise_id, user_name, account, name, identity)
+          select ${uniqueCode('g')} || '-' || i, ${e.id}::bigint, 'many', ${uniqueCode('many')} || '-' || i,
+                 'Many ' || i, 'member'
+            from generate_series(1, 20) as i`.execute(trx);
+        await sql`update members set remark = 'all at once' where enterprise_id = ${e.id}::bigint`.execute(
+          trx,
+        );
+        await sql`update enterprises set member_count = member_count + 20 where id = ${e.id}::bigint`.execute(
+          trx,
+        );
+      });
+    expect(BigInt(await version())).toBe(BigInt(before) + 1n);
+    // And the next transaction moves it again.
+    await sql`update members set remark = 'again' where global_id = ${e.adminGlobalId}`.execute(db());
+    expect(BigInt(await version())).toBe(BigInt(before) + 2n);
+  });
+
   it('answers many enterprises in the order asked, 0 for one never changed', async () => {
     const fresh = await h.database.db
       .insertInto('enterprises')
