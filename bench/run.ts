@@ -145,10 +145,9 @@ async function postgresRun(): Promise<string> {
     log(`seeding ${SMALL_TENANTS * TENANT.assets} assets in ${database.url.replace(/\/\/[^@]*@/, '//')}`);
     await seedTenants(database.handle.db, 1, SMALL_TENANTS);
     await finishSeeding(database.handle.db);
+    const instance = { DATABASE_URL: database.url, KEYWARD_ADMIN_KEY: adminKey, DATA_DIR: dataDir };
     server = await startKeyward({
-      DATABASE_URL: database.url,
-      KEYWARD_ADMIN_KEY: adminKey,
-      DATA_DIR: dataDir,
+      ...instance,
       // The webhooks scenario's receiver is a plain-http listener on loopback. The worker runs in
       // every scenario (as it does in production) but has nothing to send until that one.
       WEBHOOK_ALLOW_HTTP: '1',
@@ -158,13 +157,7 @@ async function postgresRun(): Promise<string> {
     // The scale rows measure op 5's statement at 10,000 and at 1,000,000 assets, so they run on an
     // instance that keeps no pages; the throughput rows measure the kept page, as an
     // administrator's repeated reads of an unchanged page get it (ADR 14).
-    const unkept = {
-      DATABASE_URL: database.url,
-      KEYWARD_ADMIN_KEY: adminKey,
-      DATA_DIR: dataDir,
-      MEMBER_PAGE_CACHE_MEMBERS: '0',
-      WEBHOOK_WORKER: '0',
-    };
+    const unkept = { ...instance, MEMBER_PAGE_CACHE_MEMBERS: '0', WEBHOOK_WORKER: '0' };
 
     let scale = want('big') ? await startKeyward(unkept) : undefined;
     const r3Members = scale
