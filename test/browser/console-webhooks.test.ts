@@ -151,6 +151,26 @@ describe.runIf(browserAvailable())('console Webhooks pages (Chromium)', () => {
     expect((await deliveries()).map((d) => d.status)).toEqual(['delivered']);
   });
 
+  it('changes language from a refused form back to the page the form was on', async () => {
+    const endpointPage = `/console/operator/webhooks/${endpointId}`;
+    // Still on the refused replay's answer, shown at the post's address.
+    expect(new URL(page.url()).pathname).toBe(`${endpointPage}/replay`);
+    await page.getByLabel('Language').selectOption('zh-CN');
+    await page.waitForURL((url) => url.pathname === endpointPage);
+    await expect.poll(() => page.getByRole('heading', { name: '重放一个时间段' }).count()).toBe(1);
+    // In Chinese, the refusal is worded in Chinese too.
+    const to = new Date(Date.now() + 2000);
+    await page.locator('#field-from').fill(field(to));
+    await page.locator('#field-to').fill(field(from));
+    await page.getByRole('button', { name: '重放', exact: true }).click();
+    await expect
+      .poll(() => page.locator('#field-from-error').textContent())
+      .toBe('开始时间必须早于结束时间。');
+    await page.getByLabel('语言').selectOption('en');
+    await page.waitForURL((url) => url.pathname === endpointPage);
+    await expect.poll(() => page.getByRole('heading', { name: 'Replay a time range' }).count()).toBe(1);
+  });
+
   it('replays the time range, asking first, and the event is pending again', async () => {
     const to = new Date(Math.ceil((Date.now() + 1) / 1000) * 1000);
     await page.getByLabel('From (UTC)').fill(field(from));

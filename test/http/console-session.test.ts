@@ -276,6 +276,28 @@ describe('console sessions', () => {
     expect(control.headers['set-cookie']).toBeUndefined();
   });
 
+  it('comes back from a refused form to the page the form was on, never elsewhere', async () => {
+    const backOf = async (referer?: string) => {
+      const refused = await h.app.inject({
+        method: 'POST',
+        url: '/console/operator/sign-in',
+        headers: { ...FORM, ...(referer === undefined ? {} : { referer }) },
+        payload: new URLSearchParams({ adminKey: 'not-the-key' }).toString(),
+      });
+      expect(refused.statusCode).toBe(401);
+      return /name="back" value="([^"]*)"/.exec(refused.body)?.[1];
+    };
+    // The post's own address has no page (GET /console/operator/sign-in?… is the form, but a
+    // refused replay's /…/replay is not): the language switch goes back to the referring page.
+    expect(await backOf('http://localhost/console/operator/sign-in?note=expired')).toBe(
+      '/console/operator/sign-in?note=expired',
+    );
+    expect(await backOf()).toBe('/console');
+    expect(await backOf('https://attacker.example/console/operator')).toBe('/console');
+    expect(await backOf('http://localhost/docs')).toBe('/console');
+    expect(await backOf('not a url')).toBe('/console');
+  });
+
   it('serves the operator area only on the admin listener when there is one', async () => {
     const apart = await startHarness({ ADMIN_PORT: '0', HOST: '127.0.0.1' });
     try {

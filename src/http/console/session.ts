@@ -54,8 +54,28 @@ export function loadContext(services: Services) {
     const locale = localeOf(request);
     const secret = pathOf(request).startsWith('/console/assets/') ? undefined : sessionSecretOf(request);
     const session = secret === undefined ? undefined : await services.consoleSessions.resolve(secret);
-    request.consoleContext = { locale, t: translator(locale), path: request.url, session };
+    request.consoleContext = { locale, t: translator(locale), path: pageOf(request), session };
   };
+}
+
+/**
+ * The page a request shows, for the language switch to come back to. A post's answer (a form
+ * refused, say) is shown at the post's address, which has no page to come back to: the page the
+ * form was on, named by the browser's same-origin Referer, is the one; else the console's start.
+ */
+function pageOf(request: FastifyRequest): string {
+  if (request.method === 'GET' || request.method === 'HEAD') return request.url;
+  const referer = request.headers.referer;
+  if (referer === undefined) return '/console';
+  try {
+    const from = new URL(referer);
+    const samePage =
+      from.origin === new URL(`${request.protocol}://${request.host}`).origin &&
+      /^\/console(\/|$)/.test(from.pathname);
+    return samePage ? `${from.pathname}${from.search}` : '/console';
+  } catch {
+    return '/console';
+  }
 }
 
 export type Refusal = 'csrf' | 'not-found';
