@@ -88,8 +88,11 @@ describe('/v1/webhooks/endpoints', () => {
   it.each([
     [{ url: 'http://hooks.example.com/x' }, 'url: must be an https URL'],
     [{ url: 'https://hooks.example.com/a\u0001b' }, 'url'],
-    [{ url: 'https://10.0.0.1/x' }, 'url: must not be a private, loopback or link-local address'],
-    [{ url: 'https://169.254.169.254/x' }, 'url: must not be a private, loopback or link-local address'],
+    [{ url: 'https://10.0.0.1/x' }, 'url: must not be a private, loopback, link-local or reserved address'],
+    [
+      { url: 'https://169.254.169.254/x' },
+      'url: must not be a private, loopback, link-local or reserved address',
+    ],
     [{ url: 'not a url' }, 'url'],
     [{ url: URL_OK, eventTypes: ['order.shipped'] }, 'eventTypes: "order.shipped" is not one of'],
     [{ url: URL_OK, eventTypes: [] }, 'eventTypes'],
@@ -98,6 +101,47 @@ describe('/v1/webhooks/endpoints', () => {
     const reply = await call('POST', '/endpoints', payload);
     expect(reply.body.code).toBe('95000');
     expect(reply.body.message).toContain(message);
+  });
+
+  // Each IPv6 form that carries an IPv4 address, carrying 127.0.0.1: IPv4-mapped, IPv4-translated,
+  // NAT64, 6to4 and Teredo (client 127.0.0.1, stored inverted).
+  it.each([
+    'https://[::ffff:127.0.0.1]/x',
+    'https://[::ffff:0:7f00:1]/x',
+    'https://[64:ff9b::7f00:1]/x',
+    'https://[2002:7f00:1::1]/x',
+    'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x',
+    'https://192.0.2.10/x',
+    'https://100.64.0.1/x',
+  ])('refuses %s, on create and on update, changing nothing', async (url) => {
+    const refused = 'url: must not be a private, loopback, link-local or reserved address';
+    const created = await call('POST', '/endpoints', { url });
+    expect(created.body).toMatchObject({ code: '95000', message: refused });
+    const kept = (await call('POST', '/endpoints', { url: URL_OK })).body.data as { id: string };
+    const updated = await call('PATCH', `/endpoints/${kept.id}`, { url });
+    expect(updated.body).toMatchObject({ code: '95000', message: refused });
+    expect((await call('GET', `/endpoints/${kept.id}`)).body.data).toMatchObject({ url: URL_OK });
+    await call('DELETE', `/endpoints/${kept.id}`);
+  });
+
+  it('refuses a host name that resolves only to loopback, resolving it at registration', async () => {
+    // localhost resolves to 127.0.0.1 (and ::1) on every system: refused for what it resolves to.
+    const message =
+      /^url: must name a host with a public address \(localhost resolves only to .*127\.0\.0\.1/;
+    const created = await call('POST', '/endpoints', { url: 'https://localhost:8443/hook' });
+    expect(created.body.code).toBe('95000');
+    expect(created.body.message).toMatch(message);
+    const kept = (await call('POST', '/endpoints', { url: URL_OK })).body.data as { id: string };
+    const updated = await call('PATCH', `/endpoints/${kept.id}`, { url: 'https://LOCALHOST/hook' });
+    expect(updated.body.code).toBe('95000');
+    expect(updated.body.message).toMatch(message);
+    await call('DELETE', `/endpoints/${kept.id}`);
+  });
+
+  it('takes a host name that does not resolve now: each attempt resolves it again', async () => {
+    const created = await call('POST', '/endpoints', { url: 'https://hooks.invalid/keyward' });
+    expect(created.body).toMatchObject({ code: 0, data: { url: 'https://hooks.invalid/keyward' } });
+    await call('DELETE', `/endpoints/${(created.body.data as { id: string }).id}`);
   });
 
   it('refuses a token without the auth_webhooks scope, and a call without a nonce', async () => {

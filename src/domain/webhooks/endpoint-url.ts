@@ -1,13 +1,24 @@
 import { isIP } from 'node:net';
-import { isPrivateAddress } from './address-policy.js';
+import { addressRefusal } from './address-policy.js';
+import { REFUSED_ADDRESSES, resolveWithin, type Resolver } from './outbound.js';
 
 export const URL_MAX_LENGTH = 2048;
 
-/** Why a URL cannot be an endpoint, or undefined when it can (its host is checked again when sent). */
-export function endpointUrlProblem(
-  raw: string,
-  policy: { allowHttp: boolean; allowPrivate: boolean },
-): string | undefined {
+/** How long registering an endpoint waits for its host to resolve; past it, the host counts as not resolving. */
+export const REGISTRATION_RESOLVE_MS = 3000;
+
+type UrlPolicy = { allowHttp: boolean; allowPrivate: boolean };
+
+/** The host of a URL, an IPv6 literal without its brackets. */
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * Why a URL cannot be an endpoint, or undefined when it can, from the URL alone: its form, and its
+ * host when that is an address. A name is checked by `endpointHostProblem`.
+ */
+export function endpointUrlProblem(raw: string, policy: UrlPolicy): string | undefined {
   if (raw.length > URL_MAX_LENGTH) return `must be at most ${URL_MAX_LENGTH} characters`;
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f-\u009f\s]/.test(raw)) return 'must not contain control characters or spaces';
@@ -23,11 +34,32 @@ export function endpointUrlProblem(
   if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';
   if (url.hash !== '') return 'must not have a fragment';
   if (url.hostname === '') return 'must name a host';
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (!policy.allowPrivate) {
-    if (isIP(host) !== 0 && isPrivateAddress(host))
-      return 'must not be a private, loopback or link-local address';
-    if (/^localhost$|\.localhost$/i.test(host)) return 'must not be a local host name';
+  const host = hostOf(url);
+  if (!policy.allowPrivate && isIP(host) !== 0 && addressRefusal(host) !== undefined) {
+    return 'must not be a private, loopback, link-local or reserved address';
   }
+  return undefined;
+}
+
+/**
+ * Why the host of a URL that passed `endpointUrlProblem` cannot be an endpoint's: a name that
+ * resolves now, but only to addresses the policy refuses. A name that does not resolve (yet) is
+ * taken; every attempt resolves it again and refuses it then, as it does a name that moved.
+ */
+export async function endpointHostProblem(
+  raw: string,
+  policy: UrlPolicy,
+  resolve: Resolver,
+): Promise<string | undefined> {
+  if (policy.allowPrivate) return undefined;
+  const host = hostOf(new URL(raw));
+  if (isIP(host) !== 0) return undefined;
+  const addresses = await resolveWithin(resolve, host, REGISTRATION_RESOLVE_MS);
+  if (addresses.length > 0 && addresses.every((a) => addressRefusal(a.address) !== undefined)) {
+    const shown = [...new Set(addresses.map((a) => a.address))].slice(0, 4).join(', ');
+    return `must name a host with a public address (${host} resolves only to ${REFUSED_ADDRESSES}: ${shown})`;
+  }
+  // RFC 6761: such names are this machine wherever they resolve, and a resolver may only learn that later.
+  if (/^localhost\.?$|\.localhost\.?$/i.test(host)) return 'must not be a local host name';
   return undefined;
 }

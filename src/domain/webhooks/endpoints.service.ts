@@ -10,8 +10,9 @@ import {
   endpointSecretRotated,
   endpointUpdated,
 } from './endpoint-audit.js';
-import { endpointUrlProblem } from './endpoint-url.js';
+import { endpointHostProblem, endpointUrlProblem } from './endpoint-url.js';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from './event-types.js';
+import { systemResolver, type Resolver } from './outbound.js';
 import { newEndpointId, newEndpointSecret } from './secrets.js';
 import { WebhookEndpointsRepository, type EndpointRecord } from './webhooks.repository.js';
 
@@ -67,10 +68,13 @@ export class WebhookEndpointsService {
     private readonly db: Db,
     private readonly config: WebhookConfig,
     private readonly now: () => number = Date.now,
+    private readonly resolve: Resolver = systemResolver,
   ) {}
 
-  private checkUrl(url: string): string {
-    const problem = endpointUrlProblem(url, this.config);
+  /** The URL's form and its host, resolved now; before any transaction, as the lookup may take a while. */
+  private async checkUrl(url: string): Promise<string> {
+    const problem =
+      endpointUrlProblem(url, this.config) ?? (await endpointHostProblem(url, this.config, this.resolve));
     if (problem !== undefined) throw invalid(`url: ${problem}`);
     return url;
   }
@@ -93,7 +97,7 @@ export class WebhookEndpointsService {
     input: { url: string; eventTypes?: string[] | null },
     actor: AuditActor,
   ): Promise<EndpointView & { secret: string }> {
-    const url = this.checkUrl(input.url);
+    const url = await this.checkUrl(input.url);
     const eventTypes = this.checkTypes(input.eventTypes);
     return this.db.transaction().execute(async (trx) => {
       const repo = new WebhookEndpointsRepository(trx);
@@ -131,7 +135,7 @@ export class WebhookEndpointsService {
     actor: AuditActor,
   ): Promise<EndpointView> {
     const change = {
-      ...(input.url === undefined ? {} : { url: this.checkUrl(input.url) }),
+      ...(input.url === undefined ? {} : { url: await this.checkUrl(input.url) }),
       ...(input.eventTypes === undefined ? {} : { eventTypes: this.checkTypes(input.eventTypes) }),
       ...(input.enabled === true ? { enable: true } : {}),
     };

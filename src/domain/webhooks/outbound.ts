@@ -24,7 +24,26 @@ export interface AttemptResult {
 
 export type Resolver = (host: string) => Promise<LookupAddress[]>;
 
-const systemResolver: Resolver = (host) => dns.lookup(host, { all: true, verbatim: true });
+export const systemResolver: Resolver = (host) => dns.lookup(host, { all: true, verbatim: true });
+
+/** What the policy refuses, in the words its messages use. */
+export const REFUSED_ADDRESSES = 'private, loopback, link-local or reserved addresses';
+
+/**
+ * The addresses `host` resolves to, or none when it does not resolve within `ms`: a resolver that
+ * hangs would otherwise hold the attempt (or the registration) past every other time limit.
+ */
+export async function resolveWithin(resolve: Resolver, host: string, ms: number): Promise<LookupAddress[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<LookupAddress[]>((done) => {
+    timer = setTimeout(() => done([]), ms);
+  });
+  try {
+    return await Promise.race([resolve(host).catch(() => []), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 class Refused extends Error {}
 
@@ -37,13 +56,13 @@ async function targetOf(host: string, policy: OutboundPolicy, resolve: Resolver)
   const bare = host.replace(/^\[(.*)\]$/, '$1');
   const literal = isIP(bare);
   const candidates: LookupAddress[] =
-    literal !== 0 ? [{ address: bare, family: literal }] : await resolve(bare).catch(() => []);
+    literal !== 0
+      ? [{ address: bare, family: literal }]
+      : await resolveWithin(resolve, bare, policy.connectTimeoutMs);
   if (candidates.length === 0) throw new Refused(`host ${bare} does not resolve`);
   const allowed = policy.allowPrivate ? candidates : candidates.filter((c) => !isPrivateAddress(c.address));
   const first = allowed[0];
-  if (first === undefined) {
-    throw new Refused(`host ${bare} resolves only to private, loopback or link-local addresses`);
-  }
+  if (first === undefined) throw new Refused(`host ${bare} resolves only to ${REFUSED_ADDRESSES}`);
   return first;
 }
 
