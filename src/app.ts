@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { withTimeLimit, type Db } from './db/client.js';
 import { adminApi } from './http/admin/index.js';
-import { keepAdminApart } from './http/admin-listener.js';
+import { accessChecks } from './http/access/checks.js';
+import { installAccess } from './http/access/enforce.js';
+import { listenerOf, notOnThisListener } from './http/admin-listener.js';
 import { registerApiDocs } from './http/docs/index.js';
 import type { App } from './http/app-type.js';
 import {
@@ -108,8 +111,18 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     await services.gate.close();
   });
 
-  installNotFound(app);
-  if (config.adminListener !== undefined) keepAdminApart(app);
+  // Cookies are parsed before the access check, which reads the console's session cookie.
+  await app.register(cookie);
+  const adminApart = config.adminListener !== undefined;
+  // Before any route: every route registered after this declares who may call it, and one hook
+  // checks each request against the route it matched (access/enforce.ts).
+  installAccess(app, {
+    checks: accessChecks(services, config, options.adminKey),
+    adminApart,
+    listenerOf,
+    notHere: notOnThisListener,
+  });
+  installNotFound(app, { adminApart, listenerOf });
   installErrorHandler(app, config.limits.bodyBytes);
   app.addHook('preHandler', refuseControlCharacters);
   // Before every route: the document is built from the routes as they register.
@@ -120,7 +133,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   jwksRoute(app);
   metricsRoutes(app);
   tokenRoute(app);
-  await app.register(adminApi(options.adminKey), { prefix: '/admin' });
+  await app.register(adminApi(), { prefix: '/admin' });
   await app.register(orderSurface, { prefix: ORDER_PREFIX });
   await app.register(memberSurface, { prefix: ME_PREFIX });
   await app.register(runtimeSurface, { prefix: RUNTIME_PREFIX });

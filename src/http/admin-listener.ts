@@ -1,28 +1,28 @@
 import http, { type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CommonCode, commonMessages } from '../errors/common-codes.js';
 import { failure } from './envelope.js';
-import { OPERATOR_CONSOLE_PREFIX, surfaceOf } from './surface.js';
+import type { Listener } from './access/access.js';
 
 /** Requests that came in through the admin listener (and only those). */
 const viaAdminListener = new WeakSet<IncomingMessage>();
 
 /**
- * With a listener of its own, the admin API is not on the public one: there /admin/* is an unknown
- * path (404 before the admin key is even looked at, so nothing says it exists), and the admin
- * listener serves /admin/* alone. The console's operator area goes with the admin API. Both listeners hand requests to the same app, so the admin
- * routes, hooks and error handling are one code path.
+ * Which listener a request came through. With a listener of its own, the admin API and the
+ * operator's console are served there alone (access/access.ts, listenersOf): both listeners hand
+ * requests to the same app, so routes, hooks and error handling are one code path.
  */
-export function keepAdminApart(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    const adminPath = surfaceOf(request.url) === 'admin' || request.url.startsWith(OPERATOR_CONSOLE_PREFIX);
-    if (adminPath === viaAdminListener.has(request.raw)) return;
-    const path = request.url.split('?')[0] ?? '';
-    return reply
-      .code(404)
-      .send(failure(CommonCode.notFound, commonMessages[CommonCode.notFound], `${request.method} ${path}`));
-  });
+export function listenerOf(request: FastifyRequest): Listener {
+  return viaAdminListener.has(request.raw) ? 'admin' : 'public';
+}
+
+/** A route not served on this listener is answered as an unknown path: nothing says it exists. */
+export function notOnThisListener(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?')[0] ?? '';
+  return reply
+    .code(404)
+    .send(failure(CommonCode.notFound, commonMessages[CommonCode.notFound], `${request.method} ${path}`));
 }
 
 export interface AdminListener {

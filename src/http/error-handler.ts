@@ -1,9 +1,11 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { Listener } from './access/access.js';
+import { servedHere } from './access/enforce.js';
 import { CommonCode, commonMessages } from '../errors/common-codes.js';
 import { KeywardError } from '../errors/keyward-error.js';
 import { BUSINESS_FAILURE_STATUS, failure } from './envelope.js';
 import { TOKEN_BODY_LIMIT_BYTES } from './oauth/token-schema.js';
-import { surfaceOf, validationCode, type Surface } from './surface.js';
+import { surfaceOfRequest, validationCode, type Surface } from './surface.js';
 import { stampRequestIds } from './request-ids.js';
 import { setSecurityHeaders } from './security-headers.js';
 import { formatValidationError } from './validation.js';
@@ -40,7 +42,7 @@ function isJsonSyntaxError(error: FastifyError): boolean {
 
 export function installErrorHandler(app: FastifyInstance, bodyLimitBytes: number): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const surface = surfaceOf(request.url);
+    const surface = surfaceOfRequest(request);
     if (error instanceof KeywardError) {
       return sendFailure(
         reply,
@@ -77,6 +79,14 @@ export function installErrorHandler(app: FastifyInstance, bodyLimitBytes: number
         bodyMessage,
       );
     }
+    // A plugin's refusal of a path it serves (the API reference's files: a forbidden or missing
+    // file) is the caller's: answered as an unknown path, not as a fault of ours.
+    if (error.statusCode === 403 || error.statusCode === 404) {
+      const path = request.url.split('?')[0] ?? '';
+      return reply
+        .code(404)
+        .send(failure(CommonCode.notFound, commonMessages[CommonCode.notFound], `${request.method} ${path}`));
+    }
     // A fault of ours: logged with the request id, answered without detail.
     request.log.error({ err: error }, 'request failed');
     return sendFailure(
@@ -103,7 +113,7 @@ export const MAX_PARAM_LENGTH = 1024;
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   stampRequestIds(request, reply);
   setSecurityHeaders(reply);
-  const surface = surfaceOf(request.url);
+  const surface = surfaceOfRequest(request);
   const message =
     error.code === 'FST_ERR_BAD_URL'
       ? 'path: is not a valid URL'
@@ -124,19 +134,27 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
   return sendFailure(reply, surface, BUSINESS_FAILURE_STATUS, validationCode(surface), message, message);
 }
 
-/** Answers an unknown path with 404, or 405 when the path exists under another method. */
-export function installNotFound(app: FastifyInstance): void {
-  const patterns: RegExp[] = [];
+/** Answers an unknown path with 404, or 405 when the path exists under another method here. */
+export function installNotFound(
+  app: FastifyInstance,
+  where: { adminApart: boolean; listenerOf(request: FastifyRequest): Listener },
+): void {
+  const patterns: Array<{ pattern: RegExp; route: RouteOptions }> = [];
   app.addHook('onRoute', (route) => {
     const source = route.url
       .split('/')
       .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
       .join('/');
-    patterns.push(new RegExp(`^${source}/?$`));
+    patterns.push({ pattern: new RegExp(`^${source}/?$`), route });
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    const known = patterns.some((pattern) => pattern.test(path));
+    const on = where.listenerOf(request);
+    // A route of the other listener is not known here: 405 would say that it exists.
+    const known = patterns.some(({ pattern, route }) => {
+      const access = route.config?.access;
+      return pattern.test(path) && access !== undefined && servedHere(where, access, on);
+    });
     const code = known ? CommonCode.methodNotAllowed : CommonCode.notFound;
     const status = known ? 405 : 404;
     return reply.code(status).send(failure(code, commonMessages[code], `${request.method} ${path}`));

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { CommonCode } from '../errors/common-codes.js';
 import { MemberCode } from '../errors/member-codes.js';
 import { OrderCode } from '../errors/order-codes.js';
@@ -11,8 +12,6 @@ export const ME_PREFIX = '/me/api/v1';
 export const RUNTIME_PREFIX = '/runtime/v1';
 export const WEBHOOKS_PREFIX = '/v1/webhooks';
 export const CONSOLE_PREFIX = '/console';
-/** The operator's part of the console: served where /admin/* is (see admin-listener.ts). */
-export const OPERATOR_CONSOLE_PREFIX = '/console/operator';
 
 export function surfaceOf(url: string): Surface {
   if (url.startsWith(`${ORDER_PREFIX}/`)) return 'order';
@@ -24,6 +23,14 @@ export function surfaceOf(url: string): Surface {
   if (url === CONSOLE_PREFIX || url.startsWith(`${CONSOLE_PREFIX}/`) || url.startsWith(`${CONSOLE_PREFIX}?`))
     return 'console';
   return 'ops';
+}
+
+/**
+ * The surface of the route a request matched: its registered pattern, never the URL's spelling
+ * (`/%6Frder/…` matches an order route and is answered as one). An unmatched request goes by its URL.
+ */
+export function surfaceOfRequest(request: FastifyRequest): Surface {
+  return surfaceOf(request.routeOptions.url ?? request.url);
 }
 
 /** The code a surface answers for a body or query that fails its schema. */

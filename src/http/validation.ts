@@ -1,6 +1,6 @@
 import type { Ajv, ErrorObject } from 'ajv';
 import type { FastifyRequest } from 'fastify';
-import { surfaceOf } from './surface.js';
+import { surfaceOfRequest } from './surface.js';
 
 const DIGITS = /^-?[0-9]{1,16}$/;
 
@@ -157,7 +157,7 @@ function pointerOf(step: WalkStep): string {
  * String (a feature or extension value) needs none in its compact form.
  */
 export async function refuseControlCharacters(request: FastifyRequest): Promise<void> {
-  const refused = surfaceOf(request.url) === 'oauth' ? NUL_CHARACTER : CONTROL_CHARACTER;
+  const refused = surfaceOfRequest(request) === 'oauth' ? NUL_CHARACTER : CONTROL_CHARACTER;
   const parts = [
     ['params', request.params],
     ['querystring', request.query],

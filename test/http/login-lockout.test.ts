@@ -193,6 +193,30 @@ describe('repeated failed logins from one address through one app', () => {
     expect((await attempts(member.account))?.failures).toBe(slowFrom);
   });
 
+  it(
+    'never refuses a right password for the attempts of many right logins at once',
+    { timeout: 180_000 },
+    async () => {
+      // Failures are counted, not attempts: right logins from one address through one app all pass,
+      // however many arrive together (they take turns on the account: see LoginService.verify).
+      const member = await seedMember(h, enterprise);
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, () => login(member.account, member.password)),
+      );
+      expect(answers.map((a) => a.statusCode).filter((status) => status !== 200)).toEqual([]);
+      expect((await attempts(member.account))?.failures ?? 0).toBe(0);
+    },
+  );
+
+  it('still refuses right passwords while earlier failures keep the source waiting', async () => {
+    const member = await seedMember(h, enterprise);
+    await fail(member.account, LOGIN_LOCKOUT.source.slowFromAttempt);
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => login(member.account, member.password)),
+    );
+    expect(answers.map((a) => a.body.error_description)).toEqual(Array(5).fill(LOCKED));
+  });
+
   it('purges records that no longer slow or lock anything, and keeps live locks', async () => {
     const idle = await seedMember(h, enterprise);
     const locked = await seedMember(h, enterprise);

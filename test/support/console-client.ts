@@ -14,6 +14,8 @@ export interface ConsoleClient {
     options?: { csrf?: boolean; headers?: Record<string, string> },
   ): Promise<Reply>;
   csrf: string;
+  /** The session cookie, as a `cookie` header's value. */
+  cookie: string;
 }
 
 function cookieOf(reply: Reply): string {
@@ -32,6 +34,7 @@ async function clientFor(h: Harness, cookie: string, home: string): Promise<Cons
   expect(csrf, 'a CSRF token on the page').toBeDefined();
   const client: ConsoleClient = {
     csrf: csrf as string,
+    cookie,
     get,
     post: (url, form, options = {}) =>
       h.app.inject({

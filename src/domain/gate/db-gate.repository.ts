@@ -345,6 +345,18 @@ export class DbGateRepository {
     return new Map(result.rows.map((r) => [r.key, Number(r.total)]));
   }
 
+  async peekKeys(keys: string[], window: number): Promise<Map<string, number>> {
+    if (keys.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('rate_counters')
+      .select(['app_id as key', sql<number>`sum(hits)::int`.as('total')])
+      .where('app_id', 'in', keys)
+      .where('window_start', '=', window)
+      .groupBy('app_id')
+      .execute();
+    return new Map(rows.map((r) => [r.key, Number(r.total)]));
+  }
+
   async purge(oldestWindow: number): Promise<void> {
     await this.db
       .deleteFrom('nonces')

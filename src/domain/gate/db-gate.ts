@@ -81,6 +81,11 @@ export class DbGate implements RequestGate {
     return keys.map((key) => totals.get(key) ?? 0);
   }
 
+  async peekCounts(keys: string[]): Promise<number[]> {
+    const totals = await this.repository.peekKeys(keys, currentWindow());
+    return keys.map((key) => totals.get(key) ?? 0);
+  }
+
   async purge(): Promise<void> {
     await this.repository.purge(currentWindow() - 1);
   }

@@ -38,6 +38,8 @@ export interface RequestGate {
    * instance like it. Keys must not look like app ids; give them a prefix ending in ':'.
    */
   countRequests(keys: string[]): Promise<number[]>;
+  /** Each key's count in this minute's window, without counting: for limits on failures alone. */
+  peekCounts(keys: string[]): Promise<number[]>;
   purge(): Promise<void>;
   close(): Promise<void>;
 }

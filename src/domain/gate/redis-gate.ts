@@ -75,6 +75,13 @@ export class RedisGate implements RequestGate {
     return keys.map((_, i) => Number(result[i * 2]?.[1]));
   }
 
+  async peekCounts(keys: string[]): Promise<number[]> {
+    if (keys.length === 0) return [];
+    const window = currentWindow();
+    const values = await (await this.redis).mget(keys.map((key) => `keyward:rate:${key}:${window}`));
+    return values.map((value) => (value === null ? 0 : Number(value)));
+  }
+
   async purge(): Promise<void> {}
 
   async close(): Promise<void> {

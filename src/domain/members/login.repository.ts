@@ -109,23 +109,26 @@ export class LoginRepository {
       .execute();
   }
 
-  /**
-   * A right password: the account's count takes back the attempt (counted before the password
-   * was known to be right), and its source's failures are forgiven. The account row first, as
-   * every writer takes them, so that none waits for another in a circle.
-   */
-  async forgive(account: string, source: LoginSource): Promise<void> {
-    await this.db
-      .updateTable('login_attempts')
-      .set({ failures: sql<number>`greatest(failures - 1, 0)` })
-      .where('account', '=', account)
-      .execute();
+  /** A right password: its source's failures are forgiven (the account's, from anywhere, stay). */
+  async forgiveSource(account: string, source: LoginSource): Promise<void> {
     await this.db
       .deleteFrom('login_source_attempts')
       .where('account', '=', account)
       .where('address', '=', source.address)
       .where('app_id', '=', source.appId)
       .execute();
+  }
+
+  /** Whether the account, or this source of it, waits now: read without a lock, before any hashing. */
+  async waiting(account: string, source: LoginSource): Promise<boolean> {
+    const { rows } = await sql<{ waiting: boolean }>`
+      select coalesce(
+        (select locked_until > now() from login_attempts where account = ${account}), false)
+        or coalesce(
+        (select locked_until > now() from login_source_attempts
+          where account = ${account} and address = ${source.address} and app_id = ${source.appId}), false)
+        as waiting`.execute(this.db);
+    return rows[0]?.waiting === true;
   }
 
   /** An operator's or the member's new password forgives every attempt on the account. */

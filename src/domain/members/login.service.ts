@@ -40,7 +40,7 @@ export const LOGIN_LOCKOUT: LockoutPolicy = {
   account: { slowFromAttempt: 20, waitSeconds: 5 },
 };
 
-/** The wait a source starts after its `attempt`-th counted attempt, or null. */
+/** The wait a source starts after its `attempt`-th failure, or null. */
 function sourceWait(attempt: number, policy: LockoutPolicy['source']): number | null {
   if (attempt >= policy.lockAfterAttempts) return policy.lockSeconds;
   if (attempt >= policy.slowFromAttempt)
@@ -63,6 +63,8 @@ export type LoginOutcome =
 
 export class LoginService {
   private readonly logins: LoginRepository;
+  /** The last attempt in line on each account being tried in this process. */
+  private readonly turns = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -76,6 +78,12 @@ export class LoginService {
    * `ip`. Unknown accounts are counted and locked like real ones, so neither the answer nor its
    * speed tells which accounts exist. The hash is checked in the asking app's turn
    * (`appTenant`), so one app's logins cannot starve another's.
+   *
+   * Failures are counted, not attempts: a right password is refused only while failures already
+   * recorded make its source or account wait, never for the attempts of many right logins at once.
+   * So that guesses sent together cannot all be checked before their failures count, the attempts
+   * on one account take turns in this process (inTurn): each failure is recorded before the next
+   * attempt looks at the lockout. Several instances each take one turn at a time.
    */
   async verify(
     account: string,
@@ -83,32 +91,72 @@ export class LoginService {
     from: { ip: string; appId: string },
   ): Promise<LoginOutcome> {
     const key = accountKey(account);
+    return this.inTurn(key, () => this.verifyInTurn(key, password, from));
+  }
+
+  /** Runs `run` after every earlier attempt on the account in this process has finished. */
+  private async inTurn<T>(key: string, run: () => Promise<T>): Promise<T> {
+    const previous = this.turns.get(key) ?? Promise.resolve();
+    let release = () => {};
+    const mine = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const tail = previous.then(() => mine);
+    this.turns.set(key, tail);
+    await previous;
+    try {
+      return await run();
+    } finally {
+      release();
+      if (this.turns.get(key) === tail) this.turns.delete(key);
+    }
+  }
+
+  private async verifyInTurn(
+    key: string,
+    password: string,
+    from: { ip: string; appId: string },
+  ): Promise<LoginOutcome> {
     const source: LoginSource = { address: loginAddress(from.ip), appId: from.appId };
-    if (!(await this.admitAttempt(key, source))) return { status: 'locked' };
+    // Already made to wait: answered without the password looked at, counting nothing.
+    if (await this.logins.waiting(key, source)) return { status: 'locked' };
     const candidate = await this.logins.findByAccount(key);
     const ok = await verifyPassword(candidate?.passwordHash ?? DECOY_HASH, password, appTenant(from.appId));
-    if (!ok || !candidate?.passwordHash) return { status: 'refused' };
-    await this.logins.forgive(key, source);
-    return { status: 'ok', memberId: candidate.memberId };
+    if (ok && candidate?.passwordHash) {
+      return (await this.settleRight(key, source))
+        ? { status: 'ok', memberId: candidate.memberId }
+        : { status: 'locked' };
+    }
+    await this.recordFailure(key, source);
+    return { status: 'refused' };
   }
 
   /**
-   * Counts the attempt before its password is checked, on the account and on its source at once,
-   * so concurrent guesses cannot slip past the count on any instance. False, counting nothing,
-   * while either waits or is locked.
+   * A right password: its source's failures are forgiven, unless failures recorded while it was
+   * being checked have made the source or the account wait. Under the account's row lock, like
+   * every writer, so no instance races it.
    */
-  private async admitAttempt(key: string, source: LoginSource): Promise<boolean> {
+  private async settleRight(key: string, source: LoginSource): Promise<boolean> {
     const { windowSeconds } = this.policy;
     return this.db.transaction().execute(async (trx) => {
       const logins = new LoginRepository(trx);
       const onAccount = await logins.lockAccount(key, windowSeconds);
       const fromSource = await logins.findSource(key, source, windowSeconds);
       if (onAccount.waiting || fromSource?.waiting) return false;
-      const accountAttempt = next(onAccount);
-      const sourceAttempt = next(fromSource);
-      await logins.recordAccount(key, accountAttempt, accountWait(accountAttempt, this.policy.account));
-      await logins.recordSource(key, source, sourceAttempt, sourceWait(sourceAttempt, this.policy.source));
+      await logins.forgiveSource(key, source);
       return true;
+    });
+  }
+
+  /** A wrong password (or account): counted on the account and on its source at once. */
+  private async recordFailure(key: string, source: LoginSource): Promise<void> {
+    const { windowSeconds } = this.policy;
+    await this.db.transaction().execute(async (trx) => {
+      const logins = new LoginRepository(trx);
+      const accountFailure = next(await logins.lockAccount(key, windowSeconds));
+      const sourceFailure = next(await logins.findSource(key, source, windowSeconds));
+      await logins.recordAccount(key, accountFailure, accountWait(accountFailure, this.policy.account));
+      await logins.recordSource(key, source, sourceFailure, sourceWait(sourceFailure, this.policy.source));
     });
   }
 

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { AUDIT_ACTIONS } from '../../domain/audit/audit-actions.js';
 import type { App } from '../app-type.js';
 import { IntLike, StringEnum } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 const Id = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, description }));
 const Instant = (description: string) => Type.Optional(Type.String({ format: 'date-time', description }));
@@ -23,13 +24,17 @@ const Query = Type.Object({
  * page for the rows after it.
  */
 export function auditRoute(app: App): void {
-  app.get('/audit', { schema: { querystring: Query } }, async (request) => {
-    const { since, until, limit, ...filters } = request.query;
-    return app.services.audit.list({
-      ...filters,
-      since: since === undefined ? undefined : new Date(since),
-      until: until === undefined ? undefined : new Date(until),
-      limit: limit ?? 100,
-    });
-  });
+  app.get(
+    '/audit',
+    { config: { access: ACCESS.adminKey }, schema: { querystring: Query } },
+    async (request) => {
+      const { since, until, limit, ...filters } = request.query;
+      return app.services.audit.list({
+        ...filters,
+        since: since === undefined ? undefined : new Date(since),
+        until: until === undefined ? undefined : new Date(until),
+        limit: limit ?? 100,
+      });
+    },
+  );
 }

@@ -1,14 +1,12 @@
 import type { FastifyError } from 'fastify';
 import { AppInputError, AppNotFoundError } from '../../domain/apps/apps.service.js';
 import { RuntimeKeyManagedError } from '../../domain/runtime-keys/runtime-keys.service.js';
-import { safeEqual } from '../../domain/shared/secrets.js';
 import {
   WebhookAdminInputError,
   WebhookAdminNotFoundError,
 } from '../../domain/webhooks/webhook-admin.service.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import type { App } from '../app-type.js';
-import { bearerOf } from '../guards/common.js';
 import { formatValidationError } from '../validation.js';
 import { appActionRoutes } from './app-actions.js';
 import { auditRoute } from './audit.js';
@@ -43,17 +41,11 @@ function statusOf(error: Error): number | undefined {
 }
 
 /**
- * The admin API the `keyward` CLI calls. Plain JSON rather than the business envelope: its only
- * client is the operator's command line.
+ * The admin API the `keyward` CLI calls, each route behind the admin key (ACCESS.adminKey). Plain
+ * JSON rather than the business envelope: its only client is the operator's command line.
  */
-export function adminApi(adminKey: string) {
+export function adminApi() {
   return async function registerAdmin(app: App): Promise<void> {
-    app.addHook('onRequest', async (request, reply) => {
-      const given = bearerOf(request);
-      if (given === undefined || !safeEqual(given, adminKey)) {
-        return reply.code(401).send({ error: 'admin key missing or wrong' });
-      }
-    });
     app.setErrorHandler((error: FastifyError, request, reply) => {
       if (error.validation) {
         return reply.code(400).send({ error: formatValidationError(error.validation, 'body') });

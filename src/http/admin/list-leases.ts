@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { IntLike } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 const Query = Type.Object({
   app: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'an appKey' })),
@@ -14,22 +15,26 @@ const Query = Type.Object({
 
 /** `keyward leases`: runtime leases, newest first; live ones unless `all=1`. */
 export function listLeasesRoute(app: App): void {
-  app.get('/runtime/leases', { schema: { querystring: Query } }, async (request) => {
-    const q = request.query;
-    const leases = await app.services.runtime.list({
-      ...(q.app === undefined ? {} : { appKey: q.app }),
-      ...(q.assetNum === undefined ? {} : { assetNum: q.assetNum }),
-      ...(q.product === undefined ? {} : { product: q.product }),
-      live: q.all !== '1',
-      limit: q.limit ?? 100,
-    });
-    return leases.map((l) => ({
-      ...l,
-      createdAt: l.createdAt.getTime(),
-      heartbeatAt: l.heartbeatAt.getTime(),
-      expiresAt: l.expiresAt.getTime(),
-      endedAt: l.endedAt?.getTime() ?? null,
-      usedSeconds: Math.floor(l.usedMs / 1000),
-    }));
-  });
+  app.get(
+    '/runtime/leases',
+    { config: { access: ACCESS.adminKey }, schema: { querystring: Query } },
+    async (request) => {
+      const q = request.query;
+      const leases = await app.services.runtime.list({
+        ...(q.app === undefined ? {} : { appKey: q.app }),
+        ...(q.assetNum === undefined ? {} : { assetNum: q.assetNum }),
+        ...(q.product === undefined ? {} : { product: q.product }),
+        live: q.all !== '1',
+        limit: q.limit ?? 100,
+      });
+      return leases.map((l) => ({
+        ...l,
+        createdAt: l.createdAt.getTime(),
+        heartbeatAt: l.heartbeatAt.getTime(),
+        expiresAt: l.expiresAt.getTime(),
+        endedAt: l.endedAt?.getTime() ?? null,
+        usedSeconds: Math.floor(l.usedMs / 1000),
+      }));
+    },
+  );
 }

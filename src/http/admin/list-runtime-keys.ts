@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { Nullable, StringEnum } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 const KeyList = Type.Object({
   source: StringEnum(['variable', 'file'] as const),
@@ -16,7 +17,9 @@ const KeyList = Type.Object({
 
 /** `keyward keys list`: every published signing key, and which one this server signs with. */
 export function listRuntimeKeysRoute(app: App): void {
-  app.get('/runtime/keys', { schema: { response: { 200: KeyList } } }, async () =>
-    app.services.runtimeKeys.list(),
+  app.get(
+    '/runtime/keys',
+    { config: { access: ACCESS.adminKey }, schema: { response: { 200: KeyList } } },
+    async () => app.services.runtimeKeys.list(),
   );
 }

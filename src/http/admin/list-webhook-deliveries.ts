@@ -3,6 +3,7 @@ import type { App } from '../app-type.js';
 import { DELIVERY_STATUSES } from '../../domain/webhooks/webhook-admin.repository.js';
 import { IntLike, StringEnum } from '../schema-types.js';
 import { EndpointId } from './webhook-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Query = Type.Object({
   endpoint: Type.Optional(EndpointId),
@@ -14,15 +15,19 @@ const Query = Type.Object({
 
 /** `keyward webhooks deliveries`: the newest deliveries, each with its attempts and the last one's outcome. */
 export function listWebhookDeliveriesRoute(app: App): void {
-  app.get('/webhooks/deliveries', { schema: { querystring: Query } }, async (request) => {
-    const q = request.query;
-    const rows = await app.services.webhookAdmin.listDeliveries({
-      ...(q.endpoint === undefined ? {} : { endpointId: q.endpoint }),
-      ...(q.status === undefined ? {} : { status: q.status }),
-      ...(q.before === undefined ? {} : { before: q.before }),
-      limit: q.limit ?? 50,
-    });
-    // Times answer as ISO 8601 strings (Date's JSON), as in the webhooks API.
-    return rows;
-  });
+  app.get(
+    '/webhooks/deliveries',
+    { config: { access: ACCESS.adminKey }, schema: { querystring: Query } },
+    async (request) => {
+      const q = request.query;
+      const rows = await app.services.webhookAdmin.listDeliveries({
+        ...(q.endpoint === undefined ? {} : { endpointId: q.endpoint }),
+        ...(q.status === undefined ? {} : { status: q.status }),
+        ...(q.before === undefined ? {} : { before: q.before }),
+        limit: q.limit ?? 50,
+      });
+      // Times answer as ISO 8601 strings (Date's JSON), as in the webhooks API.
+      return rows;
+    },
+  );
 }

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { requestIdsOf } from '../audit-actor.js';
 import { EndpointId, Instant } from './webhook-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Body = Type.Object(
   {
@@ -15,7 +16,10 @@ const Body = Type.Object(
 export function replayWebhookEventsRoute(app: App): void {
   app.post(
     '/webhooks/endpoints/:endpointId/replay',
-    { schema: { params: Type.Object({ endpointId: EndpointId }), body: Body } },
+    {
+      config: { access: ACCESS.adminKey },
+      schema: { params: Type.Object({ endpointId: EndpointId }), body: Body },
+    },
     async (request) =>
       app.services.webhookAdmin.replay(
         request.params.endpointId,

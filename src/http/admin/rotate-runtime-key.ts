@@ -1,12 +1,15 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { requestIdsOf } from '../audit-actor.js';
+import { ACCESS } from '../access/access.js';
 
 const Rotated = Type.Object({ kid: Type.String(), previousKid: Type.String() });
 
 /** `keyward keys rotate`: a new signing key; the previous one stays published, retired. */
 export function rotateRuntimeKeyRoute(app: App): void {
-  app.post('/runtime/keys/rotate', { schema: { response: { 200: Rotated } } }, async (request) =>
-    app.services.runtimeKeys.rotate(requestIdsOf(request)),
+  app.post(
+    '/runtime/keys/rotate',
+    { config: { access: ACCESS.adminKey }, schema: { response: { 200: Rotated } } },
+    async (request) => app.services.runtimeKeys.rotate(requestIdsOf(request)),
   );
 }

@@ -3,6 +3,7 @@ import type { App } from '../app-type.js';
 import { requestIdsOf } from '../audit-actor.js';
 import { IntLike, Nullable } from '../schema-types.js';
 import { AdminNotFoundError } from './index.js';
+import { ACCESS } from '../access/access.js';
 
 const Params = Type.Object({ enterpriseGlobalId: Type.String({ minLength: 1, maxLength: 100 }) });
 const Body = Type.Object({
@@ -19,7 +20,10 @@ const Result = Type.Object({
 export function setMemberLimitRoute(app: App): void {
   app.post(
     '/enterprises/:enterpriseGlobalId/member-limit',
-    { schema: { params: Params, body: Body, response: { 200: Result } } },
+    {
+      config: { access: ACCESS.adminKey },
+      schema: { params: Params, body: Body, response: { 200: Result } },
+    },
     async (request) => {
       const view = await app.services.memberAdmin.setMemberLimit(
         request.params.enterpriseGlobalId,

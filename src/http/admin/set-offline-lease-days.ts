@@ -3,13 +3,21 @@ import { OFFLINE_LEASE_MAX_DAYS } from '../../domain/apps/offline-lease.js';
 import type { App } from '../app-type.js';
 import { requestIdsOf } from '../audit-actor.js';
 import { IntLike } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 const Params = Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 100 }) });
 const Body = Type.Object({ days: IntLike({ minimum: 0, maximum: OFFLINE_LEASE_MAX_DAYS }) });
 
 /** `keyward app set-offline-days KEY N`: the longest offline lease the app may hand out; 0: none. */
 export function setOfflineLeaseDaysRoute(app: App): void {
-  app.post('/apps/:appKey/offline-lease-days', { schema: { params: Params, body: Body } }, async (request) =>
-    app.services.apps.setOfflineLeaseMaxDays(request.params.appKey, request.body.days, requestIdsOf(request)),
+  app.post(
+    '/apps/:appKey/offline-lease-days',
+    { config: { access: ACCESS.adminKey }, schema: { params: Params, body: Body } },
+    async (request) =>
+      app.services.apps.setOfflineLeaseMaxDays(
+        request.params.appKey,
+        request.body.days,
+        requestIdsOf(request),
+      ),
   );
 }

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { StringEnum } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 const StatusView = Type.Object({
   version: Type.String(),
@@ -10,5 +11,9 @@ const StatusView = Type.Object({
 
 /** `keyward status`: the server's version, its database and the migrations it has applied. */
 export function statusRoute(app: App): void {
-  app.get('/status', { schema: { response: { 200: StatusView } } }, async () => app.services.status.read());
+  app.get(
+    '/status',
+    { config: { access: ACCESS.adminKey }, schema: { response: { 200: StatusView } } },
+    async () => app.services.status.read(),
+  );
 }

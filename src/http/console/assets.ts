@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { App } from '../app-type.js';
+import { ACCESS } from '../access/access.js';
 
 const require = createRequire(import.meta.url);
 
@@ -30,11 +31,15 @@ function loadAssets(): Map<string, Asset> {
 
 export function consoleAssetRoutes(app: App): void {
   const assets = loadAssets();
-  app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
-    const found = assets.get(request.params.name);
-    if (found === undefined) return reply.callNotFound();
-    reply.header('cache-control', 'public, max-age=300').header('etag', found.etag);
-    if (request.headers['if-none-match'] === found.etag) return reply.code(304).send();
-    return reply.type(found.type).send(found.body);
-  });
+  app.get<{ Params: { name: string } }>(
+    '/assets/:name',
+    { config: { access: ACCESS.consoleShared } },
+    async (request, reply) => {
+      const found = assets.get(request.params.name);
+      if (found === undefined) return reply.callNotFound();
+      reply.header('cache-control', 'public, max-age=300').header('etag', found.etag);
+      if (request.headers['if-none-match'] === found.etag) return reply.code(304).send();
+      return reply.type(found.type).send(found.body);
+    },
+  );
 }

@@ -22,12 +22,19 @@ export function contextOf(request: FastifyRequest): ConsoleContext {
   return request.consoleContext;
 }
 
-/** For pages behind the operator gate. */
+/** A console handler reached without the session its route declares: answered as not found. */
+export class ConsoleAccessError extends Error {}
+
+/**
+ * The operator's context, for every operator page and action: without an operator's session it
+ * throws, so a handler cannot act for anyone else even if its route were declared wrong.
+ */
 export function operatorContext(request: FastifyRequest): ConsoleContext & {
   session: Extract<ConsoleSession, { kind: 'operator' }>;
 } {
-  const context = contextOf(request);
-  if (context.session?.kind !== 'operator') throw new Error('operator page without its gate');
+  const context = request.consoleContext;
+  if (context?.session?.kind !== 'operator')
+    throw new ConsoleAccessError('operator page without an operator');
   return { ...context, session: context.session };
 }
 
@@ -35,7 +42,9 @@ export function operatorContext(request: FastifyRequest): ConsoleContext & {
 export function enterpriseContext(request: FastifyRequest): ConsoleContext & {
   session: Extract<ConsoleSession, { kind: 'enterprise' }>;
 } {
-  const context = contextOf(request);
-  if (context.session?.kind !== 'enterprise') throw new Error('enterprise page without its gate');
+  const context = request.consoleContext;
+  if (context?.session?.kind !== 'enterprise') {
+    throw new ConsoleAccessError('enterprise page without its administrator');
+  }
   return { ...context, session: context.session };
 }

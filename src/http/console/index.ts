@@ -1,16 +1,18 @@
-import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
-import type { FastifyError } from 'fastify';
+import type { FastifyError, RouteOptions } from 'fastify';
+import type { Who } from '../access/access.js';
+import { accessOf } from '../access/enforce.js';
 import type { App } from '../app-type.js';
 import { formatValidationError } from '../validation.js';
 import { consoleAssetRoutes } from './assets.js';
 import { enterprisePages } from './enterprise/index.js';
+import { ConsoleAccessError } from './context.js';
 import { sendErrorPage } from './error-page.js';
 import { landingRoute, languageRoute } from './landing.js';
 import { FORM_LIMIT_BYTES, UPLOAD_LIMIT_BYTES } from './limits.js';
 import { operatorPages } from './operator/index.js';
-import { CONSOLE_POLICY, redirectTo } from './render.js';
-import { csrfRefusal, gateOf, loadContext } from './session.js';
+import { CONSOLE_POLICY } from './render.js';
+import { csrfRefused, loadConsoleContext } from './session.js';
 import { enterpriseSignInRoutes, operatorSignInRoutes, signOutRoute } from './sign-in.js';
 
 /**
@@ -23,19 +25,20 @@ export function consoleSurface(adminKey: string) {
     app.addHook('onRoute', (route) => {
       route.bodyLimit ??= FORM_LIMIT_BYTES;
     });
-    await app.register(cookie);
     await app.register(multipart, {
       attachFieldsToBody: 'keyValues',
       limits: { fileSize: UPLOAD_LIMIT_BYTES, files: 1, fields: 20, fieldSize: 4096, parts: 21 },
     });
-    app.addHook('onRequest', loadContext(app.services));
+    // Who may open a page is checked from its route (access/enforce.ts), which loads the context;
+    // an unknown console path still gets its page in the reader's language.
+    app.addHook('onRequest', async (request) => {
+      await loadConsoleContext(app.services, request, { withSession: true });
+    });
     app.addHook('preHandler', async (request, reply) => {
-      const gate = gateOf(request);
-      if (gate === 'sign-in-operator') return redirectTo(reply, '/console/operator/sign-in?note=expired');
-      if (gate === 'sign-in-enterprise') return redirectTo(reply, '/console/sign-in?note=expired');
-      if (gate === 'not-found') return sendErrorPage(request, reply, 404, 'error.notFound');
-      const refusal = csrfRefusal(request);
-      if (refusal === 'csrf') return sendErrorPage(request, reply, 403, 'error.csrf');
+      const access = accessOf(request);
+      if (access !== undefined && csrfRefused(request, access)) {
+        return sendErrorPage(request, reply, 403, 'error.csrf');
+      }
     });
     app.addHook('onSend', async (_request, reply) => {
       reply.header('content-security-policy', CONSOLE_POLICY);
@@ -45,6 +48,7 @@ export function consoleSurface(adminKey: string) {
     });
     app.setNotFoundHandler((request, reply) => sendErrorPage(request, reply, 404, 'error.notFound'));
     app.setErrorHandler((error: FastifyError, request, reply) => {
+      if (error instanceof ConsoleAccessError) return sendErrorPage(request, reply, 404, 'error.notFound');
       if (error.validation) {
         const message = formatValidationError(error.validation, error.validationContext ?? 'body');
         return sendErrorPage(request, reply, 400, 'error.input', { message });
@@ -66,7 +70,22 @@ export function consoleSurface(adminKey: string) {
     enterpriseSignInRoutes(app);
     operatorSignInRoutes(app, adminKey);
     signOutRoute(app);
-    operatorPages(app);
-    enterprisePages(app);
+    // Each area's pages in a scope that refuses, at registration, a page declared for anyone else.
+    await app.register(async (area: App) => {
+      area.addHook('onRoute', declaredFor('operator-session'));
+      operatorPages(area);
+    });
+    await app.register(async (area: App) => {
+      area.addHook('onRoute', declaredFor('enterprise-session'));
+      enterprisePages(area);
+    });
+  };
+}
+
+function declaredFor(who: Who) {
+  return (route: RouteOptions): void => {
+    if (route.config?.access?.who !== who) {
+      throw new Error(`console route ${route.url} must declare access ${who}`);
+    }
   };
 }

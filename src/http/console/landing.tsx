@@ -3,10 +3,11 @@ import { contextOf } from './context.js';
 import { isLocale } from './i18n/index.js';
 import { Layout } from './layout.js';
 import { redirectTo, sendPage } from './render.js';
+import { ACCESS } from '../access/access.js';
 
 /** GET /console: the signed-in area, or a choice of the two sign-ins. */
 export function landingRoute(app: App): void {
-  app.get('/', async (request, reply) => {
+  app.get('/', { config: { access: ACCESS.consolePublic } }, async (request, reply) => {
     const context = contextOf(request);
     if (context.session?.kind === 'operator') return redirectTo(reply, '/console/operator');
     if (context.session?.kind === 'enterprise') return redirectTo(reply, '/console/enterprise');
@@ -47,20 +48,24 @@ export function landingRoute(app: App): void {
  * Only a console path is gone back to, so the link cannot send anyone elsewhere.
  */
 export function languageRoute(app: App): void {
-  app.get<{ Querystring: { lang?: string; back?: string } }>('/language', async (request, reply) => {
-    const { lang, back } = request.query;
-    if (isLocale(lang)) {
-      reply.setCookie('keyward_lang', lang, {
-        path: '/',
-        sameSite: 'lax',
-        httpOnly: true,
-        maxAge: 365 * 24 * 3600,
-      });
-    }
-    const safeBack =
-      typeof back === 'string' && /^\/console(\/|\?|$)/.test(back) && !back.startsWith('//')
-        ? back
-        : '/console';
-    return redirectTo(reply, safeBack);
-  });
+  app.get<{ Querystring: { lang?: string; back?: string } }>(
+    '/language',
+    { config: { access: ACCESS.consoleShared } },
+    async (request, reply) => {
+      const { lang, back } = request.query;
+      if (isLocale(lang)) {
+        reply.setCookie('keyward_lang', lang, {
+          path: '/',
+          sameSite: 'lax',
+          httpOnly: true,
+          maxAge: 365 * 24 * 3600,
+        });
+      }
+      const safeBack =
+        typeof back === 'string' && /^\/console(\/|\?|$)/.test(back) && !back.startsWith('//')
+          ? back
+          : '/console';
+      return redirectTo(reply, safeBack);
+    },
+  );
 }

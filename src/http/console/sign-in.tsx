@@ -6,11 +6,10 @@ import { formText } from './form-fields.js';
 import type { MessageKey } from './i18n/index.js';
 import { Layout } from './layout.js';
 import { redirectTo, sendPage } from './render.js';
-import { clearSessionCookie, isAdminKey, sessionSecretOf, setSessionCookie } from './session.js';
+import { clearSessionCookie, sessionSecretOf, setSessionCookie } from './session.js';
+import { judgeAdminKey } from '../guards/admin-key-guard.js';
 import { Field, Notice, type ConsoleError } from './ui.js';
-
-/** Operator sign-ins per minute from one address, shared by every instance (the gate's counters). */
-export const OPERATOR_SIGN_INS_PER_MINUTE = 20;
+import { ACCESS } from '../access/access.js';
 
 function EnterpriseSignIn(props: {
   context: ConsoleContext;
@@ -84,10 +83,10 @@ const noteOf = (request: FastifyRequest) =>
 
 /** GET and POST /console/sign-in: an enterprise administrator, by account and password. */
 export function enterpriseSignInRoutes(app: App): void {
-  app.get('/sign-in', async (request, reply) =>
+  app.get('/sign-in', { config: { access: ACCESS.consolePublic } }, async (request, reply) =>
     sendPage(reply, <EnterpriseSignIn context={contextOf(request)} note={noteOf(request)} />),
   );
-  app.post('/sign-in', async (request, reply) => {
+  app.post('/sign-in', { config: { access: ACCESS.consolePublic } }, async (request, reply) => {
     const context = contextOf(request);
     const userName = formText(request, 'userName').trim();
     const password = formText(request, 'password');
@@ -120,18 +119,18 @@ export function enterpriseSignInRoutes(app: App): void {
 
 /** GET and POST /console/operator/sign-in: the operator, by the admin key. */
 export function operatorSignInRoutes(app: App, adminKey: string): void {
-  app.get('/operator/sign-in', async (request, reply) =>
+  app.get('/operator/sign-in', { config: { access: ACCESS.operatorSignIn } }, async (request, reply) =>
     sendPage(reply, <OperatorSignIn context={contextOf(request)} note={noteOf(request)} />),
   );
-  app.post('/operator/sign-in', async (request, reply) => {
+  app.post('/operator/sign-in', { config: { access: ACCESS.operatorSignIn } }, async (request, reply) => {
     const context = contextOf(request);
-    const [count = 0] = await app.services.gate.countRequests([`console-operator:${request.ip}`]);
-    if (count > OPERATOR_SIGN_INS_PER_MINUTE) {
-      reply.header('retry-after', '60');
-      const error = { message: context.t('signIn.limited', { seconds: 60 }) };
+    const verdict = await judgeAdminKey(app.services, request, formText(request, 'adminKey'), adminKey);
+    if (verdict.status === 'limited') {
+      reply.header('retry-after', String(verdict.retryAfterSeconds));
+      const error = { message: context.t('signIn.limited', { seconds: verdict.retryAfterSeconds }) };
       return sendPage(reply, <OperatorSignIn context={context} error={error} />, 429);
     }
-    if (!isAdminKey(formText(request, 'adminKey'), adminKey)) {
+    if (verdict.status === 'wrong') {
       const error = { message: context.t('signIn.wrongKey'), field: 'adminKey' };
       return sendPage(reply, <OperatorSignIn context={context} error={error} />, 401);
     }
@@ -143,14 +142,18 @@ export function operatorSignInRoutes(app: App, adminKey: string): void {
 
 /** POST /console/sign-out: ends the session (and its user token) and forgets the cookie. */
 export function signOutRoute(app: App): void {
-  app.post('/sign-out', async (request: FastifyRequest, reply: FastifyReply) => {
-    const { session } = contextOf(request);
-    const secret = sessionSecretOf(request);
-    const area = session?.kind === 'operator' ? '/console/operator/sign-in' : '/console/sign-in';
-    if (session !== undefined && secret !== undefined) {
-      await app.services.consoleSessions.close(secret, session, requestIdsOf(request));
-    }
-    clearSessionCookie(request, reply, app.config);
-    return redirectTo(reply, `${area}?note=signed-out`);
-  });
+  app.post(
+    '/sign-out',
+    { config: { access: ACCESS.consoleSession } },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const { session } = contextOf(request);
+      const secret = sessionSecretOf(request);
+      const area = session?.kind === 'operator' ? '/console/operator/sign-in' : '/console/sign-in';
+      if (session !== undefined && secret !== undefined) {
+        await app.services.consoleSessions.close(secret, session, requestIdsOf(request));
+      }
+      clearSessionCookie(request, reply, app.config);
+      return redirectTo(reply, `${area}?note=signed-out`);
+    },
+  );
 }

@@ -6,6 +6,7 @@ import { documentBase } from './document-base.js';
 import { nonceInterceptor } from './nonce-interceptor.js';
 import { trackRoutes } from './route-catalog.js';
 import { transformDocument, transformRoute } from './transform.js';
+import { ACCESS } from '../access/access.js';
 
 type UiConfig = NonNullable<FastifySwaggerUiOptions['uiConfig']>;
 
@@ -28,16 +29,27 @@ export async function registerApiDocs(app: App): Promise<void> {
     transformObject: (documentObject) =>
       'openapiObject' in documentObject ? transformDocument(documentObject.openapiObject) : {},
   });
-  app.get('/openapi.json', { schema: { hide: true } as object }, async () => app.swagger());
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: DOCS_POLICY,
-    theme: { title: 'Keyward API' },
-    uiConfig: {
-      deepLinking: true,
-      displayRequestDuration: true,
-      // Swagger UI hands the interceptor a plain object, not the fetch Request its typings name.
-      requestInterceptor: nonceInterceptor as unknown as UiConfig['requestInterceptor'],
-    },
+  app.get(
+    '/openapi.json',
+    { config: { access: ACCESS.public }, schema: { hide: true } as object },
+    async () => app.swagger(),
+  );
+  // The reference page's routes are the plugin's own: they are declared public here, where they
+  // are registered, like every other route.
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => {
+      route.config = { ...route.config, access: ACCESS.public };
+    });
+    await docs.register(swaggerUi, {
+      routePrefix: '/docs',
+      staticCSP: DOCS_POLICY,
+      theme: { title: 'Keyward API' },
+      uiConfig: {
+        deepLinking: true,
+        displayRequestDuration: true,
+        // Swagger UI hands the interceptor a plain object, not the fetch Request its typings name.
+        requestInterceptor: nonceInterceptor as unknown as UiConfig['requestInterceptor'],
+      },
+    });
   });
 }

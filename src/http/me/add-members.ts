@@ -5,6 +5,7 @@ import { ok } from '../envelope.js';
 import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery, Nullable } from '../schema-types.js';
 import { AddedMember, adminOnly, EnterpriseParams } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 // Only the shape is checked here: each user's fields are judged by the service, so one bad user
 // lands in `failed` instead of rejecting the whole batch.
@@ -22,6 +23,7 @@ export function addMembersRoute(app: App): void {
   app.post(
     '/enterprise/:enterpriseGlobalId/member',
     {
+      config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
         summary: 'Add employees',

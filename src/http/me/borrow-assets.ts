@@ -6,6 +6,7 @@ import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { LockNum, MemberOnlyParams } from './member-asset-schemas.js';
 import { adminOrSelf } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Body = Type.Object({
   borrowedUsbKey: LockNum,
@@ -21,6 +22,7 @@ export function borrowAssetsRoute(app: App): void {
   app.post(
     '/enterprise/member/:memberGlobalId/borrow',
     {
+      config: { access: ACCESS.member },
       preValidation: adminOrSelf,
       schema: {
         summary: 'Lend assets to a lent lock',

@@ -6,6 +6,7 @@ import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { AssetNums, MemberOnlyParams } from './member-asset-schemas.js';
 import { adminOnly } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Body = Type.Object({
   deleteAssets: Type.Optional(AssetNums('asset numbers to take from the member')),
@@ -17,6 +18,7 @@ export function configurePrivilegesRoute(app: App): void {
   app.post(
     '/enterprise/member/:memberGlobalId/privileges',
     {
+      config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
         summary: 'Configure assets of an employee',

@@ -5,6 +5,7 @@ import { ok } from '../envelope.js';
 import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { adminOnly, MemberParams } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 /** Member op 4: delete an employee (softly), releasing its assets and revoking its tokens. */
 export function deleteMemberRoute(app: App): void {
@@ -16,6 +17,7 @@ export function deleteMemberRoute(app: App): void {
     scope.delete(
       '/enterprise/:enterpriseGlobalId/member/:memberGlobalId',
       {
+        config: { access: ACCESS.member },
         preValidation: adminOnly,
         schema: {
           summary: 'Delete an employee',

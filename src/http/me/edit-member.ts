@@ -5,6 +5,7 @@ import { ok } from '../envelope.js';
 import { memberOf } from '../guards/principal.js';
 import { Envelope, IntLike, NonceQuery, Nullable } from '../schema-types.js';
 import { adminOnly, MemberParams } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 // Lengths and formats are the service's, so they answer their own codes (30002, 30003, 10004).
 const Body = Type.Object({
@@ -20,6 +21,7 @@ export function editMemberRoute(app: App): void {
   app.put(
     '/enterprise/:enterpriseGlobalId/member/:memberGlobalId',
     {
+      config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
         summary: 'Edit an employee',

@@ -1,5 +1,4 @@
 import type { App } from '../app-type.js';
-import { memberGuard } from '../guards/member-guard.js';
 import { addMembersRoute } from './add-members.js';
 import { borrowAssetsRoute } from './borrow-assets.js';
 import { configurePrivilegesRoute } from './configure-privileges.js';
@@ -12,9 +11,8 @@ import { listMerchandiseProductsRoute } from './list-merchandise-products.js';
 import { resetPasswordRoute } from './reset-password.js';
 import { returnAssetsRoute } from './return-assets.js';
 
-/** The member center, `/me/api/v1`: every route behind the app- and user-token guard. */
+/** The member center, `/me/api/v1`: each route declares its callers (config.access), checked by access/enforce.ts. */
 export async function memberSurface(app: App): Promise<void> {
-  app.addHook('onRequest', memberGuard(app.services));
   addMembersRoute(app);
   editMemberRoute(app);
   resetPasswordRoute(app);

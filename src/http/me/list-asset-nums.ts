@@ -5,12 +5,14 @@ import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { AssetNumItem } from './member-asset-schemas.js';
 import { adminOnly, EnterpriseParams } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 /** Member op 6: every asset number of the enterprise, with its holder and lending. */
 export function listAssetNumsRoute(app: App): void {
   app.get(
     '/enterprise/:enterpriseGlobalId/asset/assetNums',
     {
+      config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
         summary: 'List enterprise asset numbers',

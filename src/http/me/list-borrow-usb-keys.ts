@@ -5,12 +5,14 @@ import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { LentLockItem } from './member-asset-schemas.js';
 import { adminOnly, EnterpriseParams } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 /** Member op 8: the enterprise's lent locks and to whom each is lent. */
 export function listBorrowUsbKeysRoute(app: App): void {
   app.get(
     '/enterprise/:enterpriseGlobalId/asset/borrowUsbKeys',
     {
+      config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
         summary: 'List lent locks',

@@ -6,6 +6,7 @@ import { ok } from '../envelope.js';
 import { memberOf } from '../guards/principal.js';
 import { Envelope, IntLike, NonceQuery } from '../schema-types.js';
 import { adminOnly, EnterpriseParams, MemberPage } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Query = Type.Object({
   ...NonceQuery,
@@ -28,6 +29,7 @@ export function listMembersRoute(app: App): void {
   app.get(
     '/enterprise/:enterpriseGlobalId/members',
     {
+      config: { access: ACCESS.member },
       preValidation: [adminOnly, dropEmptyNumbers],
       schema: {
         summary: 'List employees',

@@ -5,6 +5,7 @@ import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { AssetProducts } from './member-asset-schemas.js';
 import { adminOnly } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Params = Type.Object({ assetId: Type.String({ minLength: 1, maxLength: 128 }) });
 
@@ -13,6 +14,7 @@ export function listMerchandiseProductsRoute(app: App): void {
   app.get(
     '/enterprise/asset/:assetId/merchandiseProducts',
     {
+      config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
         summary: 'List products under an asset',

@@ -5,6 +5,7 @@ import { ok } from '../envelope.js';
 import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { adminOrSelf, MemberParams } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 // Optional in the schema so that a missing password answers its own code, 40001.
 const Body = Type.Object({ password: Type.Optional(Type.String()) });
@@ -14,6 +15,7 @@ export function resetPasswordRoute(app: App): void {
   app.put(
     '/enterprise/:enterpriseGlobalId/member/:memberGlobalId/resetPassword',
     {
+      config: { access: ACCESS.member },
       preValidation: adminOrSelf,
       schema: {
         summary: 'Reset an employee password',

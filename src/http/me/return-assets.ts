@@ -6,6 +6,7 @@ import { memberOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { LockNum, MemberOnlyParams } from './member-asset-schemas.js';
 import { adminOrSelf } from './member-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Body = Type.Object({ borrowedUsbKey: LockNum });
 
@@ -14,6 +15,7 @@ export function returnAssetsRoute(app: App): void {
   app.post(
     '/enterprise/member/:memberGlobalId/return',
     {
+      config: { access: ACCESS.member },
       preValidation: adminOrSelf,
       schema: {
         summary: 'Return lent assets from a lent lock',

@@ -3,6 +3,7 @@ import type { AppRecord } from '../../domain/apps/apps.repository.js';
 import type { IssuedToken } from '../../domain/tokens/tokens.service.js';
 import type { App } from '../app-type.js';
 import { TOKEN_BODY_LIMIT_BYTES, tokenSchema } from './token-schema.js';
+import { ACCESS } from '../access/access.js';
 
 type OAuthError =
   | 'temporarily_unavailable'
@@ -45,7 +46,7 @@ function basicCredentials(header: string | undefined): [string, string] | undefi
 export function tokenRoute(app: App): void {
   app.post(
     '/oauth2/token',
-    { schema: tokenSchema, bodyLimit: TOKEN_BODY_LIMIT_BYTES },
+    { config: { access: ACCESS.public }, schema: tokenSchema, bodyLimit: TOKEN_BODY_LIMIT_BYTES },
     async (request, reply) => {
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       const body =

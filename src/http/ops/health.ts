@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { ping } from '../../db/client.js';
 import type { App } from '../app-type.js';
 import { StringEnum } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 const Status = (values: readonly string[], description: string) =>
   Type.Object({ status: StringEnum(values) }, { description });
@@ -10,6 +11,7 @@ export function healthRoutes(app: App): void {
   app.get(
     '/healthz',
     {
+      config: { access: ACCESS.public },
       schema: {
         summary: 'Liveness: the process answers',
         response: { 200: Status(['ok'], 'The process is up') },
@@ -22,6 +24,7 @@ export function healthRoutes(app: App): void {
   app.get(
     '/readyz',
     {
+      config: { access: ACCESS.public },
       schema: {
         summary: 'Readiness: the database answers',
         response: {

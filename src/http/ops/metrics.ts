@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { safeEqual } from '../../domain/shared/secrets.js';
 import type { App } from '../app-type.js';
 import { bearerOf } from '../guards/common.js';
+import { ACCESS } from '../access/access.js';
 
 /** Prometheus metrics at /metrics: per-route request counts and latencies, plus process metrics. */
 export function metricsRoutes(app: App): void {
@@ -67,7 +68,7 @@ export function metricsRoutes(app: App): void {
   });
 
   const token = app.config.metricsToken;
-  app.get('/metrics', async (request, reply) => {
+  app.get('/metrics', { config: { access: ACCESS.metrics } }, async (request, reply) => {
     // Route counts and process figures help an attacker size the service: a token when set.
     if (token !== undefined) {
       const given = bearerOf(request);

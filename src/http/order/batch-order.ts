@@ -14,6 +14,7 @@ import {
   OrderResultItem,
   tooDeepMerchandise,
 } from './license-order-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Query = Type.Object({
   ...NonceQuery,
@@ -27,6 +28,7 @@ export function batchOrderRoute(app: App): void {
   app.post(
     '/licenseOrder/batchOrder',
     {
+      config: { access: ACCESS.order },
       schema: {
         summary: 'Batch-create basic license orders',
         querystring: Query,

@@ -6,6 +6,7 @@ import { requireChannel } from '../guards/order-guard.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { Bounds, EnterpriseCustomer, OptionalText } from './enterprise-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Body = Type.Object({
   channelCode: Type.String(Bounds.channelCode),
@@ -21,6 +22,7 @@ export function bindCustomerRoute(app: App): void {
   app.post(
     '/enterprise/user/bind',
     {
+      config: { access: ACCESS.order },
       schema: {
         summary: 'Bind customer to enterprise master account',
         querystring: Type.Object(NonceQuery),

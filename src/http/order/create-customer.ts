@@ -5,6 +5,7 @@ import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery, StringEnum } from '../schema-types.js';
 import { Bounds, OptionalText } from './enterprise-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Body = Type.Object({
   crmCustomerId: Type.String(Bounds.crmCustomerId),
@@ -29,6 +30,7 @@ export function createCustomerRoute(app: App): void {
   app.post(
     '/enterprise/user/create',
     {
+      config: { access: ACCESS.order },
       schema: {
         summary: 'Create industry-and-information customer',
         querystring: Type.Object(NonceQuery),

@@ -3,6 +3,7 @@ import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery, Nullable, StringEnum } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 const LicenseOrderStatus = Type.Object({
   licenseOrderId: Type.String(),
@@ -17,6 +18,7 @@ export function getLicenseOrderRoute(app: App): void {
   app.get(
     '/licenseOrder/:licenseOrderId',
     {
+      config: { access: ACCESS.order },
       schema: {
         summary: 'Get the status of a license order',
         params: Type.Object({ licenseOrderId: Type.String({ minLength: 1, maxLength: 128 }) }),

@@ -1,5 +1,4 @@
 import type { App } from '../app-type.js';
-import { orderGuard } from '../guards/order-guard.js';
 import { batchOrderRoute } from './batch-order.js';
 import { bindCustomerRoute } from './bind-customer.js';
 import { createCustomerRoute } from './create-customer.js';
@@ -11,9 +10,8 @@ import { shellnumsRoute } from './shellnums.js';
 import { unlockAssetsRoute } from './unlock-assets.js';
 import { updateCustomerRoute } from './update-customer.js';
 
-/** The order service, `/order/api/order/v1`: every route behind the app-token guard. */
+/** The order service, `/order/api/order/v1`: each route declares its callers (config.access), checked by access/enforce.ts. */
 export async function orderSurface(app: App): Promise<void> {
-  app.addHook('onRequest', orderGuard(app.services));
   bindCustomerRoute(app);
   createCustomerRoute(app);
   queryEnterprisesRoute(app);

@@ -3,6 +3,7 @@ import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery, Nullable, StringEnum } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 const AssetRecord = Type.Object({
   id: Type.String(),
@@ -37,6 +38,7 @@ export function listEnterpriseAssetsRoute(app: App): void {
   app.get(
     '/asset/:enterpriseGlobalId/list',
     {
+      config: { access: ACCESS.order },
       schema: {
         summary: 'Query enterprise virtual assets',
         params: Type.Object({ enterpriseGlobalId: Type.String({ minLength: 1, maxLength: 128 }) }),

@@ -4,6 +4,7 @@ import { appActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 /** Ops 6–7 take 1–1,000 numbers a call (DOMAIN.md §6), within the general array limit. */
 export function lockBody(arrayElements: number) {
@@ -36,6 +37,7 @@ export function lockAssetsRoute(app: App): void {
   app.post(
     '/asset/lock',
     {
+      config: { access: ACCESS.order },
       schema: {
         summary: 'Batch-disable physical locks',
         querystring: Type.Object(NonceQuery),

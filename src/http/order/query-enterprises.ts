@@ -5,6 +5,7 @@ import { requireChannel } from '../guards/order-guard.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery, StringEnum } from '../schema-types.js';
 import { Bounds, ListedEnterpriseCustomer } from './enterprise-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Query = Type.Object({
   ...NonceQuery,
@@ -18,6 +19,7 @@ export function queryEnterprisesRoute(app: App): void {
   app.get(
     '/enterprise/user/query',
     {
+      config: { access: ACCESS.order },
       schema: {
         summary: 'Query enterprise master accounts',
         querystring: Query,

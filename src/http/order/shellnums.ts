@@ -3,6 +3,7 @@ import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, IntLike, NonceQuery } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 const Body = Type.Object({ size: IntLike({ minimum: 1, maximum: 1000 }) });
 
@@ -11,6 +12,7 @@ export function shellnumsRoute(app: App): void {
   app.post(
     '/shellnums',
     {
+      config: { access: ACCESS.order },
       schema: {
         summary: 'Obtain asset numbers',
         querystring: Type.Object(NonceQuery),

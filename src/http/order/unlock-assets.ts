@@ -5,12 +5,14 @@ import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { NonceQuery } from '../schema-types.js';
 import { LockResults, lockBody } from './lock-assets.js';
+import { ACCESS } from '../access/access.js';
 
 /** Order op 7: enable refillable and large-customer locks. */
 export function unlockAssetsRoute(app: App): void {
   app.post(
     '/asset/unlock',
     {
+      config: { access: ACCESS.order },
       schema: {
         summary: 'Batch-enable physical locks',
         querystring: Type.Object(NonceQuery),

@@ -5,6 +5,7 @@ import { okNoData } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { EnvelopeNoData, NonceQuery } from '../schema-types.js';
 import { Bounds, OptionalText } from './enterprise-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Body = Type.Object({
   crmCustomerId: Type.String(Bounds.crmCustomerId),
@@ -18,6 +19,7 @@ export function updateCustomerRoute(app: App): void {
   app.post(
     '/enterprise/user/update',
     {
+      config: { access: ACCESS.order },
       schema: {
         summary: 'Update enterprise customer information',
         querystring: Type.Object(NonceQuery),

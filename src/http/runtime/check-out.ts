@@ -8,6 +8,7 @@ import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, IntLike, NonceQuery } from '../schema-types.js';
 import { Fingerprint, LeaseAnswer } from './runtime-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 const Body = Type.Object({
   fingerprint: Fingerprint,
@@ -33,6 +34,7 @@ export function checkOutRoute(app: App): void {
   app.post(
     '/leases',
     {
+      config: { access: ACCESS.runtime },
       schema: {
         summary: 'Check out a lease: may this machine run the product?',
         querystring: Type.Object(NonceQuery),

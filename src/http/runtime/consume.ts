@@ -4,12 +4,14 @@ import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery, Nullable } from '../schema-types.js';
 import { Amount, Fingerprint, LeaseParams } from './runtime-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 /** Runtime: draw an amount from the product's limitAmount, atomically. */
 export function consumeRoute(app: App): void {
   app.post(
     '/leases/:leaseId/consume',
     {
+      config: { access: ACCESS.runtime },
       schema: {
         summary: "Consume from the product's amount",
         params: LeaseParams,

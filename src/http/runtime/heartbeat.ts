@@ -5,12 +5,14 @@ import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { FingerprintBody, HeartbeatAnswer, LeaseParams } from './runtime-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 /** Runtime: keep a lease alive; a withdrawn license answers 90009 with the reason. */
 export function heartbeatRoute(app: App): void {
   app.post(
     '/leases/:leaseId/heartbeat',
     {
+      config: { access: ACCESS.runtime },
       schema: {
         summary: 'Heartbeat a lease',
         params: LeaseParams,

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { StringEnum } from '../schema-types.js';
+import { ACCESS } from '../access/access.js';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
 
@@ -29,6 +30,7 @@ export function jwksRoute(app: App): void {
   app.get(
     JWKS_PATH,
     {
+      config: { access: ACCESS.public },
       schema: {
         summary: 'The public keys that verify offline leases (JWKS)',
         response: { 200: KeySet },

@@ -5,12 +5,14 @@ import { appActor } from '../audit-actor.js';
 import { appOf } from '../guards/principal.js';
 import { EnvelopeNoData, NonceQuery } from '../schema-types.js';
 import { EndpointParams } from './webhooks-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 /** Webhooks: remove an endpoint, with its pending deliveries. */
 export function deleteEndpointRoute(app: App): void {
   app.delete(
     '/endpoints/:endpointId',
     {
+      config: { access: ACCESS.webhooks },
       schema: {
         summary: 'Delete a webhook endpoint and its pending deliveries',
         params: EndpointParams,

@@ -4,12 +4,14 @@ import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { Endpoint, EndpointParams } from './webhooks-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 /** Webhooks: one endpoint of the calling app; another app's is not found. */
 export function getEndpointRoute(app: App): void {
   app.get(
     '/endpoints/:endpointId',
     {
+      config: { access: ACCESS.webhooks },
       schema: {
         summary: 'Get a webhook endpoint',
         params: EndpointParams,

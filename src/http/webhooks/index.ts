@@ -1,5 +1,4 @@
 import type { App } from '../app-type.js';
-import { webhooksGuard } from '../guards/webhooks-guard.js';
 import { createEndpointRoute } from './create-endpoint.js';
 import { deleteEndpointRoute } from './delete-endpoint.js';
 import { getEndpointRoute } from './get-endpoint.js';
@@ -7,9 +6,8 @@ import { listEndpointsRoute } from './list-endpoints.js';
 import { rotateSecretRoute } from './rotate-secret.js';
 import { updateEndpointRoute } from './update-endpoint.js';
 
-/** The webhooks API, `/v1/webhooks`: an app's own endpoints, behind the app-token guard (auth_webhooks). */
+/** The webhooks API, `/v1/webhooks`: an app's own endpoints; each route declares its callers (config.access). */
 export async function webhooksSurface(app: App): Promise<void> {
-  app.addHook('onRequest', webhooksGuard(app.services));
   createEndpointRoute(app);
   listEndpointsRoute(app);
   getEndpointRoute(app);

@@ -4,12 +4,14 @@ import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { Endpoint } from './webhooks-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 /** Webhooks: the calling app's endpoints (at most 20), oldest first. */
 export function listEndpointsRoute(app: App): void {
   app.get(
     '/endpoints',
     {
+      config: { access: ACCESS.webhooks },
       schema: {
         summary: "List the app's webhook endpoints",
         querystring: Type.Object(NonceQuery),

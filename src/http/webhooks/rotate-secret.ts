@@ -5,12 +5,14 @@ import { appActor } from '../audit-actor.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { EndpointParams, EndpointWithSecret, RotateSecretBody } from './webhooks-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 /** Webhooks: a new signing secret, answered once; the previous one also signs for the overlap. */
 export function rotateSecretRoute(app: App): void {
   app.post(
     '/endpoints/:endpointId/rotate-secret',
     {
+      config: { access: ACCESS.webhooks },
       schema: {
         summary: "Rotate a webhook endpoint's signing secret (answers the new one, once)",
         params: EndpointParams,

@@ -5,12 +5,14 @@ import { appActor } from '../audit-actor.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery } from '../schema-types.js';
 import { Endpoint, EndpointParams, UpdateEndpointBody } from './webhooks-schemas.js';
+import { ACCESS } from '../access/access.js';
 
 /** Webhooks: a new url or event filter, or an endpoint enabled again after failures. */
 export function updateEndpointRoute(app: App): void {
   app.patch(
     '/endpoints/:endpointId',
     {
+      config: { access: ACCESS.webhooks },
       schema: {
         summary: "Change a webhook endpoint's url or event types, or enable it again",
         params: EndpointParams,

@@ -10,6 +10,7 @@ import { productsOf, type ProductLine } from './asset-products.js';
 import { enterpriseAssets } from './enterprise-assets.js';
 import { doneOf, memberPath } from './forms.js';
 import { pageOf } from '../form-fields.js';
+import { ACCESS } from '../../access/access.js';
 
 /** Assets a page: each row asks member op 7 for its products, so pages stay short. */
 export const ASSETS_PAGE_SIZE = 20;
@@ -184,11 +185,15 @@ export async function sendAssetsPage(
 
 /** GET /console/enterprise/assets */
 export function assetsRoute(app: App): void {
-  app.get<{ Querystring: { page?: string } }>('/enterprise/assets', async (request, reply) => {
-    const done = doneOf(request);
-    const { t } = enterpriseContext(request);
-    return sendAssetsPage(app, request, reply, pageOf(request.query.page), {
-      ...(done === undefined ? {} : { done: t(done) }),
-    });
-  });
+  app.get<{ Querystring: { page?: string } }>(
+    '/enterprise/assets',
+    { config: { access: ACCESS.enterpriseSession } },
+    async (request, reply) => {
+      const done = doneOf(request);
+      const { t } = enterpriseContext(request);
+      return sendAssetsPage(app, request, reply, pageOf(request.query.page), {
+        ...(done === undefined ? {} : { done: t(done) }),
+      });
+    },
+  );
 }

@@ -9,6 +9,7 @@ import { Csrf, Field, Notice, type ConsoleError } from '../ui.js';
 import { actorOf } from './forms.js';
 import { formText } from '../form-fields.js';
 import { consoleErrorOf, rowFailure } from './member-errors.js';
+import { ACCESS } from '../../access/access.js';
 
 /** Member op 1's fields for one user, as the form sends them (the password is never sent back). */
 const PROFILE = ['userName', 'name', 'departmentId', 'passwordMobile', 'remark'] as const;
@@ -75,25 +76,33 @@ function AddMemberPage(props: { context: ConsoleContext; values?: Values; error?
 
 /** GET and POST /console/enterprise/members/new: one employee by member op 1, by the same rules. */
 export function addMemberRoutes(app: App): void {
-  app.get('/enterprise/members/new', async (request, reply) =>
-    sendPage(reply, <AddMemberPage context={enterpriseContext(request)} />),
+  app.get(
+    '/enterprise/members/new',
+    { config: { access: ACCESS.enterpriseSession } },
+    async (request, reply) => sendPage(reply, <AddMemberPage context={enterpriseContext(request)} />),
   );
-  app.post('/enterprise/members/new', async (request, reply: FastifyReply) => {
-    const context = enterpriseContext(request);
-    const values: Values = Object.fromEntries(PROFILE.map((name) => [name, formText(request, name).trim()]));
-    const user: Record<string, unknown> = { ...values, password: formText(request, 'password') };
-    try {
-      await app.services.members.add(context.session.member.enterpriseId, [user], actorOf(request));
-    } catch (error) {
-      const shown = failureOf(context, error);
-      if (shown === undefined) throw error;
-      return sendPage(reply, <AddMemberPage context={context} values={values} error={shown} />, 422);
-    }
-    return redirectTo(
-      reply,
-      `/console/enterprise?${new URLSearchParams({ q: values.userName ?? '', done: 'added' })}`,
-    );
-  });
+  app.post(
+    '/enterprise/members/new',
+    { config: { access: ACCESS.enterpriseSession } },
+    async (request, reply: FastifyReply) => {
+      const context = enterpriseContext(request);
+      const values: Values = Object.fromEntries(
+        PROFILE.map((name) => [name, formText(request, name).trim()]),
+      );
+      const user: Record<string, unknown> = { ...values, password: formText(request, 'password') };
+      try {
+        await app.services.members.add(context.session.member.enterpriseId, [user], actorOf(request));
+      } catch (error) {
+        const shown = failureOf(context, error);
+        if (shown === undefined) throw error;
+        return sendPage(reply, <AddMemberPage context={context} values={values} error={shown} />, 422);
+      }
+      return redirectTo(
+        reply,
+        `/console/enterprise?${new URLSearchParams({ q: values.userName ?? '', done: 'added' })}`,
+      );
+    },
+  );
 }
 
 /** A batch of one that failed (60027) failed for its one user: that user's reason is the error. */

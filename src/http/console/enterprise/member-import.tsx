@@ -11,6 +11,7 @@ import { Csrf, Notice, type ConsoleError } from '../ui.js';
 import { parseCsv } from './csv.js';
 import { actorOf } from './forms.js';
 import { consoleErrorOf, FIELD_LABELS, rowFailure, type MemberField } from './member-errors.js';
+import { ACCESS } from '../../access/access.js';
 
 /** Op 1's user fields by the header names a file may use (case does not matter). */
 const COLUMNS: Record<string, string> = {
@@ -188,13 +189,15 @@ async function addChunk(
  * in batches of its limit. Good rows are added, bad ones reported by line with code and reason.
  */
 export function importMembersRoutes(app: App): void {
-  app.get('/enterprise/members/import', async (request, reply) =>
-    sendPage(reply, <ImportPage context={enterpriseContext(request)} />),
+  app.get(
+    '/enterprise/members/import',
+    { config: { access: ACCESS.enterpriseSession } },
+    async (request, reply) => sendPage(reply, <ImportPage context={enterpriseContext(request)} />),
   );
   // The file and the form's few fields around it.
   app.post(
     '/enterprise/members/import',
-    { bodyLimit: UPLOAD_LIMIT_BYTES + FORM_LIMIT_BYTES },
+    { config: { access: ACCESS.enterpriseSession }, bodyLimit: UPLOAD_LIMIT_BYTES + FORM_LIMIT_BYTES },
     async (request, reply) => {
       const context = enterpriseContext(request);
       const parsed = readUpload(context, (request.body as Record<string, unknown> | undefined)?.file);

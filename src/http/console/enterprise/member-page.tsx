@@ -8,6 +8,7 @@ import { sendPage } from '../render.js';
 import { ActionButton, Csrf, Empty, Field, Notice, type ConsoleError } from '../ui.js';
 import { enterpriseAssets, type EnterpriseAssets } from './enterprise-assets.js';
 import { doneOf, memberPath } from './forms.js';
+import { ACCESS } from '../../access/access.js';
 
 /** Free asset numbers offered as suggestions on the assign field; the field takes any number. */
 const SUGGESTIONS = 100;
@@ -293,6 +294,7 @@ export async function sendMemberPage(
 export function memberPageRoute(app: App): void {
   app.get<{ Params: { memberGlobalId: string } }>(
     '/enterprise/members/:memberGlobalId',
+    { config: { access: ACCESS.enterpriseSession } },
     async (request, reply) => {
       const done = doneOf(request);
       const { t } = enterpriseContext(request);

@@ -16,6 +16,7 @@ import { redirectTo, sendPage } from '../render.js';
 import { ActionButton, Csrf, Empty, Field, Notice, Pager, Time, type ConsoleError } from '../ui.js';
 import { consoleRequest } from './form.js';
 import { formChecked, formText, pageOf } from '../form-fields.js';
+import { ACCESS } from '../../access/access.js';
 
 const APPS = '/console/operator/apps';
 
@@ -272,6 +273,7 @@ async function refuse(app: App, request: FastifyRequest, reply: FastifyReply, er
 export function appsRoutes(app: App): void {
   app.get<{ Querystring: { done?: string; app?: string; q?: string; page?: string } }>(
     '/operator/apps',
+    { config: { access: ACCESS.operatorSession } },
     async (request, reply) => {
       const context = operatorContext(request);
       const key = DONE[request.query.done ?? ''];
@@ -282,7 +284,7 @@ export function appsRoutes(app: App): void {
     },
   );
 
-  app.post('/operator/apps', async (request, reply) => {
+  app.post('/operator/apps', { config: { access: ACCESS.operatorSession } }, async (request, reply) => {
     const context = operatorContext(request);
     const form: CreateForm = {
       name: formText(request, 'name'),
@@ -319,58 +321,74 @@ export function appsRoutes(app: App): void {
     }
   });
 
-  app.post<KeyParams>('/operator/apps/:appKey/approve', async (request, reply) => {
-    const { appKey } = request.params;
-    try {
-      await app.services.apps.approve(appKey, consoleRequest(request));
-    } catch (error) {
-      return refuse(app, request, reply, error);
-    }
-    return redirectTo(reply, `${APPS}?${new URLSearchParams({ done: 'approved', app: appKey })}`);
-  });
+  app.post<KeyParams>(
+    '/operator/apps/:appKey/approve',
+    { config: { access: ACCESS.operatorSession } },
+    async (request, reply) => {
+      const { appKey } = request.params;
+      try {
+        await app.services.apps.approve(appKey, consoleRequest(request));
+      } catch (error) {
+        return refuse(app, request, reply, error);
+      }
+      return redirectTo(reply, `${APPS}?${new URLSearchParams({ done: 'approved', app: appKey })}`);
+    },
+  );
 
-  app.post<KeyParams>('/operator/apps/:appKey/disable', async (request, reply) => {
-    const { appKey } = request.params;
-    try {
-      await app.services.apps.disable(appKey, consoleRequest(request));
-    } catch (error) {
-      return refuse(app, request, reply, error);
-    }
-    return redirectTo(reply, `${APPS}?${new URLSearchParams({ done: 'disabled', app: appKey })}`);
-  });
+  app.post<KeyParams>(
+    '/operator/apps/:appKey/disable',
+    { config: { access: ACCESS.operatorSession } },
+    async (request, reply) => {
+      const { appKey } = request.params;
+      try {
+        await app.services.apps.disable(appKey, consoleRequest(request));
+      } catch (error) {
+        return refuse(app, request, reply, error);
+      }
+      return redirectTo(reply, `${APPS}?${new URLSearchParams({ done: 'disabled', app: appKey })}`);
+    },
+  );
 
-  app.post<KeyParams>('/operator/apps/:appKey/offline-lease-days', async (request, reply) => {
-    const { appKey } = request.params;
-    const text = formText(request, 'days').trim();
-    // Anything but digits (a blank field too) is for the service to refuse, with its message.
-    const days = /^[0-9]{1,6}$/.test(text) ? Number(text) : Number.NaN;
-    try {
-      await app.services.apps.setOfflineLeaseMaxDays(appKey, days, consoleRequest(request));
-    } catch (error) {
-      return refuse(app, request, reply, error);
-    }
-    return redirectTo(reply, `${APPS}?${new URLSearchParams({ done: 'offlineDays', app: appKey })}`);
-  });
+  app.post<KeyParams>(
+    '/operator/apps/:appKey/offline-lease-days',
+    { config: { access: ACCESS.operatorSession } },
+    async (request, reply) => {
+      const { appKey } = request.params;
+      const text = formText(request, 'days').trim();
+      // Anything but digits (a blank field too) is for the service to refuse, with its message.
+      const days = /^[0-9]{1,6}$/.test(text) ? Number(text) : Number.NaN;
+      try {
+        await app.services.apps.setOfflineLeaseMaxDays(appKey, days, consoleRequest(request));
+      } catch (error) {
+        return refuse(app, request, reply, error);
+      }
+      return redirectTo(reply, `${APPS}?${new URLSearchParams({ done: 'offlineDays', app: appKey })}`);
+    },
+  );
 
   // The new secret is on this answer only, like the API's: reloading posts nothing and shows none.
-  app.post<KeyParams>('/operator/apps/:appKey/rotate', async (request, reply) => {
-    const context = operatorContext(request);
-    const revokeTokens = formChecked(request, 'revokeTokens');
-    try {
-      const rotated = await app.services.apps.rotateSecret(
-        request.params.appKey,
-        { revokeTokens },
-        consoleRequest(request),
-      );
-      const done = context.t(rotated.tokensRevoked ? 'apps.rotatedRevoked' : 'apps.rotated', {
-        appKey: rotated.appKey,
-      });
-      return sendPage(
-        reply,
-        <AppsPage context={context} listing={await listApps(app)} secret={rotated} done={done} />,
-      );
-    } catch (error) {
-      return refuse(app, request, reply, error);
-    }
-  });
+  app.post<KeyParams>(
+    '/operator/apps/:appKey/rotate',
+    { config: { access: ACCESS.operatorSession } },
+    async (request, reply) => {
+      const context = operatorContext(request);
+      const revokeTokens = formChecked(request, 'revokeTokens');
+      try {
+        const rotated = await app.services.apps.rotateSecret(
+          request.params.appKey,
+          { revokeTokens },
+          consoleRequest(request),
+        );
+        const done = context.t(rotated.tokensRevoked ? 'apps.rotatedRevoked' : 'apps.rotated', {
+          appKey: rotated.appKey,
+        });
+        return sendPage(
+          reply,
+          <AppsPage context={context} listing={await listApps(app)} secret={rotated} done={done} />,
+        );
+      } catch (error) {
+        return refuse(app, request, reply, error);
+      }
+    },
+  );
 }

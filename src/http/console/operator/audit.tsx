@@ -7,6 +7,7 @@ import { sendPage } from '../render.js';
 import { Empty, Field, Time, type ConsoleError } from '../ui.js';
 import { auditQueryString, parseAuditQuery, type AuditQuery } from './audit-filter.js';
 import { csvLine } from './csv.js';
+import { ACCESS } from '../../access/access.js';
 
 const AUDIT = '/console/operator/audit';
 const PAGE_SIZE = 50;
@@ -44,137 +45,149 @@ function csvRow(row: AuditRecord): string {
 
 /** GET /console/operator/audit and /audit.csv: `GET /admin/audit`'s filters, as a page or a file. */
 export function auditRoutes(app: App): void {
-  app.get<{ Querystring: AuditQuery }>('/operator/audit', async (request, reply) => {
-    const context = operatorContext(request);
-    const { t } = context;
-    const { filter, form, badTimes } = parseAuditQuery(request.query);
-    const error: ConsoleError | undefined =
-      badTimes[0] === undefined ? undefined : { message: t('audit.badTime'), field: badTimes[0] };
-    const rows =
-      error === undefined ? await app.services.audit.list({ ...filter, limit: PAGE_SIZE + 1 }) : [];
-    const page = rows.slice(0, PAGE_SIZE);
-    const last = page.at(-1);
-    return sendPage(
-      reply,
-      <Layout context={context} title={t('nav.audit')}>
-        <form method="get" action={AUDIT} class="filters">
-          <Field name="enterprise" label={t('audit.enterprise')} value={form.enterprise} maxLength={200} />
-          <Field name="app" label={t('audit.app')} value={form.app} maxLength={200} />
-          <p class="field">
-            <label for="field-action">{t('audit.action')}</label>
-            <select id="field-action" name="action">
-              <option value="">{t('audit.anyAction')}</option>
-              {AUDIT_ACTIONS.map((action) => (
-                <option value={action} selected={action === form.action}>
-                  {action}
-                </option>
-              ))}
-            </select>
-          </p>
-          <Field
-            name="since"
-            label={t('audit.since')}
-            type="datetime-local"
-            value={form.since}
-            error={error}
-          />
-          <Field
-            name="until"
-            label={t('audit.until')}
-            type="datetime-local"
-            value={form.until}
-            error={error}
-          />
-          <Field name="subject" label={t('audit.subject')} value={form.subject} maxLength={200} />
-          <p>
-            <button type="submit">{t('audit.filter')}</button>{' '}
-            <a href={`${AUDIT}.csv?${auditQueryString(form)}`} download>
-              {t('audit.csv')}
-            </a>
-          </p>
-        </form>
-        {page.length === 0 ? (
-          <Empty>{t('audit.empty')}</Empty>
-        ) : (
-          <div class="table-wrap">
-            <table class="audit">
-              <thead>
-                <tr>
-                  <th>{t('audit.id')}</th>
-                  <th>{t('audit.time')}</th>
-                  <th>{t('audit.action')}</th>
-                  <th>{t('audit.subject')}</th>
-                  <th>{t('audit.enterprise')}</th>
-                  <th>{t('audit.operator')}</th>
-                  <th>{t('audit.detail')}</th>
-                  <th>{t('audit.request')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.map((row) => (
-                  <tr data-action={row.action}>
-                    <td>{row.id}</td>
-                    <td>
-                      <Time at={row.createdAt} />
-                    </td>
-                    <td>
-                      <code>{row.action}</code>
-                    </td>
-                    <td>{row.subject ?? '—'}</td>
-                    <td>{row.enterpriseId ?? '—'}</td>
-                    <td>{row.operator ?? row.appId ?? '—'}</td>
-                    <td>
-                      <code class="detail">{JSON.stringify(row.detail)}</code>
-                    </td>
-                    <td>
-                      <small>{row.requestId ?? '—'}</small>
-                    </td>
-                  </tr>
+  app.get<{ Querystring: AuditQuery }>(
+    '/operator/audit',
+    { config: { access: ACCESS.operatorSession } },
+    async (request, reply) => {
+      const context = operatorContext(request);
+      const { t } = context;
+      const { filter, form, badTimes } = parseAuditQuery(request.query);
+      const error: ConsoleError | undefined =
+        badTimes[0] === undefined ? undefined : { message: t('audit.badTime'), field: badTimes[0] };
+      const rows =
+        error === undefined ? await app.services.audit.list({ ...filter, limit: PAGE_SIZE + 1 }) : [];
+      const page = rows.slice(0, PAGE_SIZE);
+      const last = page.at(-1);
+      return sendPage(
+        reply,
+        <Layout context={context} title={t('nav.audit')}>
+          <form method="get" action={AUDIT} class="filters">
+            <Field name="enterprise" label={t('audit.enterprise')} value={form.enterprise} maxLength={200} />
+            <Field name="app" label={t('audit.app')} value={form.app} maxLength={200} />
+            <p class="field">
+              <label for="field-action">{t('audit.action')}</label>
+              <select id="field-action" name="action">
+                <option value="">{t('audit.anyAction')}</option>
+                {AUDIT_ACTIONS.map((action) => (
+                  <option value={action} selected={action === form.action}>
+                    {action}
+                  </option>
                 ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        <nav class="pager">
-          {filter.before !== undefined ? (
-            <a href={`${AUDIT}?${auditQueryString(form)}`}>{t('audit.newest')}</a>
+              </select>
+            </p>
+            <Field
+              name="since"
+              label={t('audit.since')}
+              type="datetime-local"
+              value={form.since}
+              error={error}
+            />
+            <Field
+              name="until"
+              label={t('audit.until')}
+              type="datetime-local"
+              value={form.until}
+              error={error}
+            />
+            <Field name="subject" label={t('audit.subject')} value={form.subject} maxLength={200} />
+            <p>
+              <button type="submit">{t('audit.filter')}</button>{' '}
+              <a href={`${AUDIT}.csv?${auditQueryString(form)}`} download>
+                {t('audit.csv')}
+              </a>
+            </p>
+          </form>
+          {page.length === 0 ? (
+            <Empty>{t('audit.empty')}</Empty>
           ) : (
-            <span />
+            <div class="table-wrap">
+              <table class="audit">
+                <thead>
+                  <tr>
+                    <th>{t('audit.id')}</th>
+                    <th>{t('audit.time')}</th>
+                    <th>{t('audit.action')}</th>
+                    <th>{t('audit.subject')}</th>
+                    <th>{t('audit.enterprise')}</th>
+                    <th>{t('audit.operator')}</th>
+                    <th>{t('audit.detail')}</th>
+                    <th>{t('audit.request')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.map((row) => (
+                    <tr data-action={row.action}>
+                      <td>{row.id}</td>
+                      <td>
+                        <Time at={row.createdAt} />
+                      </td>
+                      <td>
+                        <code>{row.action}</code>
+                      </td>
+                      <td>{row.subject ?? '—'}</td>
+                      <td>{row.enterpriseId ?? '—'}</td>
+                      <td>{row.operator ?? row.appId ?? '—'}</td>
+                      <td>
+                        <code class="detail">{JSON.stringify(row.detail)}</code>
+                      </td>
+                      <td>
+                        <small>{row.requestId ?? '—'}</small>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
           )}
-          {rows.length > PAGE_SIZE && last !== undefined ? (
-            <a href={`${AUDIT}?${auditQueryString(form, { before: String(last.id) })}`}>{t('audit.older')}</a>
-          ) : (
-            <span />
-          )}
-        </nav>
-      </Layout>,
-    );
-  });
+          <nav class="pager">
+            {filter.before !== undefined ? (
+              <a href={`${AUDIT}?${auditQueryString(form)}`}>{t('audit.newest')}</a>
+            ) : (
+              <span />
+            )}
+            {rows.length > PAGE_SIZE && last !== undefined ? (
+              <a href={`${AUDIT}?${auditQueryString(form, { before: String(last.id) })}`}>
+                {t('audit.older')}
+              </a>
+            ) : (
+              <span />
+            )}
+          </nav>
+        </Layout>,
+      );
+    },
+  );
 
-  app.get<{ Querystring: AuditQuery }>('/operator/audit.csv', async (request, reply) => {
-    const { filter, badTimes } = parseAuditQuery(request.query);
-    let body = csvLine(CSV_HEADER);
-    if (badTimes.length === 0) {
-      // Page by id through the same query as the page, a chunk at a time, up to the cap.
-      let before = filter.before;
-      for (let taken = 0; taken < CSV_MAX_ROWS;) {
-        const rows = await app.services.audit.list({
-          ...filter,
-          ...(before === undefined ? {} : { before }),
-          limit: Math.min(CSV_CHUNK, CSV_MAX_ROWS - taken),
-        });
-        for (const row of rows) body += csvRow(row);
-        taken += rows.length;
-        const last = rows.at(-1);
-        if (last === undefined || rows.length < CSV_CHUNK) break;
-        before = last.id;
+  app.get<{ Querystring: AuditQuery }>(
+    '/operator/audit.csv',
+    { config: { access: ACCESS.operatorSession } },
+    async (request, reply) => {
+      // The whole platform's log: never without the operator's session (the route's access).
+      operatorContext(request);
+      const { filter, badTimes } = parseAuditQuery(request.query);
+      let body = csvLine(CSV_HEADER);
+      if (badTimes.length === 0) {
+        // Page by id through the same query as the page, a chunk at a time, up to the cap.
+        let before = filter.before;
+        for (let taken = 0; taken < CSV_MAX_ROWS;) {
+          const rows = await app.services.audit.list({
+            ...filter,
+            ...(before === undefined ? {} : { before }),
+            limit: Math.min(CSV_CHUNK, CSV_MAX_ROWS - taken),
+          });
+          for (const row of rows) body += csvRow(row);
+          taken += rows.length;
+          const last = rows.at(-1);
+          if (last === undefined || rows.length < CSV_CHUNK) break;
+          before = last.id;
+        }
       }
-    }
-    const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, '');
-    return reply
-      .header('content-type', 'text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="keyward-audit-${stamp}.csv"`)
-      .header('cache-control', 'no-store')
-      .send(body);
-  });
+      const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, '');
+      return reply
+        .header('content-type', 'text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="keyward-audit-${stamp}.csv"`)
+        .header('cache-control', 'no-store')
+        .send(body);
+    },
+  );
 }

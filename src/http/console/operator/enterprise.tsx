@@ -8,6 +8,7 @@ import { Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
 import { ENTERPRISES, enterpriseHref } from './enterprises.js';
 import { consoleRequest } from './form.js';
 import { formText } from '../form-fields.js';
+import { ACCESS } from '../../access/access.js';
 
 type Params = { Params: { globalId: string } };
 
@@ -115,25 +116,30 @@ async function showEnterprise(
 export function enterpriseRoutes(app: App): void {
   app.get<Params & { Querystring: { done?: string } }>(
     '/operator/enterprises/:globalId',
+    { config: { access: ACCESS.operatorSession } },
     async (request, reply) => {
       return showEnterprise(app, request, reply, { limitSet: request.query.done === 'limit' });
     },
   );
 
-  app.post<Params>('/operator/enterprises/:globalId/member-limit', async (request, reply) => {
-    const { t } = operatorContext(request);
-    const text = formText(request, 'memberLimit').trim();
-    const limit = text === '' ? null : Number(text);
-    if (limit !== null && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)) {
-      const error = { code: 'invalid_input', message: t('ent.limitInvalid'), field: 'memberLimit' };
-      return showEnterprise(app, request, reply, { error, limitText: text });
-    }
-    const set = await app.services.memberAdmin.setMemberLimit(
-      request.params.globalId,
-      limit,
-      consoleRequest(request),
-    );
-    if (!set) return sendErrorPage(request, reply, 404, 'error.notFound');
-    return redirectTo(reply, `${enterpriseHref(set.enterpriseGlobalId)}?done=limit`);
-  });
+  app.post<Params>(
+    '/operator/enterprises/:globalId/member-limit',
+    { config: { access: ACCESS.operatorSession } },
+    async (request, reply) => {
+      const { t } = operatorContext(request);
+      const text = formText(request, 'memberLimit').trim();
+      const limit = text === '' ? null : Number(text);
+      if (limit !== null && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)) {
+        const error = { code: 'invalid_input', message: t('ent.limitInvalid'), field: 'memberLimit' };
+        return showEnterprise(app, request, reply, { error, limitText: text });
+      }
+      const set = await app.services.memberAdmin.setMemberLimit(
+        request.params.globalId,
+        limit,
+        consoleRequest(request),
+      );
+      if (!set) return sendErrorPage(request, reply, 404, 'error.notFound');
+      return redirectTo(reply, `${enterpriseHref(set.enterpriseGlobalId)}?done=limit`);
+    },
+  );
 }

@@ -2,9 +2,15 @@ import type { FastifyRequest } from 'fastify';
 import type { OperatorRequest } from '../../../domain/audit/audit-actions.js';
 import { CONSOLE_OPERATOR } from '../../../domain/console/console-client.js';
 import { requestIdsOf } from '../../audit-actor.js';
+import { operatorContext } from '../context.js';
 
-/** A change made in the console's operator area: audited as the console, with the request's ids. */
+/**
+ * A change made in the console's operator area: audited as the console, with the request's ids.
+ * Only an operator's session makes one (operatorContext refuses anything else), so no operator
+ * action can run for a request the operator gate did not admit.
+ */
 export function consoleRequest(request: FastifyRequest): OperatorRequest {
+  operatorContext(request);
   return { ...requestIdsOf(request), operator: CONSOLE_OPERATOR };
 }
 

@@ -7,6 +7,7 @@ import { sendPage } from '../render.js';
 import { Empty, Field, Time } from '../ui.js';
 import { durationText } from './duration.js';
 import { parseLeasesQuery, type LeasesQuery } from './leases-filter.js';
+import { ACCESS } from '../../access/access.js';
 
 const LEASES = '/console/operator/leases';
 /** The runtime's listing has no offset: the page shows the newest leases and says so. */
@@ -114,73 +115,77 @@ function LeaseRow(props: { context: ConsoleContext; lease: LeaseListing }) {
 
 /** GET /console/operator/leases: `GET /admin/runtime/leases`'s list and filters, and seats in use. */
 export function leasesRoute(app: App): void {
-  app.get<{ Querystring: LeasesQuery }>('/operator/leases', async (request, reply) => {
-    const context = operatorContext(request);
-    const { t } = context;
-    const { filter, form } = parseLeasesQuery(request.query);
-    // One row more than shown: whether older leases were left out, without counting them.
-    const [rows, seats] = await Promise.all([
-      app.services.runtime.list({ ...filter, limit: MAX_ROWS + 1 }),
-      app.services.runtime.seatsByProduct(),
-    ]);
-    const leases = rows.slice(0, MAX_ROWS);
-    const filtered = form.app !== '' || form.assetNum !== '' || form.product !== '' || form.all;
-    return sendPage(
-      reply,
-      <Layout context={context} title={t('nav.leases')}>
-        <SeatsSummary context={context} seats={seats.slice(0, TOP_PRODUCTS)} />
-        <form method="get" action={LEASES} class="filters">
-          <Field name="app" label={t('leases.app')} value={form.app} maxLength={100} />
-          <Field name="assetNum" label={t('leases.assetNum')} value={form.assetNum} maxLength={64} />
-          <Field
-            name="product"
-            label={t('leases.product')}
-            value={form.product}
-            placeholder={t('leases.productHint')}
-            maxLength={255}
-          />
-          <p>
-            <label class="inline-check">
-              <input type="checkbox" name="all" value="1" checked={form.all} /> {t('leases.includeEnded')}
-            </label>
-          </p>
-          <p>
-            <button type="submit">{t('leases.filter')}</button>
-          </p>
-        </form>
-        {leases.length === 0 ? (
-          <Empty>{filtered ? t('leases.emptyFiltered') : t('leases.empty')}</Empty>
-        ) : (
-          <div class="table-wrap">
-            <table class="leases">
-              <thead>
-                <tr>
-                  <th>{t('leases.product')}</th>
-                  <th>{t('leases.assetNum')}</th>
-                  <th>{t('leases.holder')}</th>
-                  <th>{t('leases.fingerprint')}</th>
-                  <th>{t('leases.offline')}</th>
-                  <th>{t('leases.created')}</th>
-                  <th>{t('leases.heartbeat')}</th>
-                  <th>{t('leases.expires')}</th>
-                  <th>{t('leases.ended')}</th>
-                  <th>{t('leases.used')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {leases.map((lease) => (
-                  <LeaseRow context={context} lease={lease} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        {rows.length > MAX_ROWS && (
-          <p class="hint" role="status">
-            {t('leases.newest', { count: MAX_ROWS })}
-          </p>
-        )}
-      </Layout>,
-    );
-  });
+  app.get<{ Querystring: LeasesQuery }>(
+    '/operator/leases',
+    { config: { access: ACCESS.operatorSession } },
+    async (request, reply) => {
+      const context = operatorContext(request);
+      const { t } = context;
+      const { filter, form } = parseLeasesQuery(request.query);
+      // One row more than shown: whether older leases were left out, without counting them.
+      const [rows, seats] = await Promise.all([
+        app.services.runtime.list({ ...filter, limit: MAX_ROWS + 1 }),
+        app.services.runtime.seatsByProduct(),
+      ]);
+      const leases = rows.slice(0, MAX_ROWS);
+      const filtered = form.app !== '' || form.assetNum !== '' || form.product !== '' || form.all;
+      return sendPage(
+        reply,
+        <Layout context={context} title={t('nav.leases')}>
+          <SeatsSummary context={context} seats={seats.slice(0, TOP_PRODUCTS)} />
+          <form method="get" action={LEASES} class="filters">
+            <Field name="app" label={t('leases.app')} value={form.app} maxLength={100} />
+            <Field name="assetNum" label={t('leases.assetNum')} value={form.assetNum} maxLength={64} />
+            <Field
+              name="product"
+              label={t('leases.product')}
+              value={form.product}
+              placeholder={t('leases.productHint')}
+              maxLength={255}
+            />
+            <p>
+              <label class="inline-check">
+                <input type="checkbox" name="all" value="1" checked={form.all} /> {t('leases.includeEnded')}
+              </label>
+            </p>
+            <p>
+              <button type="submit">{t('leases.filter')}</button>
+            </p>
+          </form>
+          {leases.length === 0 ? (
+            <Empty>{filtered ? t('leases.emptyFiltered') : t('leases.empty')}</Empty>
+          ) : (
+            <div class="table-wrap">
+              <table class="leases">
+                <thead>
+                  <tr>
+                    <th>{t('leases.product')}</th>
+                    <th>{t('leases.assetNum')}</th>
+                    <th>{t('leases.holder')}</th>
+                    <th>{t('leases.fingerprint')}</th>
+                    <th>{t('leases.offline')}</th>
+                    <th>{t('leases.created')}</th>
+                    <th>{t('leases.heartbeat')}</th>
+                    <th>{t('leases.expires')}</th>
+                    <th>{t('leases.ended')}</th>
+                    <th>{t('leases.used')}</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {leases.map((lease) => (
+                    <LeaseRow context={context} lease={lease} />
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          {rows.length > MAX_ROWS && (
+            <p class="hint" role="status">
+              {t('leases.newest', { count: MAX_ROWS })}
+            </p>
+          )}
+        </Layout>,
+      );
+    },
+  );
 }

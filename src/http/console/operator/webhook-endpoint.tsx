@@ -23,6 +23,7 @@ import {
   type DeliveriesQuery,
   type ReplayForm,
 } from './webhooks-filter.js';
+import { ACCESS } from '../../access/access.js';
 
 /** What the page shows beside the endpoint: the last action's outcome, the replay form's values. */
 export interface EndpointPageState {
@@ -191,20 +192,24 @@ type EndpointParams = { Params: { endpointId: string }; Querystring: DeliveriesQ
 
 /** GET /console/operator/webhooks/:endpointId: `GET /admin/webhooks/deliveries?endpoint=…`. */
 export function webhookEndpointRoute(app: App): void {
-  app.get<EndpointParams>('/operator/webhooks/:endpointId', async (request, reply) => {
-    const { t } = operatorContext(request);
-    const { done, delivery, queued } = request.query;
-    // Only what an action just did, from its redirect: ids and counts as digits, nothing else.
-    const doneText =
-      done === 'retried' && /^[1-9][0-9]{0,14}$/.test(delivery ?? '')
-        ? t('webhooks.retried', { id: String(delivery) })
-        : done === 'replayed' && /^[0-9]{1,6}$/.test(queued ?? '')
-          ? queued === '1'
-            ? t('webhooks.replayedOne')
-            : t('webhooks.replayed', { queued: Number(queued).toLocaleString('en') })
-          : undefined;
-    return showEndpoint(app, request, reply, request.params.endpointId, request.query, {
-      ...(doneText === undefined ? {} : { done: doneText }),
-    });
-  });
+  app.get<EndpointParams>(
+    '/operator/webhooks/:endpointId',
+    { config: { access: ACCESS.operatorSession } },
+    async (request, reply) => {
+      const { t } = operatorContext(request);
+      const { done, delivery, queued } = request.query;
+      // Only what an action just did, from its redirect: ids and counts as digits, nothing else.
+      const doneText =
+        done === 'retried' && /^[1-9][0-9]{0,14}$/.test(delivery ?? '')
+          ? t('webhooks.retried', { id: String(delivery) })
+          : done === 'replayed' && /^[0-9]{1,6}$/.test(queued ?? '')
+            ? queued === '1'
+              ? t('webhooks.replayedOne')
+              : t('webhooks.replayed', { queued: Number(queued).toLocaleString('en') })
+            : undefined;
+      return showEndpoint(app, request, reply, request.params.endpointId, request.query, {
+        ...(doneText === undefined ? {} : { done: doneText }),
+      });
+    },
+  );
 }
