@@ -28,11 +28,28 @@ export function readAdminKey(config: Config): string | undefined {
   }
 }
 
+/** The shortest admin key the server starts with: a guessable key would hold the whole platform. */
+export const ADMIN_KEY_MIN_LENGTH = 32;
+
+function checked(admin: AdminKey): AdminKey {
+  if (admin.key.length >= ADMIN_KEY_MIN_LENGTH) return admin;
+  const where = admin.source === 'variable' ? 'KEYWARD_ADMIN_KEY' : admin.file;
+  throw new Error(
+    `the admin key in ${where} is ${admin.key.length} characters long; it must be at least ` +
+      `${ADMIN_KEY_MIN_LENGTH}. Make one with: openssl rand -base64 32 (or unset KEYWARD_ADMIN_KEY ` +
+      'and delete the file to have one generated)',
+  );
+}
+
 /**
  * The admin API's bearer key for the server: KEYWARD_ADMIN_KEY, else DATA_DIR/admin.key, generated
  * (mode 0600) at the first start, which the CLI on the same machine reads.
  */
 export function ensureAdminKey(config: Config): AdminKey {
+  return checked(findOrMakeAdminKey(config));
+}
+
+function findOrMakeAdminKey(config: Config): AdminKey {
   if (config.adminKey !== undefined) return { key: config.adminKey, source: 'variable' };
   const file = adminKeyFile(config);
   const existing = readAdminKey(config);

@@ -80,6 +80,19 @@ describe('the admin API on a listener of its own (ADMIN_PORT)', { timeout: 120_0
   });
 });
 
+describe('an admin key too short to hold the platform', { timeout: 120_000 }, () => {
+  it('stops the server at start, saying how to make a key', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-admin-listener-'));
+    dirs.push(dataDir);
+    const started = startServerProcess({
+      DATABASE_URL: testDatabaseUrl() ?? '',
+      DATA_DIR: dataDir,
+      KEYWARD_ADMIN_KEY: 'admin',
+    });
+    await expect(started).rejects.toThrow(/exited with 1[\s\S]*at least 32[\s\S]*openssl rand/);
+  });
+});
+
 describe('a public HOST without ADMIN_PORT', { timeout: 120_000 }, () => {
   it('keeps the admin API off the public listener, on loopback', async () => {
     const { server, adminUrl } = await start({ HOST: '0.0.0.0' });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORDER_PREFIX } from '../../src/http/surface.js';
 import { appToken } from '../support/fixtures.js';
-import { ADMIN_KEY, nonce, startHarness, type Harness } from '../support/harness.js';
+import { ADMIN_KEY_FAILURES_PER_MINUTE } from '../../src/http/guards/admin-key-guard.js';
+import { ADMIN_KEY, awayFromMinuteEnd, nonce, startHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -128,5 +129,46 @@ describe('admin API', () => {
         .statusCode,
     ).toBe(400);
     expect((await admin('POST', '/apps/kw_missing/disable')).statusCode).toBe(404);
+  });
+});
+
+describe('admin key guessing', () => {
+  it('answers 429 to an address past 20 wrong keys a minute, the right key included, and no other address', async () => {
+    await awayFromMinuteEnd();
+    const guesser = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
+    const call = (key: string, remoteAddress: string) =>
+      h.app.inject({
+        method: 'GET',
+        url: '/admin/apps',
+        headers: { authorization: `Bearer ${key}` },
+        remoteAddress,
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < ADMIN_KEY_FAILURES_PER_MINUTE; i += 1)
+      statuses.push((await call(`guess-${i}`, guesser)).statusCode);
+    expect(statuses).toEqual(Array(ADMIN_KEY_FAILURES_PER_MINUTE).fill(401));
+    const limited = await call(ADMIN_KEY, guesser);
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.json()).toEqual({ error: expect.stringMatching(/too many wrong admin keys/) });
+    // The operator's console sign-in shares the budget: the key cannot be guessed there instead.
+    const console = await h.app.inject({
+      method: 'POST',
+      url: '/console/operator/sign-in',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `adminKey=${encodeURIComponent(ADMIN_KEY)}`,
+      remoteAddress: guesser,
+    });
+    expect(console.statusCode).toBe(429);
+    expect((await call(ADMIN_KEY, '198.51.100.250')).statusCode).toBe(200);
+  });
+
+  it('does not count a call that sends no key at all', async () => {
+    await awayFromMinuteEnd();
+    const prober = `203.0.113.${Math.floor(Math.random() * 200) + 1}`;
+    for (let i = 0; i < ADMIN_KEY_FAILURES_PER_MINUTE + 5; i += 1) {
+      const response = await h.app.inject({ method: 'GET', url: '/admin/status', remoteAddress: prober });
+      expect(response.statusCode).toBe(401);
+    }
   });
 });

@@ -78,6 +78,8 @@ function requestOf(caller: CallerName, route: DeclaredRoute) {
   const credentials = world.callers[caller](route.access);
   const form = route.method === 'POST' && route.url.startsWith('/console');
   return {
+    // An address of its own: the walk's wrong admin keys spend this address's budget, no one else's.
+    remoteAddress: WALK_ADDRESS,
     headers: {
       ...credentials.headers,
       ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
@@ -93,6 +95,8 @@ function requestOf(caller: CallerName, route: DeclaredRoute) {
         : {}),
   };
 }
+
+const WALK_ADDRESS = '192.0.2.77';
 
 const SIGN_IN = /^\/console(\/operator)?\/sign-in(\?|$)/;
 

@@ -7,7 +7,8 @@ import type { Services } from '../../src/services.js';
 import { openTestDatabase } from './database.js';
 import { TEST_ENV } from './test-env.js';
 
-export const ADMIN_KEY = 'test-admin-key';
+/** As long as a server takes (src/admin-key.ts): tests start real servers with it too. */
+export const ADMIN_KEY = 'test-admin-key-for-the-suite-0123456789';
 
 export interface Harness {
   app: App & { services: Services };
