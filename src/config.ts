@@ -73,8 +73,10 @@ export interface WebhookConfig {
   timeoutMs: number;
   /** WEBHOOK_POLL_MS: how often the delivery worker looks for due deliveries when it found none. */
   pollMs: number;
-  /** WEBHOOK_CONCURRENCY: deliveries one instance sends at once. */
+  /** WEBHOOK_CONCURRENCY: deliveries one instance sends at once (an attempt slower than a second stops counting). */
   concurrency: number;
+  /** WEBHOOK_ENDPOINT_CONCURRENCY: deliveries one endpoint has in flight at once, over every instance. */
+  endpointConcurrency: number;
   /** WEBHOOK_WORKER=0: this instance sends no deliveries (others, or a dedicated instance, do). */
   worker: boolean;
   /** WEBHOOK_RETENTION_DAYS: how long events, deliveries and attempts are kept (and replayable). */
@@ -218,6 +220,7 @@ export function loadConfig(
       timeoutMs: intFrom(env, 'WEBHOOK_TIMEOUT_MS', 15000, 1),
       pollMs: intFrom(env, 'WEBHOOK_POLL_MS', 1000, 1),
       concurrency: intFrom(env, 'WEBHOOK_CONCURRENCY', 8, 1),
+      endpointConcurrency: intFrom(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 2, 1),
       worker: env.WEBHOOK_WORKER !== '0',
       // At least 4 days: longer than a delivery's 3 days of retries, so none is pruned mid-retry.
       retentionDays: intFrom(env, 'WEBHOOK_RETENTION_DAYS', 30, 4),

@@ -345,6 +345,12 @@ export interface WebhookEndpointsTable {
   consecutive_failures: Generated<number>;
   /** The first failed attempt since the last success; null while the endpoint answers. */
   failing_since: Date | null;
+  /** When a worker last claimed one of its deliveries: claims serve the least recent first (migration 0160). */
+  last_claimed_at: Date | null;
+  /** Attempts in a row that timed out; an answer of any status ends the run. */
+  consecutive_timeouts: Generated<number>;
+  /** Its deliveries are not claimed before then: set after an attempt timed out. */
+  paused_until: Date | null;
   created_at: Stamp;
   updated_at: Stamp;
 }
@@ -371,6 +377,8 @@ export interface WebhookDeliveriesTable {
   last_attempt_at: Date | null;
   delivered_at: Date | null;
   created_at: Stamp;
+  /** Claimed and not yet recorded until then (migration 0160); null once recorded. */
+  lease_until: Date | null;
 }
 
 export interface WebhookAttemptsTable {

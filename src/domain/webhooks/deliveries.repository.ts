@@ -33,24 +33,119 @@ export interface AttemptRow {
 /** Where a delivery goes after a failed attempt: again at a time, or nowhere (it failed). */
 export type AfterFailure = { retryAt: Date } | { gaveUp: true };
 
+/** How claims share the workers between endpoints (docs/adr/0015). */
+export interface ClaimLimits {
+  /** Deliveries one endpoint may have in flight at once, over every worker. */
+  perEndpoint: number;
+  /**
+   * An endpoint with a delivery in flight for longer than this, or that timed out last time, gets
+   * no second one until it answers: one attempt at a time is enough to learn it is back.
+   */
+  slowMs: number;
+}
+
+/** A locked endpoint and its place in the claim's order (lower goes first). */
+export interface EndpointTurn {
+  id: string;
+  turn: number;
+}
+
+/** Deliveries claimed and not yet recorded, per endpoint, with the oldest claim's time. */
+function inFlight(now: Date, endpointIds?: readonly string[]) {
+  const only = endpointIds === undefined ? sql`` : sql`and d.endpoint_id = any(${endpointIds}::text[])`;
+  return sql`
+    select d.endpoint_id, count(*)::int as n, min(d.last_attempt_at) as since
+      from webhook_deliveries d
+     where d.lease_until > ${now} and d.status = 'pending' ${only}
+     group by d.endpoint_id
+  `;
+}
+
+/** How many more deliveries endpoint `ep` may take, with `f` its row of `inFlight` (or nulls). */
+function roomOf(now: Date, limits: ClaimLimits) {
+  const slowSince = new Date(now.getTime() - limits.slowMs);
+  return sql`(case when ep.consecutive_timeouts > 0 or f.since < ${slowSince}::timestamptz then 1
+                   else ${limits.perEndpoint}::int end - coalesce(f.n, 0))`;
+}
+
+/** Whether endpoint `ep` is sent to now: enabled and not held back after timing out. */
+function sendable(now: Date) {
+  return sql`ep.status = 'enabled' and (ep.paused_until is null or ep.paused_until <= ${now}::timestamptz)`;
+}
+
 export class WebhookDeliveriesRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * Claims up to `limit` due deliveries of enabled endpoints: locked with SKIP LOCKED, so workers on
-   * other instances take other rows, and pushed `leaseMs` into the future in the same statement, so
-   * once it commits no other worker sees them as due while this one sends. A worker that dies
-   * mid-send leaves its rows to come due again when the lease ends: at least once. `endpointIds`
-   * narrows the claim (a test's own endpoints, on a database other tests share).
+   * The first step of a claim: locks, and answers in turn, up to `limit` endpoints that have a
+   * delivery due and room for one more in flight. Apps take turns first: an app's endpoints queue
+   * behind its deliveries already in flight, so an app with many endpoints stuck in flight comes
+   * after one with none. Within an app, the endpoint served least recently goes first.
+   *
+   * The endpoints are locked FOR NO KEY UPDATE SKIP LOCKED until the transaction ends: another
+   * instance's claim skips them, so the counts the next step makes under this lock hold (it runs as
+   * a statement of its own, and so sees every claim committed before the lock was taken). The lock
+   * does not conflict with the outbox's fan-out, whose foreign key takes only KEY SHARE.
+   * `endpointIds` narrows the claim (a test's own endpoints, on a database other tests share).
    */
-  async claimDue(
+  async lockEndpointsInTurn(
+    now: Date,
+    limit: number,
+    limits: ClaimLimits,
+    endpointIds?: readonly string[],
+  ): Promise<EndpointTurn[]> {
+    const onlyThese = endpointIds === undefined ? sql`` : sql`and ep.id = any(${endpointIds}::text[])`;
+    const result = await sql<{ id: string; turn: string }>`
+      with f as (${inFlight(now)}),
+      app_load as (
+        select ep.app_id, sum(f.n)::int as n
+          from f join webhook_endpoints ep on ep.id = f.endpoint_id
+         group by ep.app_id
+      ),
+      ready as (
+        select ep.id, ep.app_id, ep.last_claimed_at, coalesce(app_load.n, 0) as app_load
+          from webhook_endpoints ep
+          left join f on f.endpoint_id = ep.id
+          left join app_load on app_load.app_id = ep.app_id
+         where ${sendable(now)} ${onlyThese}
+           and ${roomOf(now, limits)} > 0
+           and exists (select 1 from webhook_deliveries d
+                        where d.endpoint_id = ep.id and d.status = 'pending' and d.next_attempt_at <= ${now})
+      ),
+      turns as (
+        select id, last_claimed_at,
+               app_load + row_number() over (partition by app_id order by last_claimed_at nulls first, id) as turn
+          from ready
+      )
+      select ep.id, t.turn
+        from webhook_endpoints ep
+        join turns t on t.id = ep.id
+       order by t.turn, t.last_claimed_at nulls first, ep.id
+       limit ${limit}
+         for no key update of ep skip locked
+    `.execute(this.db);
+    return result.rows.map((r) => ({ id: r.id, turn: Number(r.turn) }));
+  }
+
+  /**
+   * The second step of a claim, on endpoints `lockEndpointsInTurn` locked in this transaction: up
+   * to `limit` due deliveries, each endpoint's oldest first, as many as its room (counted again
+   * now, under the lock), taken round-robin: every endpoint's first before any endpoint's second,
+   * in turn order. Each is pushed `leaseMs` into the future (`next_attempt_at`, and `lease_until`,
+   * which marks it in flight until recorded), so once this commits no other worker sees it as due
+   * while this one sends. A worker that dies mid-send leaves it to come due again when the lease
+   * ends: at least once. Deliveries another transaction has locked (a retention run) are skipped.
+   */
+  async claimOn(
+    endpoints: readonly EndpointTurn[],
     now: Date,
     limit: number,
     leaseMs: number,
-    endpointIds?: readonly string[],
+    limits: ClaimLimits,
   ): Promise<ClaimedDelivery[]> {
-    const onlyThese =
-      endpointIds === undefined ? sql`` : sql`and d.endpoint_id = any(${endpointIds}::text[])`;
+    if (endpoints.length === 0) return [];
+    const ids = endpoints.map((e) => e.id);
+    const leaseEnd = new Date(now.getTime() + leaseMs);
     const result = await sql<{
       id: string;
       endpoint_id: string;
@@ -70,22 +165,44 @@ export class WebhookDeliveriesRepository {
       data: Record<string, unknown>;
       request_id: string | null;
     }>`
-      with due as (
-        select d.id
-          from webhook_deliveries d
-          join webhook_endpoints ep on ep.id = d.endpoint_id and ep.status = 'enabled'
-         where d.status = 'pending' and d.next_attempt_at <= ${now} ${onlyThese}
-         order by d.next_attempt_at
-         limit ${limit}
-           for update of d skip locked
+      with eps as (
+        select * from unnest(${ids}::text[], ${endpoints.map((e) => e.turn)}::int[]) as e(id, turn)
+      ),
+      f as (${inFlight(now, ids)}),
+      room as (
+        select eps.id, eps.turn, ${roomOf(now, limits)} as room
+          from eps
+          join webhook_endpoints ep on ep.id = eps.id
+          left join f on f.endpoint_id = ep.id
+         where ${sendable(now)}
+      ),
+      picked as (
+        select p.id, r.turn,
+               row_number() over (partition by r.id order by p.next_attempt_at, p.id) as rn
+          from room r
+          cross join lateral (
+            select d.id, d.next_attempt_at
+              from webhook_deliveries d
+             where d.endpoint_id = r.id and d.status = 'pending' and d.next_attempt_at <= ${now}
+             order by d.next_attempt_at, d.id
+             limit greatest(r.room, 0)
+               for update of d skip locked
+          ) p
+      ),
+      chosen as (
+        select id from picked order by rn, turn limit ${limit}
       ),
       claimed as (
         update webhook_deliveries d
-           set next_attempt_at = ${now}::timestamptz + ${leaseMs} * interval '1 millisecond',
+           set next_attempt_at = ${leaseEnd}, lease_until = ${leaseEnd},
                attempts = d.attempts + 1, last_attempt_at = ${now}
-          from due
-         where d.id = due.id
+          from chosen
+         where d.id = chosen.id
         returning d.id, d.event_id, d.endpoint_id, d.attempts, d.created_at
+      ),
+      served as (
+        update webhook_endpoints ep set last_claimed_at = ${now}
+         where ep.id in (select endpoint_id from claimed)
       )
       select c.id, c.endpoint_id, ep.app_id, ep.url, ep.secret, ep.previous_secret, ep.previous_secret_until,
              c.attempts, c.created_at, e.id as event_id, e.type, e.occurred_at, e.channels,
@@ -123,14 +240,16 @@ export class WebhookDeliveriesRepository {
 
   /**
    * Pending deliveries of enabled endpoints: due now, or waiting for a retry (or for the claim of a
-   * worker sending them). Deliveries of a disabled endpoint are not sent and not counted.
+   * worker sending them, or for their endpoint's pause after timing out to end). Deliveries of a
+   * disabled endpoint are not sent and not counted.
    */
   async backlog(now: Date): Promise<{ due: number; waiting: number }> {
     const row = await sql<{ due: string; waiting: string }>`
-      select count(*) filter (where d.next_attempt_at <= ${now}) as due,
-             count(*) filter (where d.next_attempt_at > ${now}) as waiting
+      select count(*) filter (where d.next_attempt_at <= ${now} and not held) as due,
+             count(*) filter (where d.next_attempt_at > ${now} or held) as waiting
         from webhook_deliveries d
-        join webhook_endpoints ep on ep.id = d.endpoint_id and ep.status = 'enabled'
+        join (select id, coalesce(paused_until > ${now}, false) as held
+                from webhook_endpoints where status = 'enabled') ep on ep.id = d.endpoint_id
        where d.status = 'pending'
     `.execute(this.db);
     const counts = row.rows[0];
@@ -168,7 +287,8 @@ export class WebhookDeliveriesRepository {
 
   /**
    * Successful attempts, all in one statement: each attempt kept, its delivery marked delivered
-   * (when still pending) and its endpoint's failure streak ended. Its endpoints and deliveries are
+   * (when still pending) and no longer in flight, and its endpoint's failure streak and any pause
+   * ended. Its endpoints and deliveries are
    * locked (lockForRecording) in this transaction.
    */
   async recordDelivered(
@@ -196,12 +316,14 @@ export class WebhookDeliveriesRepository {
         select delivery_id, attempted_at, status_code, latency_ms, response_excerpt, null from u
       ),
       marked as (
-        update webhook_deliveries d set status = 'delivered', delivered_at = u.delivered_at
+        update webhook_deliveries d set status = 'delivered', delivered_at = u.delivered_at, lease_until = null
           from u
          where d.id = u.delivery_id and d.status = 'pending'
       )
-      update webhook_endpoints set consecutive_failures = 0, failing_since = null
-       where id = any(${[...new Set(attempts.map((a) => a.endpointId))]}::text[]) and consecutive_failures > 0
+      update webhook_endpoints
+         set consecutive_failures = 0, failing_since = null, consecutive_timeouts = 0, paused_until = null
+       where id = any(${[...new Set(attempts.map((a) => a.endpointId))]}::text[])
+         and (consecutive_failures > 0 or consecutive_timeouts > 0 or paused_until is not null)
     `.execute(this.db);
   }
 
@@ -219,25 +341,49 @@ export class WebhookDeliveriesRepository {
       .execute();
   }
 
+  /** A failed attempt's delivery: due again at its retry, or failed; no longer in flight either way. */
   async markFailed(deliveryId: number, after: AfterFailure): Promise<void> {
     await this.db
       .updateTable('webhook_deliveries')
-      .set('retryAt' in after ? { next_attempt_at: after.retryAt } : { status: 'failed' })
+      .set(
+        'retryAt' in after
+          ? { next_attempt_at: after.retryAt, lease_until: null }
+          : { status: 'failed', lease_until: null },
+      )
       .where('id', '=', deliveryId)
       .where('status', '=', 'pending')
       .execute();
   }
 
-  /** One more failure in the endpoint's streak; answers the streak (row locked to the transaction). */
+  /**
+   * One more failure in the endpoint's streak; answers the streak (row locked to the transaction).
+   * How it failed moves the endpoint's pause: a timeout counts one more in its run of timeouts and
+   * pauses it for `pause.baseMs`, doubled for each timeout before in the run, up to `pause.maxMs`;
+   * an answer of any status ends the run and the pause; a connection refused or a name that does
+   * not resolve (failing fast) leaves both as they are.
+   */
   async endpointFailed(
     endpointId: string,
     at: Date,
+    how:
+      { timedOut: true; pause: { baseMs: number; maxMs: number } } | { timedOut: false; answered: boolean },
   ): Promise<{ failures: number; failingSince: Date; status: string } | undefined> {
     const row = await this.db
       .updateTable('webhook_endpoints')
       .set({
         consecutive_failures: sql<number>`consecutive_failures + 1`,
         failing_since: sql<Date>`coalesce(failing_since, ${at}::timestamptz)`,
+        ...(how.timedOut
+          ? {
+              consecutive_timeouts: sql<number>`consecutive_timeouts + 1`,
+              // The right-hand side reads the run as it was before this timeout.
+              paused_until: sql<Date>`${at}::timestamptz + least(
+                ${how.pause.baseMs}::float8 * power(2, least(consecutive_timeouts, 30)),
+                ${how.pause.maxMs}::float8) * interval '1 millisecond'`,
+            }
+          : how.answered
+            ? { consecutive_timeouts: 0, paused_until: null }
+            : {}),
       })
       .where('id', '=', endpointId)
       .returning(['consecutive_failures', 'failing_since', 'status'])

@@ -6,6 +6,7 @@ import {
   WebhookDeliveriesRepository,
   type AfterFailure,
   type ClaimedDelivery,
+  type ClaimLimits,
 } from './deliveries.repository.js';
 import { postWebhook, type AttemptResult } from './outbound.js';
 import { signatureHeader } from './secrets.js';
@@ -26,6 +27,10 @@ export interface RetryPolicy {
   disableAfterFailures: number;
   /** …that went on for at least this long. */
   disableAfterMs: number;
+  /** An endpoint whose attempt timed out is sent nothing for this long; each timeout in a row doubles it… */
+  endpointPauseBaseMs: number;
+  /** …up to this, so one that comes back is found again within minutes. */
+  endpointPauseMaxMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -34,14 +39,24 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   retryWindowMs: 3 * DAY,
   disableAfterFailures: 10,
   disableAfterMs: 3 * DAY,
+  endpointPauseBaseMs: 5 * SECOND,
+  endpointPauseMaxMs: 5 * 60 * SECOND,
 };
+
+/**
+ * An attempt in flight longer than this is slow: its endpoint gets no second one until it answers,
+ * and the worker stops counting it against WEBHOOK_CONCURRENCY (src/jobs/webhook-worker.ts). Most
+ * receivers answer in a fraction of it; one that never answers is found out in a second, not in the
+ * 15 s of WEBHOOK_TIMEOUT_MS.
+ */
+export const SLOW_ATTEMPT_MS = SECOND;
 
 /** What an attempt came to: the closed label set of `keyward_webhook_deliveries_total`. */
 export const DELIVERY_OUTCOMES = ['delivered', 'failed_retrying', 'failed_final'] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 /** One attempt made, its outcome not yet recorded. */
-interface Attempted {
+export interface Attempted {
   delivery: ClaimedDelivery;
   at: Date;
   done: Date;
@@ -55,6 +70,8 @@ export interface DeliveryOptions {
   random?: () => number;
   retry?: Partial<RetryPolicy>;
   send?: Sender;
+  /** SLOW_ATTEMPT_MS unless told. */
+  slowMs?: number;
 }
 
 /** The body of an event's deliveries: built from the event row alone, so every attempt sends the same bytes. */
@@ -78,6 +95,8 @@ export function retryDelayMs(failed: number, policy: RetryPolicy, random: () => 
 /**
  * Sends due deliveries: at least once, each attempt kept, failures retried with backoff for the
  * retry window, and an endpoint that keeps failing disabled with an `endpoint.disabled` audit row.
+ * Claims are fair (docs/adr/0015): endpoints in turn, a few in flight each, and one that keeps
+ * timing out paused, so no app's endpoints hold back another's.
  */
 export class WebhookDeliveryService {
   private readonly now: () => number;
@@ -86,6 +105,7 @@ export class WebhookDeliveryService {
   private readonly send: Sender;
   /** How long a claim keeps other workers off a delivery: longer than an attempt can take. */
   private readonly leaseMs: number;
+  private readonly limits: ClaimLimits;
   private readonly listeners: Array<(outcome: DeliveryOutcome) => void> = [];
 
   constructor(
@@ -98,6 +118,7 @@ export class WebhookDeliveryService {
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.send = options.send ?? ((url, headers, body) => postWebhook(url, headers, body, config));
     this.leaseMs = 2 * config.timeoutMs + 5 * SECOND;
+    this.limits = { perEndpoint: config.endpointConcurrency, slowMs: options.slowMs ?? SLOW_ATTEMPT_MS };
   }
 
   /** Calls `listener` with the outcome of each attempt this process records (the metrics count them). */
@@ -111,24 +132,34 @@ export class WebhookDeliveryService {
   }
 
   /**
-   * Claims one batch of due deliveries, sends them at once, and records every outcome in one
-   * transaction: one commit, and one statement for all the successes, per batch. A transaction per
-   * delivery made the commits, not the sending, the bound on how many deliveries a worker sends a
-   * second. Answers how many it claimed.
+   * Claims up to `limit` due deliveries, fairly: endpoints with room in turn, round-robin, each
+   * leased to this caller until recorded. One transaction: the endpoints are locked first, then
+   * their deliveries counted and taken, so the per-endpoint bound holds over every instance.
+   * `endpointIds` narrows the claim (a test's own endpoints, on a database other tests share).
+   */
+  async claim(limit: number, endpointIds?: readonly string[]): Promise<ClaimedDelivery[]> {
+    const now = new Date(this.now());
+    return this.db.transaction().execute(async (trx) => {
+      const repo = new WebhookDeliveriesRepository(trx);
+      const turns = await repo.lockEndpointsInTurn(now, limit, this.limits, endpointIds);
+      return repo.claimOn(turns, now, limit, this.leaseMs, this.limits);
+    });
+  }
+
+  /**
+   * One claim, its deliveries sent at once and their outcomes recorded together, answering how
+   * many it claimed. The worker keeps a pool instead, so a slow delivery holds back none of the
+   * others; this is for a caller that wants a claim done when it returns (tests, the console's).
    */
   async deliverDue(limit = this.config.concurrency, endpointIds?: readonly string[]): Promise<number> {
-    const claimed = await new WebhookDeliveriesRepository(this.db).claimDue(
-      new Date(this.now()),
-      limit,
-      this.leaseMs,
-      endpointIds,
-    );
+    const claimed = await this.claim(limit, endpointIds);
     if (claimed.length === 0) return 0;
     await this.record(await Promise.all(claimed.map((d) => this.attempt(d))));
     return claimed.length;
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<Attempted> {
+  /** Sends a claimed delivery once; never throws (a failure is an outcome to record). */
+  async attempt(delivery: ClaimedDelivery): Promise<Attempted> {
     const body = eventBody(delivery.event);
     const at = new Date(this.now());
     const headers = {
@@ -141,7 +172,13 @@ export class WebhookDeliveryService {
     return { delivery, at, done: new Date(this.now()), result };
   }
 
-  private async record(attempts: readonly Attempted[]): Promise<void> {
+  /**
+   * Records the outcomes of attempts in one transaction: one commit, and one statement for all the
+   * successes. A transaction per delivery made the commits, not the sending, the bound on how many
+   * deliveries a worker sends a second; the worker so hands over whatever finished meanwhile.
+   */
+  async record(attempts: readonly Attempted[]): Promise<void> {
+    if (attempts.length === 0) return;
     const outcomes = await this.db.transaction().execute(async (trx): Promise<DeliveryOutcome[]> => {
       const repo = new WebhookDeliveriesRepository(trx);
       const existing = await repo.lockForRecording(
@@ -182,7 +219,16 @@ export class WebhookDeliveryService {
         ? { gaveUp: true }
         : { retryAt: new Date(retryAt) };
     await repo.markFailed(delivery.id, after);
-    const streak = await repo.endpointFailed(delivery.endpointId, done);
+    const streak = await repo.endpointFailed(
+      delivery.endpointId,
+      done,
+      result.timedOut === true
+        ? {
+            timedOut: true,
+            pause: { baseMs: this.retry.endpointPauseBaseMs, maxMs: this.retry.endpointPauseMaxMs },
+          }
+        : { timedOut: false, answered: result.statusCode !== null },
+    );
     if (
       streak !== undefined &&
       streak.status === 'enabled' &&

@@ -20,6 +20,8 @@ export interface AttemptResult {
   latencyMs: number;
   responseExcerpt: string | null;
   error: string | null;
+  /** Nothing answered within a time limit: the failure that holds a worker longest (its endpoint is paused). */
+  timedOut?: boolean;
 }
 
 export type Resolver = (host: string) => Promise<LookupAddress[]>;
@@ -89,12 +91,18 @@ export async function postWebhook(
   resolve: Resolver = systemResolver,
 ): Promise<AttemptResult> {
   const started = performance.now();
-  const failed = (error: string, statusCode: number | null = null, excerpt: string | null = null) => ({
+  const failed = (
+    error: string,
+    statusCode: number | null = null,
+    excerpt: string | null = null,
+    timedOut = false,
+  ): AttemptResult => ({
     ok: false,
     statusCode,
     latencyMs: Math.round(performance.now() - started),
     responseExcerpt: excerpt,
     error,
+    timedOut,
   });
   let url: URL;
   try {
@@ -172,11 +180,11 @@ export async function postWebhook(
       },
     );
     const total = setTimeout(() => {
-      finish(failed(`timed out after ${policy.timeoutMs} ms`));
+      finish(failed(`timed out after ${policy.timeoutMs} ms`, null, null, true));
       request.destroy();
     }, policy.timeoutMs);
     const connect = setTimeout(() => {
-      finish(failed(`connection not made within ${policy.connectTimeoutMs} ms`));
+      finish(failed(`connection not made within ${policy.connectTimeoutMs} ms`, null, null, true));
       request.destroy();
     }, policy.connectTimeoutMs);
     request.on('socket', (socket) => {

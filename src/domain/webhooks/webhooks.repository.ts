@@ -99,10 +99,18 @@ export class WebhookEndpointsRepository {
     const row = await this.db
       .updateTable('webhook_endpoints')
       .set({
-        ...(change.url === undefined ? {} : { url: change.url }),
+        // A new address, or an endpoint its app says is fixed, is tried at once: no pause left over.
+        ...(change.url === undefined ? {} : { url: change.url, consecutive_timeouts: 0, paused_until: null }),
         ...(change.eventTypes === undefined ? {} : { event_types: change.eventTypes }),
         ...(change.enable === true
-          ? { status: 'enabled', disabled_reason: null, consecutive_failures: 0, failing_since: null }
+          ? {
+              status: 'enabled',
+              disabled_reason: null,
+              consecutive_failures: 0,
+              failing_since: null,
+              consecutive_timeouts: 0,
+              paused_until: null,
+            }
           : {}),
         updated_at: sql<Date>`now()`,
       })
