@@ -10,6 +10,7 @@ import { openDatabase } from './db/open.js';
 import { secureDataDir } from './db/data-dir-modes.js';
 import { startHousekeeping } from './jobs/housekeeping.js';
 import { startOrderWorker } from './jobs/order-worker.js';
+import { SLOW_ATTEMPT_MS } from './domain/webhooks/delivery.service.js';
 import { startWebhookWorker } from './jobs/webhook-worker.js';
 import { prettyDestination } from './startup/pretty-log.js';
 import { silentReport, terminalReport, type StartupReport } from './startup/report.js';
@@ -61,7 +62,8 @@ export async function serve(): Promise<void> {
   const webhookWorker = config.webhooks.worker
     ? startWebhookWorker(app.services.webhookDeliveries, app.log, {
         pollMs: config.webhooks.pollMs,
-        batch: config.webhooks.concurrency,
+        slots: config.webhooks.concurrency,
+        slowMs: SLOW_ATTEMPT_MS,
       })
     : undefined;
   let adminListener: AdminListener | undefined;

@@ -1,117 +1,257 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import type { ClaimedDelivery } from '../../src/domain/webhooks/deliveries.repository.js';
+import type { Attempted } from '../../src/domain/webhooks/delivery.service.js';
 import { BUSY_POLL_MS, startWebhookWorker, type WorkerTimer } from '../../src/jobs/webhook-worker.js';
 
 const POLL_MS = 1000;
-const BATCH = 8;
+const SLOW_MS = 700;
 
 /** A timer that only records what the worker asks for; the test fires each wait by hand. */
 function manualTimer() {
-  const waits: Array<{ ms: number; fire: () => void; cancelled: boolean }> = [];
+  const waits: Array<{ ms: number; fire: () => void; cancelled: boolean; fired: boolean }> = [];
   const timer: WorkerTimer = {
     schedule(callback, ms) {
-      const wait = { ms, fire: callback, cancelled: false };
+      const wait = { ms, fire: () => undefined, cancelled: false, fired: false };
+      wait.fire = () => {
+        if (wait.cancelled || wait.fired) return;
+        wait.fired = true;
+        callback();
+      };
       waits.push(wait);
       return { cancel: () => void (wait.cancelled = true) };
     },
   };
-  return { timer, waits };
+  /** The worker's sleeps between looks (the slow-attempt timers have their own length). */
+  const sleeps = () => waits.filter((w) => w.ms !== SLOW_MS);
+  return { timer, waits, sleeps };
 }
 
-/** deliverDue answering each look from a script (then 0), counting the looks. */
-function scripted(script: Array<number | Error>) {
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve: (value: T) => void = () => undefined;
+  let reject: (error: unknown) => void = () => undefined;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+const delivery = (id: number) => ({ id }) as ClaimedDelivery;
+
+/**
+ * A delivery service whose claims answer from a script (each entry: the ids of one claim, or an
+ * error; then nothing), whose attempts finish when the test says, and whose recordings are kept.
+ */
+function scripted(script: Array<number[] | Error>) {
   const answers = [...script];
-  let looks = 0;
+  const claims: number[] = [];
+  const attempts = new Map<number, Deferred<Attempted>>();
+  const recorded: number[][] = [];
+  let recording: Deferred<void> | undefined;
   return {
-    get looks() {
-      return looks;
+    claims,
+    recorded,
+    started: () => [...attempts.keys()],
+    /** Holds the next recording until `release` is called. */
+    holdRecording() {
+      const held = deferred<void>();
+      recording = held;
+      return () => held.resolve();
     },
-    async deliverDue(limit?: number) {
-      expect(limit).toBe(BATCH);
-      looks += 1;
-      const next = answers.shift() ?? 0;
-      if (next instanceof Error) throw next;
-      return next;
+    finish(id: number, ok = true) {
+      attempts.get(id)?.resolve({
+        delivery: delivery(id),
+        at: new Date(),
+        done: new Date(),
+        result: { ok, statusCode: ok ? 204 : null, latencyMs: 1, responseExcerpt: null, error: null },
+      });
+    },
+    deliveries: {
+      async claim(limit: number) {
+        claims.push(limit);
+        const next = answers.shift() ?? [];
+        if (next instanceof Error) throw next;
+        return next.slice(0, limit).map(delivery);
+      },
+      attempt(d: ClaimedDelivery) {
+        const attempt = deferred<Attempted>();
+        attempts.set(d.id, attempt);
+        return attempt.promise;
+      },
+      async record(group: readonly Attempted[]) {
+        recorded.push(group.map((a) => a.delivery.id));
+        const held = recording;
+        recording = undefined;
+        await held?.promise;
+      },
     },
   };
 }
 
 const errors: unknown[] = [];
 const log = { error: (o: unknown) => errors.push(o) } as unknown as FastifyBaseLogger;
-const settle = () => new Promise((resolve) => setImmediate(resolve));
+const settle = async () => {
+  for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setImmediate(resolve));
+};
 
-function start(script: Array<number | Error>) {
-  const deliveries = scripted(script);
-  const { timer, waits } = manualTimer();
-  const worker = startWebhookWorker(deliveries, log, { pollMs: POLL_MS, batch: BATCH, timer });
-  /** Fires the latest wait and lets the drain it starts run to its next wait. */
+function start(script: Array<number[] | Error>, slots = 4, maxOpen?: number) {
+  const service = scripted(script);
+  const { timer, waits, sleeps } = manualTimer();
+  const worker = startWebhookWorker(service.deliveries, log, {
+    pollMs: POLL_MS,
+    slots,
+    slowMs: SLOW_MS,
+    timer,
+    ...(maxOpen === undefined ? {} : { maxOpen }),
+  });
+  /** Fires the latest sleep and lets the look it starts run to its next sleep. */
   const wake = async () => {
-    waits.at(-1)?.fire();
+    sleeps().at(-1)?.fire();
     await settle();
   };
-  return { deliveries, waits, worker, wake };
+  return { service, waits, sleeps, worker, wake };
 }
 
 describe('webhook worker', () => {
-  it('looks again at once while a look finds anything, even a batch short of full', async () => {
-    // A short batch used to end the drain: what committed while it was sent waited a poll interval.
-    const { deliveries, waits, worker } = start([BATCH, 3, 1, 0]);
+  it('starts the next delivery as soon as a slot frees, not when the slowest of its group ends', async () => {
+    const { service, worker } = start([[1, 2], [3], [4]], 2);
     await settle();
-    expect(deliveries.looks).toBe(4);
-    expect(waits.map((w) => w.ms)).toEqual([BUSY_POLL_MS]);
+    expect(service.started()).toEqual([1, 2]);
+    service.finish(1);
+    await settle();
+    // 2 is still in flight: one free slot, claimed at once.
+    expect(service.claims).toEqual([2, 1]);
+    expect(service.started()).toEqual([1, 2, 3]);
+    service.finish(3);
+    await settle();
+    expect(service.started()).toEqual([1, 2, 3, 4]);
+    for (const id of [2, 4]) service.finish(id);
     await worker.stop();
+    expect(service.recorded.flat().sort()).toEqual([1, 2, 3, 4]);
+  });
+
+  it('records each outcome as it finishes, those finishing during a recording in the next group', async () => {
+    const { service, worker } = start([[1, 2, 3, 4]]);
+    await settle();
+    const release = service.holdRecording();
+    service.finish(1);
+    await settle();
+    service.finish(2);
+    service.finish(3);
+    await settle();
+    expect(service.recorded).toEqual([[1]]);
+    release();
+    await settle();
+    expect(service.recorded).toEqual([[1], [2, 3]]);
+    service.finish(4);
+    await worker.stop();
+    expect(service.recorded).toEqual([[1], [2, 3], [4]]);
+  });
+
+  it('gives a slow attempt’s slot back, keeping it open, up to the bound on open attempts', async () => {
+    const { service, waits, worker } = start([[1, 2], [3, 4], [5, 6], [7]], 2, 5);
+    await settle();
+    expect(service.started()).toEqual([1, 2]);
+    // 1 and 2 run past the slow mark: their slots go to 3 and 4.
+    for (const w of waits.filter((x) => x.ms === SLOW_MS)) w.fire();
+    await settle();
+    expect(service.started()).toEqual([1, 2, 3, 4]);
+    // Slow again: only one more may open (five at most).
+    for (const w of waits.filter((x) => x.ms === SLOW_MS)) w.fire();
+    await settle();
+    expect(service.claims).toEqual([2, 2, 1]);
+    expect(service.started()).toEqual([1, 2, 3, 4, 5]);
+    // One answers: room for one more.
+    service.finish(1);
+    await settle();
+    expect(service.claims).toEqual([2, 2, 1, 1]);
+    expect(service.started()).toEqual([1, 2, 3, 4, 5, 7]);
+    for (const id of [2, 3, 4, 5, 7]) service.finish(id);
+    await worker.stop();
+    expect(service.recorded.flat().sort()).toEqual([1, 2, 3, 4, 5, 7]);
   });
 
   it('after sending, looks again soon, doubling the wait at each empty look up to the poll interval', async () => {
-    const { deliveries, waits, worker, wake } = start([2, 0]);
+    const { service, sleeps, worker, wake } = start([[1]]);
     await settle();
     for (let i = 0; i < 6; i += 1) await wake();
-    expect(deliveries.looks).toBe(2 + 6);
-    expect(waits.map((w) => w.ms)).toEqual([50, 100, 200, 400, 800, POLL_MS, POLL_MS]);
+    expect(service.claims).toHaveLength(7);
+    expect(sleeps().map((w) => w.ms)).toEqual([50, 100, 200, 400, 800, POLL_MS, POLL_MS]);
+    service.finish(1);
     await worker.stop();
   });
 
   it('goes back to looking soon as soon as a look finds something again', async () => {
-    const { waits, worker, wake } = start([1, 0, 0, 0, 5, 0]);
+    const { service, sleeps, worker, wake } = start([[1], [], [], [2]]);
     await settle();
     await wake();
     await wake();
-    expect(waits.map((w) => w.ms)).toEqual([50, 100, 200]);
+    expect(sleeps().map((w) => w.ms)).toEqual([BUSY_POLL_MS, 100, 200]);
     await wake();
-    expect(waits.map((w) => w.ms)).toEqual([50, 100, 200, 50]);
+    expect(sleeps().map((w) => w.ms)).toEqual([BUSY_POLL_MS, 100, 200, BUSY_POLL_MS]);
+    service.finish(1);
+    service.finish(2);
+    await worker.stop();
+  });
+
+  it('looks again at once when a recording commits: it may have given an endpoint room', async () => {
+    const { service, sleeps, worker } = start([[1], [], [2]]);
+    await settle();
+    // The claim found less than it asked for (an endpoint at its bound): a poll wait…
+    expect(service.claims).toEqual([4]);
+    expect(sleeps().map((w) => w.ms)).toEqual([BUSY_POLL_MS]);
+    // …cut short by the recording of 1.
+    service.finish(1);
+    await settle();
+    expect(service.claims.length).toBeGreaterThanOrEqual(2);
+    expect(sleeps()[0]?.cancelled).toBe(true);
+    service.finish(2);
     await worker.stop();
   });
 
   it('an idle worker looks once per poll interval', async () => {
-    const { deliveries, waits, worker, wake } = start([]);
+    const { service, sleeps, worker, wake } = start([]);
     await settle();
     await wake();
     await wake();
-    expect(deliveries.looks).toBe(3);
-    expect(waits.map((w) => w.ms)).toEqual([POLL_MS, POLL_MS, POLL_MS]);
+    expect(service.claims).toHaveLength(3);
+    expect(sleeps().map((w) => w.ms)).toEqual([POLL_MS, POLL_MS, POLL_MS]);
     await worker.stop();
   });
 
   it('logs a fault and waits the whole poll interval before trying again', async () => {
     errors.length = 0;
-    const { deliveries, waits, worker, wake } = start([4, new Error('database away'), 2, 0]);
+    const { service, sleeps, worker, wake } = start([new Error('database away'), [1]]);
     await settle();
-    expect(deliveries.looks).toBe(2);
+    expect(service.claims).toHaveLength(1);
     expect(errors).toHaveLength(1);
-    expect(waits.map((w) => w.ms)).toEqual([POLL_MS]);
+    expect(sleeps().map((w) => w.ms)).toEqual([POLL_MS]);
     await wake();
-    expect(deliveries.looks).toBe(4);
-    expect(waits.map((w) => w.ms)).toEqual([POLL_MS, BUSY_POLL_MS]);
+    expect(service.started()).toEqual([1]);
+    service.finish(1);
     await worker.stop();
   });
 
-  it('stops: the wait in hand is cancelled and no look follows', async () => {
-    const { deliveries, waits, worker } = start([1, 0]);
+  it('stops: the wait in hand is cancelled, no look follows, and what was in flight is recorded', async () => {
+    const { service, sleeps, worker } = start([[1, 2]]);
     await settle();
-    await worker.stop();
-    expect(waits.map((w) => w.cancelled)).toEqual([true]);
-    waits.at(-1)?.fire();
+    service.finish(1);
+    const stopping = worker.stop();
     await settle();
-    expect(deliveries.looks).toBe(2);
+    service.finish(2);
+    await stopping;
+    expect(sleeps().every((w) => w.cancelled || w.fired)).toBe(true);
+    const looks = service.claims.length;
+    sleeps().at(-1)?.fire();
+    await settle();
+    expect(service.claims).toHaveLength(looks);
+    expect(service.recorded.flat().sort()).toEqual([1, 2]);
   });
 });
