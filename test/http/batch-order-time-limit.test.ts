@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { withTimeLimit } from '../../src/db/client.js';
 import { TransactionTimeLimitError } from '../../src/db/time-limit.js';
 import { AppsService } from '../../src/domain/apps/apps.service.js';
 import { OrdersService } from '../../src/domain/orders/orders.service.js';
 import { appToken } from '../support/fixtures.js';
+import { testDatabaseUrl } from '../support/database.js';
 import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import {
   assetNum,
@@ -111,4 +113,36 @@ describe('a call past the transaction time limit', () => {
     }
     expect(await assetCount(normal, nums)).toBe(100);
   });
+});
+
+describe('the largest call the default row limit accepts', () => {
+  it(
+    'is applied whole within the default transaction limit, on this database',
+    { timeout: 120_000 },
+    async () => {
+      // The default of the database under test: PostgreSQL's where the suite runs on one.
+      const defaults = loadConfig({ DATA_DIR: '/nonexistent', DATABASE_URL: testDatabaseUrl() ?? '' }).limits;
+      const server = await startHarness({ INSTANCE_ROWS_LIMIT: String(defaults.instanceRowsPerCall) });
+      try {
+        const caller = await orderTenant(server);
+        // The slowest shape measured: 19 products on every asset number, 20 rows a number.
+        const numbers = Math.floor(defaults.instanceRowsPerCall / 20);
+        const orders = [];
+        for (let start = 0; start < numbers; start += 1000) {
+          const nums = Array.from({ length: Math.min(1000, numbers - start) }, () => assetNum());
+          orders.push(
+            newBuy({
+              sequence: orders.length + 1,
+              assets: [{ assetNos: nums, products: Array.from({ length: 19 }, () => product()) }],
+            }),
+          );
+        }
+        const response = await postBatch(server, caller, batch(caller, orders));
+        expect(response.statusCode, response.body.slice(0, 200)).toBe(200);
+        expect((response.json() as { code: unknown }).code).toBe(0);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });
