@@ -170,6 +170,43 @@ describe('verifyLease', () => {
       delete payload[missing];
       expect(await refusal(verifyLease(await sign(signer, payload), options())), missing).toBe('malformed');
     }
+    const limits = { ...claims().limits, endDate: '2030-01-02' };
+    expect(await refusal(verifyLease(await sign(signer, { ...claims(), limits }), options()))).toBe(
+      'malformed',
+    );
+    expect(
+      await refusal(verifyLease(await sign(signer, { ...claims(), expBound: 'forever' }), options())),
+    ).toBe('malformed');
+  });
+
+  it('resolves the bound that set exp, and a lease signed before the claim existed', async () => {
+    const bounded = claims({ expBound: 'license-end' });
+    await expect(verifyLease(await sign(signer, { ...bounded }), options())).resolves.toEqual(bounded);
+    await expect(verifyLease(await sign(signer), options())).resolves.not.toHaveProperty('expBound');
+  });
+
+  it('refuses a lease whose license ended, even within its exp: license-ended', async () => {
+    const ended = claims({ limits: { ...claims().limits, endDate: NOW.getTime() - 1 } });
+    const token = await sign(signer, { ...ended });
+    expect(await refusal(verifyLease(token, options()))).toBe('license-ended');
+    await expect(verifyLease(token, options())).rejects.toThrow(
+      'lease refused (license-ended): the license ended at 2029-12-31T23:59:59.999Z',
+    );
+    // Up to its end date the license runs.
+    const ending = claims({ limits: { ...claims().limits, endDate: NOW.getTime() } });
+    await expect(verifyLease(await sign(signer, { ...ending }), options())).resolves.toEqual(ending);
+  });
+
+  it('checks the license after the signature, the times, the shape and the machine', async () => {
+    const ended = { ...claims(), limits: { ...claims().limits, endDate: NOW.getTime() - 1 } };
+    const token = await sign(signer, ended);
+    const later = new Date(NOW.getTime() + 2 * 3600 * 1000);
+    expect(await refusal(verifyLease(token, { ...options(), now: later }))).toBe('expired');
+    expect(await refusal(verifyLease(token, { ...options(), jwks: jwksOf(other) }))).toBe('unknown-key');
+    const shapeless: Record<string, unknown> = { ...ended };
+    delete shapeless.holder;
+    expect(await refusal(verifyLease(await sign(signer, shapeless), options()))).toBe('malformed');
+    expect(await refusal(verifyLease(token, { ...options(), fingerprint: 'machine-2' }))).toBe('fingerprint');
   });
 });
 

@@ -41,7 +41,8 @@ export class KeywardAuthError extends Error {
  * Why `verifyLease` refused a lease: `signature` (not signed by a published key, or not with
  * EdDSA), `expired`, `not-yet-valid`, `fingerprint` (checked out for another machine),
  * `unknown-key` (its kid is not in the key set), `malformed` (not a Keyward lease), `audience`
- * (another application's), `jwks-unavailable` (the key set could not be fetched or read).
+ * (another application's), `jwks-unavailable` (the key set could not be fetched or read),
+ * `license-ended` (the license it came from ended: `limits.endDate` is past).
  */
 export type LeaseFailure =
   | 'signature'
@@ -51,7 +52,8 @@ export type LeaseFailure =
   | 'unknown-key'
   | 'malformed'
   | 'audience'
-  | 'jwks-unavailable';
+  | 'jwks-unavailable'
+  | 'license-ended';
 
 /** A lease `verifyLease` refused, and why (`reason`). */
 export class KeywardLeaseError extends Error {

@@ -6,7 +6,14 @@ export {
   type FailureEnvelope,
   type LeaseFailure,
 } from './errors.js';
-export { LEASE_ISSUER, LEASE_TYP, type LeaseHolderClaim, type OfflineLeaseClaims } from './lease-claims.js';
+export {
+  LEASE_EXP_BOUNDS,
+  LEASE_ISSUER,
+  LEASE_TYP,
+  type LeaseExpBound,
+  type LeaseHolderClaim,
+  type OfflineLeaseClaims,
+} from './lease-claims.js';
 export type { KeywardPaths } from './paths.js';
 export type { components, paths } from './schema.js';
 export { requestAppToken, requestToken, type TokenRequestOptions, type TokenResponse } from './token.js';

@@ -32,7 +32,17 @@ export interface OfflineLeaseClaims {
     startDate: number | null;
     endDate: number | null;
   };
+  /**
+   * What set `exp`: the application's offline days, the license's end (`limits.endDate`), or what
+   * remained of its usage time (`limits.timeDurationSeconds`) at check-out. Every lease this version
+   * of the server signs carries it; leases signed by earlier servers do not.
+   */
+  expBound?: LeaseExpBound;
 }
+
+/** The bounds an offline lease's `exp` is the earliest of (`OfflineLeaseClaims.expBound`). */
+export const LEASE_EXP_BOUNDS = ['offline-days', 'license-end', 'time-duration'] as const;
+export type LeaseExpBound = (typeof LEASE_EXP_BOUNDS)[number];
 
 export type LeaseHolderClaim =
   { kind: 'member'; memberGlobalId: string; enterpriseGlobalId: string } | { kind: 'lock'; assetNum: string };

@@ -8,7 +8,7 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import { KeywardLeaseError, type LeaseFailure } from './errors.js';
-import { LEASE_ISSUER, LEASE_TYP, type OfflineLeaseClaims } from './lease-claims.js';
+import { LEASE_EXP_BOUNDS, LEASE_ISSUER, LEASE_TYP, type OfflineLeaseClaims } from './lease-claims.js';
 
 // WebCrypto and fetch only, nothing of Node: this file runs in browsers as well.
 
@@ -61,6 +61,11 @@ function reasonOf(error: unknown, remote: boolean): LeaseFailure | undefined {
 }
 
 const isText = (value: unknown): value is string => typeof value === 'string';
+const isTimeOrNull = (value: unknown): value is number | null =>
+  value === null || (typeof value === 'number' && Number.isFinite(value));
+// Absent from leases signed before the claim existed; anything else is no lease of ours.
+const isExpBoundOrAbsent = (value: unknown): boolean =>
+  value === undefined || (LEASE_EXP_BOUNDS as readonly unknown[]).includes(value);
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
@@ -79,17 +84,27 @@ function asLeaseClaims(payload: JWTPayload): OfflineLeaseClaims | undefined {
     isText(payload.fingerprint) &&
     isText(payload.assetNum) &&
     isObject(payload.product) &&
-    isObject(payload.limits);
+    isObject(payload.limits) &&
+    isTimeOrNull(payload.limits.endDate) &&
+    isExpBoundOrAbsent(payload.expBound);
   return ok ? (payload as unknown as OfflineLeaseClaims) : undefined;
 }
 
 /**
  * Verifies an offline lease where the software runs, without calling the server: an EdDSA
  * signature by a key of the JWKS, issuer `keyward`, header `typ` `keyward-lease+jwt`, `nbf` and
- * `exp` around `now`, the machine's fingerprint and, when given, the application's appKey. Resolves
- * to the lease's claims; rejects with `KeywardLeaseError`, whose `reason` says why.
+ * `exp` around `now`, the machine's fingerprint, the license not ended and, when given, the
+ * application's appKey. Resolves to the lease's claims; rejects with `KeywardLeaseError`, whose
+ * `reason` says why.
+ *
+ * The checks run in this order and the first that fails answers: the signature, its key and the
+ * JWT claims (issuer, type, audience, `nbf`, `exp`), as jose checks them; then the claims' shape
+ * (`malformed`); then the machine (`fingerprint`); then the license's end (`license-ended`). So a
+ * forged or stale lease never says anything about a machine or a license, and a lease for another
+ * machine never says whether its license still runs.
  */
 export async function verifyLease(token: string, options: VerifyLeaseOptions): Promise<OfflineLeaseClaims> {
+  const nowMs = (options.now ?? new Date()).getTime();
   const keySet = keySetOf(options);
   let payload: JWTPayload;
   try {
@@ -119,6 +134,15 @@ export async function verifyLease(token: string, options: VerifyLeaseOptions): P
     throw new KeywardLeaseError(
       'fingerprint',
       'lease refused (fingerprint): it was checked out for another machine',
+    );
+  }
+  // A lease signed before the server bounded `exp` by the license's end may outlive the license;
+  // the end date it carries still holds, as the server's own check-out judges it.
+  const endDate = claims.limits.endDate;
+  if (endDate !== null && nowMs > endDate) {
+    throw new KeywardLeaseError(
+      'license-ended',
+      `lease refused (license-ended): the license ended at ${new Date(endDate).toISOString()}`,
     );
   }
   return claims;
