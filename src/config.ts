@@ -34,6 +34,11 @@ export interface Config {
   runtimeSigningKey: Ed25519PrivateJwk | undefined;
   /** When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`. */
   metricsToken: string | undefined;
+  /**
+   * METRICS_PRODUCT_LABELS=1: seats in use per product (its crmProductId, a tenant's name for it)
+   * rather than one total, for an operator who keeps /metrics to himself.
+   */
+  metricsProductLabels: boolean;
   /** /oauth2/token requests per minute per client_id and per remote address. */
   tokenRate: { perClient: number; perAddress: number };
   /** Bounds on connections, so slow or idle clients cannot hold them all. */
@@ -200,6 +205,7 @@ export function loadConfig(
     trustProxy: trustProxyFrom(env.TRUST_PROXY),
     adminListener: adminListenerFrom(env, host, port),
     metricsToken: env.METRICS_TOKEN === '' ? undefined : env.METRICS_TOKEN,
+    metricsProductLabels: env.METRICS_PRODUCT_LABELS === '1',
     runtimeSigningKey: runtimeSigningKeyFrom(env.RUNTIME_SIGNING_KEY),
     cookieSecure: env.COOKIE_SECURE === '1',
     tokenRate: {

@@ -31,6 +31,16 @@ function outputFor(config: Config): { logger: Logger; report: StartupReport } {
   };
 }
 
+/**
+ * Behind a proxy (TRUST_PROXY), with neither a metrics token nor an admin listener, /metrics is as
+ * public as the proxy makes the port: its figures help an attacker size the service.
+ */
+export function metricsArePublic(config: Config): boolean {
+  return (
+    config.trustProxy !== false && config.metricsToken === undefined && config.adminListener === undefined
+  );
+}
+
 /** `keyward serve`: open the database, migrate, listen, and close cleanly on SIGTERM/SIGINT. */
 export async function serve(): Promise<void> {
   const config = loadConfig();
@@ -89,6 +99,11 @@ export async function serve(): Promise<void> {
   if (config.adminListener !== undefined) {
     adminListener = await listenForAdmin(app, config.adminListener);
     app.log.info({ url: adminListener.url }, `admin API listening at ${adminListener.url}`);
+  }
+  if (metricsArePublic(config)) {
+    app.log.warn(
+      'GET /metrics answers anyone the proxy forwards it from: set METRICS_TOKEN, or ADMIN_PORT to serve it on the admin listener',
+    );
   }
   app.log.info({ database: database.kind }, 'keyward is serving');
   report.ready({

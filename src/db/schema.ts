@@ -14,6 +14,10 @@ export interface AppsTable {
   status: 'pending' | 'active' | 'disabled';
   /** The longest offline lease the license runtime may hand out for the app; 0: none. */
   offline_lease_max_days: Generated<number>;
+  /** A checked-in offline lease frees its seat at once, trusting the software deleted it. */
+  offline_early_return: Generated<boolean>;
+  /** Member logins and user tokens only for enterprises with a customer in the app's channels. */
+  restrict_to_channels: Generated<boolean>;
   created_at: Stamp;
   updated_at: Stamp;
 }

@@ -157,8 +157,10 @@ describe('text output', () => {
     const result = await runCli(['app', 'list'], env);
     expect(result.code, result.stderr).toBe(0);
     const [header, ...rows] = result.stdout.trim().split('\n');
-    expect(header).toBe('appKey\tstatus\tscopes\tchannels\tofflineLeaseMaxDays\tname');
-    expect(rows).toContain(`${app.appKey}\tactive\tauth_order\t-\t0\tscripts`);
+    expect(header).toBe(
+      'appKey\tstatus\tscopes\tchannels\tofflineLeaseMaxDays\tofflineEarlyReturn\trestrictToChannels\tname',
+    );
+    expect(rows).toContain(`${app.appKey}\tactive\tauth_order\t-\t0\tfalse\tfalse\tscripts`);
   });
 
   it('audit starts with a header line and sends its filters as query parameters', async () => {

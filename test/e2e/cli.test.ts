@@ -141,7 +141,16 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout.trim()).toBe(`${app.appKey}: offline leases of up to 30 days`);
     const row = (await runCli(['app', 'list'], env)).stdout.split('\n').find((l) => l.startsWith(app.appKey));
-    expect(row?.split('\t')).toEqual([app.appKey, 'active', 'auth_runtime', '-', '30', 'runtime']);
+    expect(row?.split('\t')).toEqual([
+      app.appKey,
+      'active',
+      'auth_runtime',
+      '-',
+      '30',
+      'false',
+      'false',
+      'runtime',
+    ]);
 
     const none = await runCli(['app', 'set-offline-days', app.appKey, '0', '--json'], env);
     expect(JSON.parse(none.stdout)).toMatchObject({ appKey: app.appKey, offlineLeaseMaxDays: 0 });
@@ -154,6 +163,79 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
     const unknown = await runCli(['app', 'set-offline-days', 'kw_nope', '3'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no application kw_nope');
+  });
+
+  it("sets an app's early return and channel restriction, and says what they mean", async () => {
+    const app = JSON.parse(
+      (
+        await runCli(
+          [
+            'app',
+            'create',
+            '--name',
+            'modeler',
+            '--scopes',
+            'auth_runtime,auth_me',
+            '--channels',
+            'CRM',
+            '--json',
+          ],
+          env,
+        )
+      ).stdout,
+    ) as { appKey: string };
+    const set = await runCli(
+      ['app', 'set', app.appKey, '--offline-early-return', '--restrict-to-channels'],
+      env,
+    );
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout.trim().split('\n')).toEqual([
+      `${app.appKey}: a checked-in offline lease frees its seat at once (early return)`,
+      `${app.appKey}: member logins only for the enterprises of its channels (CRM)`,
+    ]);
+    const row = (await runCli(['app', 'list'], env)).stdout.split('\n').find((l) => l.startsWith(app.appKey));
+    expect(row?.split('\t').slice(5, 7)).toEqual(['true', 'true']);
+    const back = await runCli(['app', 'set', app.appKey, '--no-restrict-to-channels', '--json'], env);
+    expect(JSON.parse(back.stdout)).toMatchObject({ offlineEarlyReturn: true, restrictToChannels: false });
+
+    const nothing = await runCli(['app', 'set', app.appKey], env);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toContain('nothing to set: give --offline-early-return');
+    const bare = JSON.parse(
+      (await runCli(['app', 'create', '--name', 'bare', '--scopes', 'auth_me', '--json'], env)).stdout,
+    ) as { appKey: string };
+    const refused = await runCli(['app', 'set', bare.appKey, '--restrict-to-channels'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('the application has no channels');
+  });
+
+  it('changes keyward-console, the console client, only with --force, saying every enterprise sign-in ends', async () => {
+    for (const args of [
+      ['app', 'disable', 'keyward-console'],
+      ['app', 'rotate-secret', 'keyward-console', '--revoke-tokens'],
+      ['app', 'set-offline-days', 'keyward-console', '3'],
+      ['app', 'set', 'keyward-console', '--offline-early-return'],
+    ]) {
+      const refused = await runCli(args, env);
+      expect(refused.code, args.join(' ')).toBe(1);
+      expect(refused.stderr).toContain("keyward-console is the console's own sign-in client");
+      expect(refused.stderr).toContain('every enterprise');
+      expect(refused.stderr).toContain('--force on the CLI');
+    }
+    const listed = JSON.parse((await runCli(['app', 'list', '--json'], env)).stdout) as Array<
+      Record<string, unknown>
+    >;
+    expect(listed.find((a) => a.appKey === 'keyward-console')).toMatchObject({
+      status: 'active',
+      offlineLeaseMaxDays: 0,
+      offlineEarlyReturn: false,
+    });
+    const forced = await runCli(['app', 'set-offline-days', 'keyward-console', '2', '--force'], env);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout.trim()).toBe('keyward-console: offline leases of up to 2 days');
+    const disabled = await runCli(['app', 'disable', 'keyward-console', '--force'], env);
+    expect(disabled.code, disabled.stderr).toBe(0);
+    expect(disabled.stdout.trim()).toBe('keyward-console is disabled');
   });
 
   it('fails with a clear message and exit 1 on a mistake or a wrong admin key', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONSOLE_CLIENT_KEY } from '../../src/domain/console/console-client.js';
 import { csvCell, csvLine } from '../../src/http/console/operator/csv.js';
 import { assetWorld, type AssetWorld } from '../support/order-fixtures.js';
 import { enterpriseClient, operatorClient } from '../support/console-client.js';
@@ -269,6 +270,53 @@ describe('console operator pages (inject)', () => {
     const disabled = await row();
     expect(disabled).toContain('data-offline-days="14"');
     expect(disabled).not.toContain(`action="${action}"`);
+  });
+
+  it('shows the console client apart, with no control, and refuses its changes by hand with 409', async () => {
+    const op = await operator();
+    const page = await op.get('/console/operator/apps');
+    expect(page.statusCode).toBe(200);
+    const at = page.body.indexOf(`data-console-client="${CONSOLE_CLIENT_KEY}"`);
+    expect(at).toBeGreaterThan(-1);
+    const section = page.body.slice(at, page.body.indexOf('</section>', at));
+    expect(section).toContain('Console sign-in client');
+    expect(section).toContain('disabling it would end console sign-in for every enterprise');
+    expect(section).not.toContain('<form');
+    // Only there: not among the channel apps, not even when searched for.
+    expect(page.body.split(`<tr data-app="${CONSOLE_CLIENT_KEY}"`)).toHaveLength(2);
+    const searched = await op.get(`/console/operator/apps?${new URLSearchParams({ q: CONSOLE_CLIENT_KEY })}`);
+    const listing = searched.body.slice(0, searched.body.indexOf('data-console-client'));
+    expect(listing).not.toContain(`data-app="${CONSOLE_CLIENT_KEY}"`);
+
+    const before = (await h.app.services.apps.list()).find((a) => a.appKey === CONSOLE_CLIENT_KEY);
+    const audited = (await h.app.services.audit.list({ subject: CONSOLE_CLIENT_KEY, limit: 100 })).length;
+    const base = `/console/operator/apps/${CONSOLE_CLIENT_KEY}`;
+    for (const [path, form] of [
+      ['/disable', {}],
+      ['/rotate', { revokeTokens: '1' }],
+      ['/offline-lease-days', { days: '3' }],
+    ] as const) {
+      const refused = await op.post(`${base}${path}`, { _csrf: op.csrf, ...form });
+      expect(refused.statusCode, path).toBe(409);
+      expect(refused.body).toContain(
+        "keyward-console is the console's own sign-in client: disabling or changing it ends console sign-in for every enterprise.",
+      );
+    }
+    expect((await h.app.services.apps.list()).find((a) => a.appKey === CONSOLE_CLIENT_KEY)).toEqual(before);
+    expect(await h.app.services.audit.list({ subject: CONSOLE_CLIENT_KEY, limit: 100 })).toHaveLength(
+      audited,
+    );
+    await enterpriseClient(h, enterprise.admin.account, enterprise.admin.password);
+  });
+
+  it('does not count the console client among the apps on the dashboard', async () => {
+    const op = await operator();
+    const before = (await h.app.services.apps.list()).length;
+    const shown = card((await op.get('/console/operator')).body, 'Apps');
+    const after = (await h.app.services.apps.list()).length;
+    // Apps are never deleted: on a shared database more may appear meanwhile, never fewer.
+    expect(shown).toBeGreaterThanOrEqual(before - 1);
+    expect(shown).toBeLessThanOrEqual(after - 1);
   });
 
   it('pages the apps newest first, 50 a page, and finds one by name or key', async () => {

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
 import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
+import { TEST_ENV } from '../support/test-env.js';
 import { buyAsset, productSpec } from '../support/order-fixtures.js';
 import {
   checkIn,
@@ -57,8 +60,23 @@ describe('leases in the admin API and seats in /metrics', () => {
       [fpA, 'checked_in'],
     ]);
 
+    // Product ids are tenants' data: in the labels only where the operator asks for them.
     const metrics = await h.app.inject({ method: 'GET', url: '/metrics' });
-    expect(metrics.body).toContain(`keyward_runtime_seats_in_use{product="${crmProductId}"} 1`);
+    expect(metrics.body).toMatch(/^keyward_runtime_seats_in_use \d+$/m);
+    expect(metrics.body).not.toContain(crmProductId);
+    // A second server on the same database, whose operator asked for them.
+    const config = loadConfig({
+      ...TEST_ENV,
+      DATA_DIR: '/nonexistent-test-data',
+      METRICS_PRODUCT_LABELS: '1',
+    });
+    const labelled = await buildApp({ config, db: h.database.db, adminKey: ADMIN_KEY });
+    try {
+      const perProduct = await labelled.inject({ method: 'GET', url: '/metrics' });
+      expect(perProduct.body).toContain(`keyward_runtime_seats_in_use{product="${crmProductId}"} 1`);
+    } finally {
+      await labelled.close();
+    }
   });
 
   it('creates an application with all three scopes through the admin API', async () => {

@@ -9,6 +9,19 @@ interface JsonOption {
   json?: boolean;
 }
 
+/** `--force`: the console's own client (keyward-console) is changed only with it. */
+interface ForceOption {
+  force?: boolean;
+}
+
+interface SetOptions extends JsonOption, ForceOption {
+  offlineEarlyReturn?: boolean;
+  restrictToChannels?: boolean;
+}
+
+const FORCE_HELP =
+  "needed to change keyward-console, the console's own sign-in client: every enterprise signs in through it";
+
 interface CreateOptions extends JsonOption {
   name: string;
   scopes: string;
@@ -59,33 +72,48 @@ async function listApps(options: JsonOption): Promise<void> {
     return;
   }
   // The name last: the one column of free text.
-  console.log('appKey\tstatus\tscopes\tchannels\tofflineLeaseMaxDays\tname');
+  console.log(
+    'appKey\tstatus\tscopes\tchannels\tofflineLeaseMaxDays\tofflineEarlyReturn\trestrictToChannels\tname',
+  );
   for (const a of apps) {
     console.log(
-      text`${a.appKey}\t${a.status}\t${a.scopes.join(',')}\t${a.channels.join(',') || '-'}\t${a.offlineLeaseMaxDays}\t${a.name}`,
+      text`${a.appKey}\t${a.status}\t${a.scopes.join(',')}\t${a.channels.join(',') || '-'}\t${a.offlineLeaseMaxDays}\t${String(a.offlineEarlyReturn)}\t${String(a.restrictToChannels)}\t${a.name}`,
     );
   }
 }
 
-async function changeStatus(action: 'approve' | 'disable', key: string, options: JsonOption): Promise<void> {
-  const app = await adminCall<AppView>('POST', `/apps/${encodeURIComponent(key)}/${action}`);
+/** Only what was asked: a body without `force` is what older servers and plain curl send. */
+const forceOf = (options: ForceOption) => (options.force === true ? { force: true } : {});
+
+async function changeStatus(
+  action: 'approve' | 'disable',
+  key: string,
+  options: JsonOption & ForceOption,
+): Promise<void> {
+  const body = action === 'disable' ? forceOf(options) : undefined;
+  const app = await adminCall<AppView>('POST', `/apps/${encodeURIComponent(key)}/${action}`, body);
   console.log(options.json === true ? printableJson(app) : text`${app.appKey} is ${app.status}`);
 }
 
-async function rotateSecret(key: string, options: JsonOption & { revokeTokens?: boolean }): Promise<void> {
+async function rotateSecret(
+  key: string,
+  options: JsonOption & ForceOption & { revokeTokens?: boolean },
+): Promise<void> {
   const rotated = await adminCall<RotatedSecret>('POST', `/apps/${encodeURIComponent(key)}/rotate-secret`, {
     revokeTokens: options.revokeTokens === true,
+    ...forceOf(options),
   });
   printSecret(rotated, options.json === true);
 }
 
 /** The longest offline lease the license runtime may hand out for the app's programs. */
-async function setOfflineDays(key: string, days: string, options: JsonOption): Promise<void> {
+async function setOfflineDays(key: string, days: string, options: JsonOption & ForceOption): Promise<void> {
   if (!/^[0-9]{1,3}$/.test(days) || Number(days) > OFFLINE_LEASE_MAX_DAYS) {
     throw new CliError(text`days must be a whole number from 0 to ${OFFLINE_LEASE_MAX_DAYS}, got "${days}"`);
   }
   const app = await adminCall<AppView>('POST', `/apps/${encodeURIComponent(key)}/offline-lease-days`, {
     days: Number(days),
+    ...forceOf(options),
   });
   if (options.json === true) {
     console.log(printableJson(app));
@@ -98,9 +126,41 @@ async function setOfflineDays(key: string, days: string, options: JsonOption): P
   );
 }
 
+/** `keyward app set`: the settings given change, the others stay as they are. */
+async function setSettings(key: string, options: SetOptions): Promise<void> {
+  const settings = {
+    ...(options.offlineEarlyReturn === undefined ? {} : { offlineEarlyReturn: options.offlineEarlyReturn }),
+    ...(options.restrictToChannels === undefined ? {} : { restrictToChannels: options.restrictToChannels }),
+  };
+  if (Object.keys(settings).length === 0) {
+    throw new CliError(
+      'nothing to set: give --offline-early-return, --no-offline-early-return, --restrict-to-channels ' +
+        'or --no-restrict-to-channels',
+    );
+  }
+  const app = await adminCall<AppView>('POST', `/apps/${encodeURIComponent(key)}/settings`, {
+    ...settings,
+    ...forceOf(options),
+  });
+  if (options.json === true) {
+    console.log(printableJson(app));
+    return;
+  }
+  console.log(
+    app.offlineEarlyReturn
+      ? text`${app.appKey}: a checked-in offline lease frees its seat at once (early return)`
+      : text`${app.appKey}: an offline lease holds its seat until it expires, checked in or not`,
+  );
+  console.log(
+    app.restrictToChannels
+      ? text`${app.appKey}: member logins only for the enterprises of its channels (${app.channels.join(',')})`
+      : text`${app.appKey}: member logins for every enterprise`,
+  );
+}
+
 const APP_KEY = ['<APP_KEY>', "the application's appKey (kw_…)"] as const;
 
-/** `keyward app create|list|approve|disable|rotate-secret|set-offline-days`: an application's life. */
+/** `keyward app create|list|approve|disable|rotate-secret|set-offline-days|set`: an application's life. */
 export function registerAppCommands(program: Command): void {
   const app = program
     .command('app')
@@ -112,6 +172,7 @@ export function registerAppCommands(program: Command): void {
         'keyward app list',
         'keyward app rotate-secret kw_2Rvtk2-S_0UTQEdM --revoke-tokens',
         'keyward app set-offline-days kw_2Rvtk2-S_0UTQEdM 30',
+        'keyward app set kw_2Rvtk2-S_0UTQEdM --restrict-to-channels',
       ]),
     );
   app
@@ -140,12 +201,13 @@ export function registerAppCommands(program: Command): void {
     ['disable', 'disable an application: its tokens are refused at once'],
   ] as const;
   for (const [action, description] of statusChanges) {
-    app
+    const command = app
       .command(action)
       .description(description)
       .argument(...APP_KEY)
-      .option('--json', 'print the application as one JSON object')
-      .action((key: string, options: JsonOption) => changeStatus(action, key, options));
+      .option('--json', 'print the application as one JSON object');
+    if (action === 'disable') command.option('--force', FORCE_HELP);
+    command.action((key: string, options: JsonOption & ForceOption) => changeStatus(action, key, options));
   }
   app
     .command('rotate-secret')
@@ -155,6 +217,7 @@ export function registerAppCommands(program: Command): void {
       '--revoke-tokens',
       'also revoke every token issued before (app and user tokens); without it they stay valid until they expire',
     )
+    .option('--force', FORCE_HELP)
     .option('--json', 'print one JSON object, with tokensRevoked')
     .action(rotateSecret);
   app
@@ -167,6 +230,7 @@ export function registerAppCommands(program: Command): void {
       '<DAYS>',
       `a whole number of days from 0 (no offline leases, the default) to ${OFFLINE_LEASE_MAX_DAYS}`,
     )
+    .option('--force', FORCE_HELP)
     .option('--json', 'print the application as one JSON object')
     .addHelpText(
       'after',
@@ -176,4 +240,28 @@ export function registerAppCommands(program: Command): void {
       ]),
     )
     .action(setOfflineDays);
+  app
+    .command('set')
+    .description("change an application's settings; those not given stay as they are")
+    .argument(...APP_KEY)
+    .option(
+      '--offline-early-return',
+      'a checked-in offline lease frees its seat at once: only for software that deletes its lease when it checks in, since the server trusts it did (default: the seat is held until the lease expires)',
+    )
+    .option('--no-offline-early-return', 'an offline lease holds its seat until it expires (the default)')
+    .option(
+      '--restrict-to-channels',
+      "member logins (password grant) only for the enterprises with a customer in the app's channels",
+    )
+    .option('--no-restrict-to-channels', 'member logins for every enterprise (the default)')
+    .option('--force', FORCE_HELP)
+    .option('--json', 'print the application as one JSON object')
+    .addHelpText(
+      'after',
+      examples([
+        'keyward app set kw_2Rvtk2-S_0UTQEdM --restrict-to-channels',
+        'keyward app set kw_2Rvtk2-S_0UTQEdM --offline-early-return --no-restrict-to-channels',
+      ]),
+    )
+    .action(setSettings);
 }

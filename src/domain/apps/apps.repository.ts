@@ -14,7 +14,18 @@ export interface AppRecord {
   channels: string[];
   status: AppStatus;
   offlineLeaseMaxDays: number;
+  offlineEarlyReturn: boolean;
+  restrictToChannels: boolean;
   createdAt: Date;
+}
+
+/** What an operator changes on an app after creating it. */
+export interface AppChanges {
+  status?: AppStatus;
+  secretHash?: string;
+  offlineLeaseMaxDays?: number;
+  offlineEarlyReturn?: boolean;
+  restrictToChannels?: boolean;
 }
 
 const columns = [
@@ -26,6 +37,8 @@ const columns = [
   'channels',
   'status',
   'offline_lease_max_days',
+  'offline_early_return',
+  'restrict_to_channels',
   'created_at',
 ] as const;
 
@@ -39,6 +52,8 @@ function toRecord(row: Pick<Selectable<AppsTable>, (typeof columns)[number]>): A
     channels: row.channels,
     status: row.status,
     offlineLeaseMaxDays: row.offline_lease_max_days,
+    offlineEarlyReturn: row.offline_early_return,
+    restrictToChannels: row.restrict_to_channels,
     createdAt: row.created_at,
   };
 }
@@ -46,7 +61,9 @@ function toRecord(row: Pick<Selectable<AppsTable>, (typeof columns)[number]>): A
 export class AppsRepository {
   constructor(private readonly db: Db) {}
 
-  async insert(app: Omit<AppRecord, 'createdAt' | 'offlineLeaseMaxDays'>): Promise<AppRecord> {
+  async insert(
+    app: Omit<AppRecord, 'createdAt' | 'offlineLeaseMaxDays' | 'offlineEarlyReturn' | 'restrictToChannels'>,
+  ): Promise<AppRecord> {
     const row = await this.db
       .insertInto('apps')
       .values({
@@ -73,14 +90,16 @@ export class AppsRepository {
 
   /**
    * One page of apps, newest first, with the number that match: `search` is part of the name
-   * (any case) or the start of the key.
+   * (any case) or the start of the key; `excludeKey`, an app left out.
    */
   async page(query: {
     search?: string;
+    excludeKey?: string;
     offset: number;
     limit: number;
   }): Promise<{ total: number; apps: AppRecord[] }> {
     let filtered = this.db.selectFrom('apps');
+    if (query.excludeKey !== undefined) filtered = filtered.where('app_key', '<>', query.excludeKey);
     const search = query.search?.trim();
     if (search !== undefined && search !== '') {
       filtered = filtered.where((eb) =>
@@ -110,15 +129,22 @@ export class AppsRepository {
     return row?.offline_lease_max_days;
   }
 
+  /** Whether the app's offline leases free their seat at check-in, or undefined for no such app. */
+  async offlineEarlyReturn(appId: string): Promise<boolean | undefined> {
+    const row = await this.db
+      .selectFrom('apps')
+      .select('offline_early_return')
+      .where('id', '=', appId)
+      .executeTakeFirst();
+    return row?.offline_early_return;
+  }
+
   async list(): Promise<AppRecord[]> {
     const rows = await this.db.selectFrom('apps').select(columns).orderBy('created_at').execute();
     return rows.map(toRecord);
   }
 
-  async update(
-    appKey: string,
-    changes: { status?: AppStatus; secretHash?: string; offlineLeaseMaxDays?: number },
-  ): Promise<AppRecord | undefined> {
+  async update(appKey: string, changes: AppChanges): Promise<AppRecord | undefined> {
     const row = await this.db
       .updateTable('apps')
       .set({
@@ -127,6 +153,12 @@ export class AppsRepository {
         ...(changes.offlineLeaseMaxDays === undefined
           ? {}
           : { offline_lease_max_days: changes.offlineLeaseMaxDays }),
+        ...(changes.offlineEarlyReturn === undefined
+          ? {}
+          : { offline_early_return: changes.offlineEarlyReturn }),
+        ...(changes.restrictToChannels === undefined
+          ? {}
+          : { restrict_to_channels: changes.restrictToChannels }),
         updated_at: new Date(),
       })
       .where('app_key', '=', appKey)

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.js';
 import { NO_REQUEST, operatorActor, type AuditChange, type OperatorRequest } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
+import { CONSOLE_CLIENT_KEY } from '../console/console-client.js';
 import { newGlobalId } from '../shared/ids.js';
 import { randomSecret, safeEqual, sha256 } from '../shared/secrets.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
@@ -18,6 +19,43 @@ const CHANNEL_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export class AppInputError extends Error {}
 export class AppNotFoundError extends Error {}
+/** A change to the console's own client asked for without `force`. */
+export class AppProtectedError extends Error {}
+
+/** What an operator may ask with `force`: a change to the console's own client. */
+export interface ForceOption {
+  force?: boolean;
+}
+
+/** The changes to keyward-console that need `force`, and what each would do to the console. */
+export type ProtectedChange = 'disable' | 'rotate-secret' | 'settings';
+
+const PROTECTED_CONSEQUENCE: Record<ProtectedChange, string> = {
+  disable: 'disabling it ends console sign-in for every enterprise',
+  'rotate-secret':
+    'rotating its secret gives it one that signs in members of every enterprise outside the console, ' +
+    'and with revokeTokens ends console sign-in for every enterprise at once',
+  settings:
+    'it runs no licensed software and serves every enterprise, so a change to it can end console ' +
+    'sign-in for every enterprise',
+};
+
+/** The refusal of a change to keyward-console without force: what it does, and how to insist. */
+export function protectedMessage(change: ProtectedChange): string {
+  return (
+    `${CONSOLE_CLIENT_KEY} is the console's own sign-in client, which every enterprise administrator ` +
+    `signs in through: ${PROTECTED_CONSEQUENCE[change]}. To do it anyway, repeat with force ` +
+    '(--force on the CLI, "force": true in the admin API\'s body)'
+  );
+}
+
+/** The settings `keyward app set` changes; those left out stay as they are. */
+export interface AppSettings {
+  /** A checked-in offline lease frees its seat at once, trusting the software deleted it. */
+  offlineEarlyReturn?: boolean;
+  /** Member logins and user tokens only for enterprises with a customer in the app's channels. */
+  restrictToChannels?: boolean;
+}
 
 /** What an operator sees of an application; the secret appears only on create and rotate. */
 export interface AppView {
@@ -28,6 +66,10 @@ export interface AppView {
   status: AppStatus;
   /** The longest offline lease the license runtime may hand out for the app, in days; 0: none. */
   offlineLeaseMaxDays: number;
+  /** A checked-in offline lease frees its seat at once (the vendor's software deletes it). */
+  offlineEarlyReturn: boolean;
+  /** Member logins only for the enterprises of its channels; off, it serves every enterprise. */
+  restrictToChannels: boolean;
   createdAt: number;
 }
 
@@ -52,6 +94,8 @@ function view(app: AppRecord): AppView {
     channels: app.channels,
     status: app.status,
     offlineLeaseMaxDays: app.offlineLeaseMaxDays,
+    offlineEarlyReturn: app.offlineEarlyReturn,
+    restrictToChannels: app.restrictToChannels,
     createdAt: app.createdAt.getTime(),
   };
 }
@@ -67,6 +111,20 @@ function appChange(
   detail: AuditChange['detail'] = {},
 ): AuditChange {
   return { action, subject: app.appKey, enterprise: null, detail: { appId: app.id, ...detail } };
+}
+
+/**
+ * Refuses a change to the console's own client unless forced; a forced one says so in its audit
+ * detail (spread into it).
+ */
+function guardConsoleClient(
+  app: AppRecord,
+  change: ProtectedChange,
+  options: ForceOption,
+): { forced?: true } {
+  if (app.appKey !== CONSOLE_CLIENT_KEY) return {};
+  if (options.force !== true) throw new AppProtectedError(protectedMessage(change));
+  return { forced: true };
 }
 
 /**
@@ -126,7 +184,10 @@ export class AppsService {
     return (await this.apps.list()).map(view);
   }
 
-  /** A page of apps for the console, newest first; `search` matches the name or the key's start. */
+  /**
+   * A page of the channel apps for the console, newest first; `search` matches the name or the
+   * key's start. The console's own client is not among them (see consoleClient).
+   */
   async page(query: {
     search?: string;
     page: number;
@@ -134,10 +195,17 @@ export class AppsService {
   }): Promise<{ total: number; apps: AppView[] }> {
     const { total, apps } = await this.apps.page({
       ...(query.search === undefined ? {} : { search: query.search }),
+      excludeKey: CONSOLE_CLIENT_KEY,
       offset: (query.page - 1) * query.pageSize,
       limit: query.pageSize,
     });
     return { total, apps: apps.map(view) };
+  }
+
+  /** The console's own sign-in client (migration 0120), shown apart from the channel apps. */
+  async consoleClient(): Promise<AppView | undefined> {
+    const app = await this.apps.findByKey(CONSOLE_CLIENT_KEY);
+    return app && view(app);
   }
 
   /** Approving an active app changes nothing and is not audited. */
@@ -157,17 +225,23 @@ export class AppsService {
 
   /**
    * Disabling revokes every token of the app in the same transaction: refused everywhere at once.
-   * Disabling it again changes nothing and is not audited.
+   * Disabling it again changes nothing and is not audited. The console's own client only with
+   * `force`.
    */
-  async disable(appKey: string, request: OperatorRequest = NO_REQUEST): Promise<AppView> {
+  async disable(
+    appKey: string,
+    request: OperatorRequest = NO_REQUEST,
+    options: ForceOption = {},
+  ): Promise<AppView> {
     return this.db.transaction().execute(async (trx) => {
       const apps = new AppsRepository(trx);
       const before = await this.require(apps, appKey);
+      const forced = guardConsoleClient(before, 'disable', options);
       const app = (await apps.update(appKey, { status: 'disabled' })) ?? before;
       await new TokensRepository(trx).revokeForApp(app.id);
       if (before.status !== 'disabled') {
         await new AuditRepository(trx).record(operatorActor(request), [
-          appChange('app.disabled', app, { previousStatus: before.status, tokensRevoked: true }),
+          appChange('app.disabled', app, { previousStatus: before.status, tokensRevoked: true, ...forced }),
         ]);
       }
       return view(app);
@@ -177,20 +251,23 @@ export class AppsService {
   /**
    * A new secret; with `revokeTokens`, every token of the app (app and user tokens) is revoked in
    * the same transaction, so the old ones are refused on every instance from their next call.
-   * Without it they live until they expire, which lets clients switch secrets without a gap.
+   * Without it they live until they expire, which lets clients switch secrets without a gap. The
+   * console's own client only with `force`.
    */
   async rotateSecret(
     appKey: string,
-    options: { revokeTokens: boolean },
+    options: { revokeTokens: boolean } & ForceOption,
     request: OperatorRequest = NO_REQUEST,
   ): Promise<RotatedSecret> {
     const appSecret = randomSecret();
     return this.db.transaction().execute(async (trx) => {
-      const app = await new AppsRepository(trx).update(appKey, { secretHash: sha256(appSecret) });
+      const apps = new AppsRepository(trx);
+      const forced = guardConsoleClient(await this.require(apps, appKey), 'rotate-secret', options);
+      const app = await apps.update(appKey, { secretHash: sha256(appSecret) });
       if (!app) throw new AppNotFoundError(`no application ${appKey}`);
       if (options.revokeTokens) await new TokensRepository(trx).revokeForApp(app.id);
       await new AuditRepository(trx).record(operatorActor(request), [
-        appChange('app.secret_rotated', app, { tokensRevoked: options.revokeTokens }),
+        appChange('app.secret_rotated', app, { tokensRevoked: options.revokeTokens, ...forced }),
       ]);
       return { ...withSecret(app, appSecret), tokensRevoked: options.revokeTokens };
     });
@@ -198,12 +275,14 @@ export class AppsService {
 
   /**
    * How many days an offline lease of the app may last, 0 to OFFLINE_LEASE_MAX_DAYS (0: offline
-   * leases are not allowed). Setting the value it has changes nothing and is not audited.
+   * leases are not allowed). Setting the value it has changes nothing and is not audited. The
+   * console's own client only with `force`.
    */
   async setOfflineLeaseMaxDays(
     appKey: string,
     days: number,
     request: OperatorRequest = NO_REQUEST,
+    options: ForceOption = {},
   ): Promise<AppView> {
     if (!Number.isInteger(days) || days < 0 || days > OFFLINE_LEASE_MAX_DAYS) {
       throw new AppInputError(`days must be a whole number from 0 to ${OFFLINE_LEASE_MAX_DAYS}`);
@@ -211,11 +290,71 @@ export class AppsService {
     return this.db.transaction().execute(async (trx) => {
       const apps = new AppsRepository(trx);
       const before = await this.require(apps, appKey);
+      const forced = guardConsoleClient(before, 'settings', options);
       if (before.offlineLeaseMaxDays === days) return view(before);
       const app = (await apps.update(appKey, { offlineLeaseMaxDays: days })) ?? before;
       await new AuditRepository(trx).record(operatorActor(request), [
-        appChange('app.offline_lease_days_set', app, { days, previousDays: before.offlineLeaseMaxDays }),
+        appChange('app.offline_lease_days_set', app, {
+          days,
+          previousDays: before.offlineLeaseMaxDays,
+          ...forced,
+        }),
       ]);
+      return view(app);
+    });
+  }
+
+  /**
+   * Changes the settings given (`keyward app set`), each change audited on its own row; a setting
+   * given the value it has changes nothing and is not audited. An app without channels cannot be
+   * restricted to them: it would refuse every login. The console's own client only with `force`.
+   */
+  async setSettings(
+    appKey: string,
+    settings: AppSettings,
+    request: OperatorRequest = NO_REQUEST,
+    options: ForceOption = {},
+  ): Promise<AppView> {
+    if (settings.offlineEarlyReturn === undefined && settings.restrictToChannels === undefined) {
+      throw new AppInputError('give at least one setting: offlineEarlyReturn, restrictToChannels');
+    }
+    return this.db.transaction().execute(async (trx) => {
+      const apps = new AppsRepository(trx);
+      const before = await this.require(apps, appKey);
+      const forced = guardConsoleClient(before, 'settings', options);
+      if (settings.restrictToChannels === true && before.channels.length === 0) {
+        throw new AppInputError(
+          'restrictToChannels: the application has no channels, so it would refuse every member login',
+        );
+      }
+      const changes: AuditChange[] = [];
+      if (
+        settings.offlineEarlyReturn !== undefined &&
+        settings.offlineEarlyReturn !== before.offlineEarlyReturn
+      ) {
+        changes.push(
+          appChange('app.offline_early_return_set', before, {
+            offlineEarlyReturn: settings.offlineEarlyReturn,
+            previous: before.offlineEarlyReturn,
+            ...forced,
+          }),
+        );
+      }
+      if (
+        settings.restrictToChannels !== undefined &&
+        settings.restrictToChannels !== before.restrictToChannels
+      ) {
+        changes.push(
+          appChange('app.channel_restriction_set', before, {
+            restrictToChannels: settings.restrictToChannels,
+            previous: before.restrictToChannels,
+            ...forced,
+          }),
+        );
+      }
+      if (changes.length === 0) return view(before);
+      const app = (await apps.update(appKey, settings)) ?? before;
+      await new AuditRepository(trx).record(operatorActor(request), changes);
       return view(app);
     });
   }
@@ -226,6 +365,14 @@ export class AppsService {
    */
   async offlineLeaseMaxDays(appId: string): Promise<number> {
     return (await this.apps.offlineLeaseMaxDays(appId)) ?? 0;
+  }
+
+  /**
+   * Whether the license runtime frees an offline lease's seat at its check-in, by the app's id. An
+   * app that is not found does not: the seat stays held until the lease expires.
+   */
+  async offlineEarlyReturn(appId: string): Promise<boolean> {
+    return (await this.apps.offlineEarlyReturn(appId)) ?? false;
   }
 
   /** The client authentication of the token endpoint: an active app whose secret matches. */

@@ -10,6 +10,8 @@ export const AUDIT_ACTIONS = [
   'app.disabled',
   'app.secret_rotated',
   'app.offline_lease_days_set',
+  'app.offline_early_return_set',
+  'app.channel_restriction_set',
   'enterprise.member_limit_set',
   'member.password_set',
   'runtime_key.rotated',

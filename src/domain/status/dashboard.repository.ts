@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { AppStatus } from '../apps/apps.repository.js';
+import { CONSOLE_CLIENT_KEY } from '../console/console-client.js';
 
 /** How many recent issues of asset numbers the dashboard adds up, at most. */
 export const ISSUE_RUNS_SCANNED = 10_000;
@@ -34,10 +35,12 @@ export class DashboardRepository {
     const hourAgo = new Date(now.getTime() - 3600_000);
     const dayAgo = new Date(now.getTime() - 86_400_000);
     const [apps, enterprises, recent, pending, issued] = await Promise.all([
-      // A handful of rows: the operator's applications.
+      // A handful of rows: the operator's channel apps. The console's own client is no channel's:
+      // the Apps page shows it apart.
       this.db
         .selectFrom('apps')
         .select(['status', sql<string>`count(*)`.as('n')])
+        .where('app_key', '<>', CONSOLE_CLIENT_KEY)
         .groupBy('status')
         .execute(),
       // One row per enterprise; members come from the count triggers keep (0030), not from members.

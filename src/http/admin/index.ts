@@ -1,5 +1,5 @@
 import type { FastifyError } from 'fastify';
-import { AppInputError, AppNotFoundError } from '../../domain/apps/apps.service.js';
+import { AppInputError, AppNotFoundError, AppProtectedError } from '../../domain/apps/apps.service.js';
 import { RuntimeKeyManagedError } from '../../domain/runtime-keys/runtime-keys.service.js';
 import {
   WebhookAdminInputError,
@@ -21,6 +21,7 @@ import { retryWebhookDeliveryRoute } from './retry-webhook-delivery.js';
 import { rotateRuntimeKeyRoute } from './rotate-runtime-key.js';
 import { setMemberLimitRoute } from './set-member-limit.js';
 import { setMemberPasswordRoute } from './set-member-password.js';
+import { setAppSettingsRoute } from './set-app-settings.js';
 import { setOfflineLeaseDaysRoute } from './set-offline-lease-days.js';
 import { showEnterpriseRoute } from './show-enterprise.js';
 import { statusRoute } from './status.js';
@@ -36,6 +37,8 @@ function statusOf(error: Error): number | undefined {
   if (error instanceof WebhookAdminNotFoundError) return 404;
   // Not the server's to change: the operator's configuration decides.
   if (error instanceof RuntimeKeyManagedError) return 409;
+  // The console's own client: changed only when the operator insists (force).
+  if (error instanceof AppProtectedError) return 409;
   if (error instanceof KeywardError) return 400;
   return undefined;
 }
@@ -59,6 +62,7 @@ export function adminApi() {
     listAppsRoute(app);
     appActionRoutes(app);
     setOfflineLeaseDaysRoute(app);
+    setAppSettingsRoute(app);
     auditRoute(app);
     setMemberPasswordRoute(app);
     setMemberLimitRoute(app);

@@ -6,9 +6,15 @@ import { IntLike } from '../schema-types.js';
 import { ACCESS } from '../access/access.js';
 
 const Params = Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 100 }) });
-const Body = Type.Object({ days: IntLike({ minimum: 0, maximum: OFFLINE_LEASE_MAX_DAYS }) });
+const Body = Type.Object({
+  days: IntLike({ minimum: 0, maximum: OFFLINE_LEASE_MAX_DAYS }),
+  force: Type.Optional(Type.Boolean({ description: 'needed to change keyward-console' })),
+});
 
-/** `keyward app set-offline-days KEY N`: the longest offline lease the app may hand out; 0: none. */
+/**
+ * `keyward app set-offline-days KEY N [--force]`: the longest offline lease the app may hand out;
+ * 0: none.
+ */
 export function setOfflineLeaseDaysRoute(app: App): void {
   app.post(
     '/apps/:appKey/offline-lease-days',
@@ -18,6 +24,7 @@ export function setOfflineLeaseDaysRoute(app: App): void {
         request.params.appKey,
         request.body.days,
         requestIdsOf(request),
+        { force: request.body.force === true },
       ),
   );
 }

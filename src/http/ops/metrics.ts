@@ -24,17 +24,26 @@ export function metricsRoutes(app: App): void {
   });
 
   const services = app.services;
+  // Product ids are the tenants' own names for what they sell: labelled only when the operator asks
+  // (METRICS_PRODUCT_LABELS=1); else one total, which tells a scraper nothing of any tenant.
+  const byProduct = app.config.metricsProductLabels;
   new Gauge({
     name: 'keyward_runtime_seats_in_use',
-    help: 'Seats held by live runtime leases, per product (crmProductId, else productUri), on every instance',
+    help: byProduct
+      ? 'Seats held by live runtime leases, per product (crmProductId, else productUri), on every instance'
+      : 'Seats held by live runtime leases, all products together (METRICS_PRODUCT_LABELS=1: per product), on every instance',
     labelNames: ['product'] as const,
     registers: [registry],
     // Read from the database at each scrape: the seats are shared by all instances, so every
     // instance reports the same figure.
     async collect() {
       this.reset();
-      for (const row of await services.runtime.seatsByProduct())
-        this.set({ product: row.product }, row.seats);
+      const rows = await services.runtime.seatsByProduct();
+      if (!byProduct) {
+        this.set(rows.reduce((sum, row) => sum + row.seats, 0));
+        return;
+      }
+      for (const row of rows) this.set({ product: row.product }, row.seats);
     },
   });
 

@@ -47,6 +47,11 @@ export const operatorEn = {
   'apps.offlineDaysFor': 'Longest offline lease of app {appKey}, in days',
   'apps.offlineDaysSet': 'App {appKey}: its longest offline lease is saved.',
   'apps.empty': 'No apps yet. Create one with the form below: its key and secret go into the channel system.',
+  'apps.consoleClient': 'Console sign-in client',
+  'apps.consoleClientHint':
+    'Every enterprise administrator signs in to this console through {appKey}. It is not a channel app and is not changed here: disabling it would end console sign-in for every enterprise. The CLI changes it only with --force.',
+  'apps.consoleClientProtected':
+    "{appKey} is the console's own sign-in client: disabling or changing it ends console sign-in for every enterprise. It is not changed from the console; the CLI changes it only with --force.",
   'ent.searchHint': 'Name, enterprise code, global id or channel customer id',
   'ent.name': 'Enterprise',
   'ent.code': 'Enterprise code',
@@ -256,6 +261,11 @@ export const operatorZh: Record<OperatorKey, string> = {
   'apps.offlineDaysFor': '应用 {appKey} 的最长离线租约（天）',
   'apps.offlineDaysSet': '应用 {appKey} 的最长离线租约已保存。',
   'apps.empty': '还没有应用。请用下面的表单创建一个：把它的 Key 和密钥配置到渠道系统中。',
+  'apps.consoleClient': '控制台登录客户端',
+  'apps.consoleClientHint':
+    '所有企业管理员都通过 {appKey} 登录本控制台。它不是渠道应用，不在此处修改：停用它将使所有企业都无法登录控制台。命令行只有加上 --force 才会修改它。',
+  'apps.consoleClientProtected':
+    '{appKey} 是控制台自身的登录客户端：停用或修改它将使所有企业都无法登录控制台。控制台不能修改它；命令行只有加上 --force 才会修改它。',
   'ent.searchHint': '名称、企业编码、全局 ID 或渠道客户 ID',
   'ent.name': '企业',
   'ent.code': '企业编码',

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   AppInputError,
   AppNotFoundError,
+  AppProtectedError,
   SCOPES,
   type AppView,
   type AppWithSecret,
@@ -32,19 +33,26 @@ const EMPTY_FORM: CreateForm = { name: '', scopes: [], channels: '', pending: tr
 
 const APPS_PAGE_SIZE = 50;
 
-/** One page of the apps, newest first (a just-created app is on the first). */
+/**
+ * One page of the channel apps, newest first (a just-created app is on the first), and the
+ * console's own client, shown apart.
+ */
 interface AppsListing {
   apps: AppView[];
   total: number;
   page: number;
   search: string;
+  consoleClient: AppView | undefined;
 }
 
 async function listApps(app: App, query: { q?: string; page?: string } = {}): Promise<AppsListing> {
   const search = (query.q ?? '').trim().slice(0, 100);
   const page = pageOf(query.page);
-  const { total, apps } = await app.services.apps.page({ search, page, pageSize: APPS_PAGE_SIZE });
-  return { apps, total, page, search };
+  const [{ total, apps }, consoleClient] = await Promise.all([
+    app.services.apps.page({ search, page, pageSize: APPS_PAGE_SIZE }),
+    app.services.apps.consoleClient(),
+  ]);
+  return { apps, total, page, search, consoleClient };
 }
 
 interface AppsPageProps {
@@ -140,6 +148,47 @@ function AppRow(props: { context: ConsoleContext; app: AppView }) {
         )}
       </td>
     </tr>
+  );
+}
+
+/**
+ * The console's own sign-in client, apart from the channel apps and with no control: disabling or
+ * rotating it would end console sign-in for every enterprise (the CLI does it only with --force).
+ */
+function ConsoleClientSection(props: { context: ConsoleContext; client: AppView }) {
+  const { context, client } = props;
+  const { t } = context;
+  return (
+    <section class="console-client" data-console-client={client.appKey}>
+      <h2>{t('apps.consoleClient')}</h2>
+      <p class="hint">{t('apps.consoleClientHint', { appKey: client.appKey })}</p>
+      <div class="table-wrap">
+        <table class="apps">
+          <thead>
+            <tr>
+              <th>{t('apps.key')}</th>
+              <th>{t('apps.name')}</th>
+              <th>{t('apps.scopes')}</th>
+              <th>{t('common.status')}</th>
+              <th>{t('common.created')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            <tr data-app={client.appKey}>
+              <td>
+                <code>{client.appKey}</code>
+              </td>
+              <td class="app-name">{client.name}</td>
+              <td>{client.scopes.join(', ')}</td>
+              <td class={`status-${client.status}`}>{t(`apps.status.${client.status}` as MessageKey)}</td>
+              <td>
+                <Time at={client.createdAt} />
+              </td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
+    </section>
   );
 }
 
@@ -244,6 +293,9 @@ function AppsPage(props: AppsPageProps) {
         total={listing.total}
         href={href}
       />
+      {listing.consoleClient !== undefined && (
+        <ConsoleClientSection context={context} client={listing.consoleClient} />
+      )}
       <CreateAppForm context={context} form={props.form ?? EMPTY_FORM} error={error} />
     </Layout>
   );
@@ -257,9 +309,21 @@ const DONE: Record<string, MessageKey> = {
 
 type KeyParams = { Params: { appKey: string } };
 
-/** Answers a failed action on the page, or 404 for an app that does not exist. */
-async function refuse(app: App, request: FastifyRequest, reply: FastifyReply, error: unknown) {
+/**
+ * Answers a failed action on the page, or 404 for an app that does not exist. A change to the
+ * console's own client (a post made by hand: its section has no controls) is refused with 409.
+ */
+async function refuse(app: App, request: FastifyRequest<KeyParams>, reply: FastifyReply, error: unknown) {
   if (error instanceof AppNotFoundError) return sendErrorPage(request, reply, 404, 'error.notFound');
+  if (error instanceof AppProtectedError) {
+    const context = operatorContext(request);
+    const message = context.t('apps.consoleClientProtected', { appKey: request.params.appKey });
+    return sendPage(
+      reply,
+      <AppsPage context={context} listing={await listApps(app)} error={{ message }} />,
+      409,
+    );
+  }
   if (!(error instanceof AppInputError)) throw error;
   const context = operatorContext(request);
   return sendPage(

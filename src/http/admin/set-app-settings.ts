@@ -1,0 +1,44 @@
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { requestIdsOf } from '../audit-actor.js';
+import { ACCESS } from '../access/access.js';
+
+const Params = Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 100 }) });
+const Body = Type.Object(
+  {
+    offlineEarlyReturn: Type.Optional(
+      Type.Boolean({
+        description: "a checked-in offline lease frees its seat at once (trusts the app's software)",
+      }),
+    ),
+    restrictToChannels: Type.Optional(
+      Type.Boolean({ description: "member logins only for the enterprises of the app's channels" }),
+    ),
+    force: Type.Optional(Type.Boolean({ description: 'needed to change keyward-console' })),
+  },
+  // A misspelt setting is refused rather than left unchanged without a word.
+  { additionalProperties: false },
+);
+
+/**
+ * `keyward app set KEY [--[no-]offline-early-return] [--[no-]restrict-to-channels] [--force]`: the
+ * app's settings; those left out stay as they are.
+ */
+export function setAppSettingsRoute(app: App): void {
+  app.post(
+    '/apps/:appKey/settings',
+    { config: { access: ACCESS.adminKey }, schema: { params: Params, body: Body } },
+    async (request) => {
+      const { offlineEarlyReturn, restrictToChannels, force } = request.body;
+      return app.services.apps.setSettings(
+        request.params.appKey,
+        {
+          ...(offlineEarlyReturn === undefined ? {} : { offlineEarlyReturn }),
+          ...(restrictToChannels === undefined ? {} : { restrictToChannels }),
+        },
+        requestIdsOf(request),
+        { force: force === true },
+      );
+    },
+  );
+}
