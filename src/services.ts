@@ -101,6 +101,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
       settings: config.runtime,
       signer: runtimeKeys,
       offlineDaysOf: (appId) => apps.offlineLeaseMaxDays(appId),
+      offlineEarlyReturnOf: (appId) => apps.offlineEarlyReturn(appId),
       ...(options.now === undefined ? {} : { now: options.now }),
     }),
     runtimeKeys,

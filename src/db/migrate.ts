@@ -25,6 +25,7 @@ import * as m0151 from './migrations/0151_webhook_deliveries_by_endpoint.js';
 import * as m0152 from './migrations/0152_order_batches_request_id.js';
 import * as m0153 from './migrations/0153_member_page_versions.js';
 import * as m0154 from './migrations/0154_member_page_version_once_per_transaction.js';
+import * as m0155 from './migrations/0155_offline_lease_seat_hold.js';
 import * as m0156 from './migrations/0156_app_lease_and_login_settings.js';
 import * as m0160 from './migrations/0160_webhook_fair_delivery.js';
 
@@ -55,6 +56,7 @@ const migrations: Record<string, Migration> = {
   '0152_order_batches_request_id': m0152,
   '0153_member_page_versions': m0153,
   '0154_member_page_version_once_per_transaction': m0154,
+  '0155_offline_lease_seat_hold': m0155,
   '0156_app_lease_and_login_settings': m0156,
   '0160_webhook_fair_delivery': m0160,
 };

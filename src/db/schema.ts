@@ -317,6 +317,8 @@ export interface RuntimeLeasesTable {
   ended_at: Date | null;
   end_reason: string | null;
   used_ms: Generated<number>;
+  /** A checked-in offline lease keeps its seat until then (its expiry); null: no seat after its end. */
+  seat_held_until: Date | null;
 }
 
 /** What limitTimeDuration and limitAmount are counted against, per product instance. */

@@ -3175,7 +3175,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Check a lease in, freeing its seat */
+    /** Check a lease in: its seat is free at seatFreeAt */
     post: {
       parameters: {
         query: {
@@ -3212,6 +3212,8 @@ export interface paths {
               message: string;
               data: {
                 usedSeconds: number;
+                /** @description epoch ms when the lease's seat is free for another machine: now for an online lease; for an offline lease its expiry, unless the application allows early return */
+                seatFreeAt: number;
               };
             };
           };

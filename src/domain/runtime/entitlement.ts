@@ -1,5 +1,6 @@
 import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
 import { RuntimeCode, runtimeMessages, type RuntimeCodeValue } from '../../errors/runtime-codes.js';
+import type { LeaseExpBound } from './lease-claims.js';
 import type { Candidate } from './runtime.repository.js';
 
 /** A refusal of check-out, ranked: with several candidates the caller hears the one that got furthest. */
@@ -50,6 +51,35 @@ export function judgeLimits(
   const seats = seatLimit(candidate);
   if (seats !== null && seatsInUse >= seats) return refusal(RuntimeCode.seatsInUse, 4, seats, seatsInUse);
   return undefined;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * An offline lease's expiry: the earliest of the days asked for, the license's end and what
+ * remains of its usage time (`usedMs`, the product's use so far), with which of them it is. A
+ * signature outlives any revocation, so it must not outlive what the license itself allows.
+ * On a tie the first in that order names it.
+ */
+export function offlineExpiry(
+  candidate: Candidate,
+  nowMs: number,
+  offlineDays: number,
+  usedMs: number,
+): { expiresAt: number; bound: LeaseExpBound } {
+  let expiry: { expiresAt: number; bound: LeaseExpBound } = {
+    expiresAt: nowMs + offlineDays * DAY_MS,
+    bound: 'offline-days',
+  };
+  if (candidate.endsAt !== null && candidate.endsAt < expiry.expiresAt) {
+    expiry = { expiresAt: candidate.endsAt, bound: 'license-end' };
+  }
+  const seconds = candidate.limitTimeDuration;
+  if (seconds !== null) {
+    const left = nowMs + Math.max(0, seconds * 1000 - usedMs);
+    if (left < expiry.expiresAt) expiry = { expiresAt: left, bound: 'time-duration' };
+  }
+  return expiry;
 }
 
 export function refusalError(r: Refusal): KeywardError {

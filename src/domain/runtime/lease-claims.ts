@@ -2,7 +2,13 @@ import type { OfflineLeaseClaims } from '@keyward/client';
 
 // What an offline lease says is defined once, by the client that verifies it (packages/client,
 // lease-claims.ts): the server signs exactly that shape.
-export { LEASE_ISSUER, LEASE_TYP, type LeaseHolderClaim, type OfflineLeaseClaims } from '@keyward/client';
+export {
+  LEASE_ISSUER,
+  LEASE_TYP,
+  type LeaseExpBound,
+  type LeaseHolderClaim,
+  type OfflineLeaseClaims,
+} from '@keyward/client';
 
 /** Signs offline leases with the current runtime key; every key ever used stays published. */
 export interface LeaseSigner {

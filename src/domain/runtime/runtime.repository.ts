@@ -130,6 +130,8 @@ export interface LeaseState {
   expiresAt: Date;
   endedAt: Date | null;
   endReason: string | null;
+  /** An offline lease checked in keeps its seat until then; null once it ended holding none. */
+  seatHeldUntil: Date | null;
   usedMs: number;
   /** Why the holder may no longer run it, or null while it still may. */
   lostBecause: string | null;
@@ -156,6 +158,7 @@ interface LeaseStateRow {
   expires_at: Date;
   ended_at: Date | null;
   end_reason: string | null;
+  seat_held_until: Date | null;
   used_ms: number;
   lost_because: string | null;
   starts_at: number | null;
@@ -325,10 +328,26 @@ export class RuntimeRepository {
     return row?.id;
   }
 
-  async seatsInUse(productId: number, pool: 'own' | 'lent', now: Date): Promise<number> {
+  /**
+   * The seats of a product's pool in use: the machines (holder and fingerprint) with a live lease
+   * or a checked-in offline lease still holding its seat. The asking machine is left out: a seat
+   * its own offline lease still holds is the seat it takes again, not another one.
+   */
+  async seatsInUse(
+    productId: number,
+    pool: 'own' | 'lent',
+    now: Date,
+    asking: { holderKey: string; fingerprint: string },
+  ): Promise<number> {
     const result = await sql<{ n: number }>`${sql.raw(PREPARED)}
-      select count(*)::int as n from runtime_leases
-       where product_id = ${productId} and pool = ${pool} and ended_at is null and expires_at > ${now}
+      select count(*)::int as n from (
+        select holder_key, fingerprint from runtime_leases
+         where product_id = ${productId} and pool = ${pool} and ended_at is null and expires_at > ${now}
+        union
+        select holder_key, fingerprint from runtime_leases
+         where product_id = ${productId} and pool = ${pool} and seat_held_until > ${now}
+      ) seats
+      where not (holder_key = ${asking.holderKey} and fingerprint = ${asking.fingerprint})
     `.execute(this.db);
     return result.rows[0]?.n ?? 0;
   }
@@ -389,7 +408,7 @@ export class RuntimeRepository {
     const result = await sql<LeaseStateRow>`${sql.raw(PREPARED)}
       select l.id, l.app_id, l.product_id, a.asset_num, l.holder_kind, l.member_id, l.lock_asset_id,
              l.enterprise_id, l.pool, l.fingerprint, l.offline, l.created_at, l.heartbeat_at, l.expires_at,
-             l.ended_at, l.end_reason, l.used_ms, p.limit_time_duration, p.limit_amount,
+             l.ended_at, l.end_reason, l.seat_held_until, l.used_ms, p.limit_time_duration, p.limit_amount,
              nullif(greatest(coalesce(a.limit_start_time, 0), coalesce(p.limit_start_time, 0)), 0) as starts_at,
              least(a.limit_end_time, p.limit_end_time) as ends_at,
              ${LOST_BECAUSE} as lost_because
@@ -419,6 +438,7 @@ export class RuntimeRepository {
       expiresAt: r.expires_at,
       endedAt: r.ended_at,
       endReason: r.end_reason,
+      seatHeldUntil: r.seat_held_until,
       usedMs: r.used_ms,
       lostBecause: r.lost_because,
       startsAt: r.starts_at,
@@ -428,25 +448,36 @@ export class RuntimeRepository {
     };
   }
 
-  /** A resumed lease: its use since the last heartbeat charged, its expiry moved to `expiresAt`. */
-  async touch(leaseId: string, now: Date, expiresAt: Date): Promise<void> {
+  /**
+   * A resumed lease: its use since the last heartbeat charged, its expiry moved to `expiresAt`.
+   * With `offline`, a signed lease was handed out for it: it is an offline lease from now on, and
+   * keeps its seat when checked in, even if it was checked out online.
+   */
+  async touch(leaseId: string, now: Date, expiresAt: Date, offline: boolean): Promise<void> {
     await sql`
       update runtime_leases
-         set used_ms = used_ms + ${sinceLastBeat(now)}, heartbeat_at = ${now}, expires_at = ${expiresAt}
+         set used_ms = used_ms + ${sinceLastBeat(now)}, heartbeat_at = ${now}, expires_at = ${expiresAt},
+             offline = offline or ${offline}
        where id = ${leaseId}
     `.execute(this.db);
   }
 
   /**
    * Ends a live lease, charging its use up to now (or its expiry) and moving that use into
-   * runtime_usage. Answers the lease's whole use, or undefined when it had already ended.
+   * runtime_usage; with `seatHeldUntil`, the lease keeps its seat until then. Answers the lease's
+   * whole use, or undefined when it had already ended.
    */
-  async endLease(leaseId: string, now: Date, reason: string): Promise<number | undefined> {
+  async endLease(
+    leaseId: string,
+    now: Date,
+    reason: string,
+    seatHeldUntil: Date | null = null,
+  ): Promise<number | undefined> {
     const result = await sql<{ used_ms: number }>`
       with ended as (
         update runtime_leases
            set ended_at = ${now}, end_reason = ${reason}, used_ms = used_ms + ${sinceLastBeat(now)},
-               heartbeat_at = least(${now}::timestamptz, expires_at)
+               heartbeat_at = least(${now}::timestamptz, expires_at), seat_held_until = ${seatHeldUntil}
          where id = ${leaseId} and ended_at is null
         returning product_id, used_ms
       ), charged as (
@@ -474,7 +505,7 @@ export class RuntimeRepository {
     return result.rows[0]?.consumed;
   }
 
-  /** Newest first; live only when `live`. */
+  /** Newest first; only those holding a seat (live, or checked in offline and holding) when `live`. */
   async list(filter: LeaseFilter): Promise<LeaseListing[]> {
     const result = await sql<{
       id: string;
@@ -508,7 +539,8 @@ export class RuntimeRepository {
               or h.asset_num = ${filter.assetNum ?? null})
          and (${filter.product ?? null}::text is null or p.crm_product_id = ${filter.product ?? null}
               or p.product_uri = ${filter.product ?? null})
-         and (not ${filter.live} or (l.ended_at is null and l.expires_at > ${filter.now}))
+         and (not ${filter.live} or (l.ended_at is null and l.expires_at > ${filter.now})
+              or l.seat_held_until > ${filter.now})
        order by l.created_at desc, l.id desc
        limit ${filter.limit}
     `.execute(this.db);
@@ -532,12 +564,20 @@ export class RuntimeRepository {
     }));
   }
 
-  /** Seats held right now, per product name (the gauge's label), across every app. */
+  /**
+   * Seats held right now, per product name (the gauge's label), across every app: the machines with
+   * a live lease or a checked-in offline lease still holding its seat, as check-out counts them.
+   */
   async seatsByProduct(now: Date): Promise<Array<{ product: string; seats: number }>> {
     const result = await sql<{ product: string; seats: number }>`
       select coalesce(p.crm_product_id, p.product_uri, 'unknown') as product, count(*)::int as seats
-        from runtime_leases l join product_instances p on p.id = l.product_id
-       where l.ended_at is null and l.expires_at > ${now}
+        from (
+          select product_id, pool, holder_key, fingerprint from runtime_leases
+           where ended_at is null and expires_at > ${now}
+          union
+          select product_id, pool, holder_key, fingerprint from runtime_leases
+           where seat_held_until > ${now}
+        ) l join product_instances p on p.id = l.product_id
        group by 1 order by 2 desc limit 500
     `.execute(this.db);
     return result.rows;

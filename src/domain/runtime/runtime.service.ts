@@ -9,11 +9,17 @@ import {
   judgeLimits,
   judgeStatic,
   NOT_ENTITLED,
+  offlineExpiry,
   refusalError,
   seatLimit,
   type Refusal,
 } from './entitlement.js';
-import { LEASE_ISSUER, type LeaseSigner, type OfflineLeaseClaims } from './lease-claims.js';
+import {
+  LEASE_ISSUER,
+  type LeaseExpBound,
+  type LeaseSigner,
+  type OfflineLeaseClaims,
+} from './lease-claims.js';
 import { HeartbeatBatcher } from './heartbeat-batcher.js';
 import type { Beat } from './heartbeat.repository.js';
 import {
@@ -60,6 +66,19 @@ export interface LeaseAnswer {
   offlineLease: string | null;
 }
 
+/** A check-out's answer with what bounded its offline expiry, for the signature. */
+type Granted = LeaseAnswer & { expBound: LeaseExpBound | null };
+
+/** What a check-in answers: the lease's use, and when its seat is free for another machine. */
+export interface CheckInAnswer {
+  usedSeconds: number;
+  /**
+   * Epoch ms. Now for an online lease; an offline lease's expiry, since its signature stays valid
+   * until then, unless its app lets offline leases be returned early.
+   */
+  seatFreeAt: number;
+}
+
 export interface HeartbeatAnswer {
   leaseId: string;
   expiresAt: number;
@@ -76,12 +95,12 @@ export interface RuntimeOptions {
   signer: LeaseSigner;
   /** The longest offline lease, in days, the app may hand out (0: none). */
   offlineDaysOf: (appId: string) => Promise<number>;
+  /** Whether the app's check-in of an offline lease frees its seat at once (trusting the software). */
+  offlineEarlyReturnOf: (appId: string) => Promise<boolean>;
   settings: RuntimeSettings;
   /** The clock, injectable so tests can expire leases and end validity windows. */
   now?: () => number;
 }
-
-const DAY_MS = 86_400_000;
 
 function holderKey(holder: Holder, lockAssetId: string | null): string {
   return holder.kind === 'member' ? `m:${holder.member.memberId}` : `l:${lockAssetId ?? ''}`;
@@ -165,7 +184,8 @@ export class RuntimeService {
         if (outcome.refusal.rank > best.rank) best = outcome.refusal;
         continue;
       }
-      return offlineDays > 0 ? this.signed(input, outcome.answer, nowMs) : outcome.answer;
+      const { expBound, ...answer } = outcome.answer;
+      return expBound === null ? answer : this.signed(input, answer, expBound, nowMs);
     }
     await this.recordDenial(input, best);
     throw refusalError(best);
@@ -178,30 +198,37 @@ export class RuntimeService {
     lockAssetId: string | null,
     nowMs: number,
     offlineDays: number,
-  ): Promise<{ answer: LeaseAnswer } | { refusal: Refusal }> {
+  ): Promise<{ answer: Granted } | { refusal: Refusal }> {
     const repository = new RuntimeRepository(trx);
     const now = new Date(nowMs);
     await repository.lockProduct(candidate.productId);
     await repository.endExpired(now, candidate.productId);
     const key = holderKey(input.holder, lockAssetId);
     const offline = offlineDays > 0;
-    const expiresAt = new Date(nowMs + (offline ? offlineDays * DAY_MS : this.settings.leaseSeconds * 1000));
+    const usage = await repository.usage(candidate.productId);
+    const expiry = offline
+      ? offlineExpiry(candidate, nowMs, offlineDays, usage.usedMs)
+      : { expiresAt: nowMs + this.settings.leaseSeconds * 1000, bound: null };
+    const expiresAt = new Date(expiry.expiresAt);
     const existing = await repository.liveLease(candidate.productId, key, input.fingerprint);
     if (existing !== undefined) {
       const state = await repository.leaseForUpdate(existing, input.app.appId);
       if (state !== undefined) {
+        // The row keeps the latest expiry any answer gave (a signature handed out before stays
+        // valid until its own), while a new signature gets no more than this check-out allows.
         const keepUntil = new Date(Math.max(state.expiresAt.getTime(), expiresAt.getTime()));
-        await repository.touch(existing, now, keepUntil);
-        return {
-          answer: this.answer(candidate, existing, 'resumed', keepUntil),
-        };
+        await repository.touch(existing, now, keepUntil, offline);
+        const answered = offline ? expiresAt : keepUntil;
+        return { answer: this.answer(candidate, existing, 'resumed', answered, expiry.bound) };
       }
     }
-    const usage = await repository.usage(candidate.productId);
     const seats =
       seatLimit(candidate) === null
         ? 0
-        : await repository.seatsInUse(candidate.productId, candidate.pool, now);
+        : await repository.seatsInUse(candidate.productId, candidate.pool, now, {
+            holderKey: key,
+            fingerprint: input.fingerprint,
+          });
     const refusal = judgeLimits(candidate, usage, seats);
     if (refusal !== undefined) return { refusal };
     const leaseId = randomUUID();
@@ -222,7 +249,7 @@ export class RuntimeService {
       now,
       expiresAt,
     });
-    return { answer: this.answer(candidate, leaseId, 'granted', expiresAt) };
+    return { answer: this.answer(candidate, leaseId, 'granted', expiresAt, expiry.bound) };
   }
 
   private answer(
@@ -230,7 +257,8 @@ export class RuntimeService {
     leaseId: string,
     status: LeaseAnswer['status'],
     expiresAt: Date,
-  ): LeaseAnswer {
+    expBound: LeaseExpBound | null,
+  ): Granted {
     return {
       leaseId,
       status,
@@ -244,6 +272,7 @@ export class RuntimeService {
       },
       limits: limitsOf(candidate),
       offlineLease: null,
+      expBound,
     };
   }
 
@@ -252,7 +281,12 @@ export class RuntimeService {
    * new key is recorded before its first use), which must not wait on a transaction of ours. A
    * failure here leaves the lease granted; checking out again resumes it and signs anew.
    */
-  private async signed(input: CheckOutInput, answer: LeaseAnswer, nowMs: number): Promise<LeaseAnswer> {
+  private async signed(
+    input: CheckOutInput,
+    answer: LeaseAnswer,
+    expBound: LeaseExpBound,
+    nowMs: number,
+  ): Promise<LeaseAnswer> {
     const issuedAt = Math.floor(nowMs / 1000);
     const { token } = await this.options.signer.sign({
       iss: LEASE_ISSUER,
@@ -274,6 +308,7 @@ export class RuntimeService {
       assetNum: answer.assetNum,
       product: answer.product,
       limits: answer.limits,
+      expBound,
     });
     return { ...answer, offlineLease: token };
   }
@@ -360,19 +395,31 @@ export class RuntimeService {
     return state;
   }
 
-  /** Frees the seat. Checking in a lease already checked in answers success again. */
-  async checkIn(input: {
-    app: RuntimeApp;
-    leaseId: string;
-    fingerprint: string;
-  }): Promise<{ usedSeconds: number }> {
-    const now = new Date(this.now());
+  /**
+   * Ends the lease and charges its use. An online lease's seat is free at once. An offline lease
+   * keeps its seat until it expires: its signature stays valid, and nothing tells the server the
+   * software deleted it, unless the app lets offline leases be returned early (trusting that it
+   * did). Checking in a lease already checked in answers success again, with the same seatFreeAt.
+   */
+  async checkIn(input: { app: RuntimeApp; leaseId: string; fingerprint: string }): Promise<CheckInAnswer> {
+    const nowMs = this.now();
     const repository = new RuntimeRepository(this.db);
     const state = await repository.leaseState(input.leaseId, input.app.appId);
     if (state === undefined || state.fingerprint !== input.fingerprint)
       throw leaseError(RuntimeCode.leaseNotFound);
-    const used = state.endedAt === null ? await repository.endLease(state.id, now, 'checked_in') : undefined;
-    return { usedSeconds: Math.floor((used ?? state.usedMs) / 1000) };
+    if (state.endedAt !== null) return endedCheckIn(state);
+    const holdsSeat =
+      state.offline &&
+      state.expiresAt.getTime() > nowMs &&
+      !(await this.options.offlineEarlyReturnOf(input.app.appId));
+    const seatHeldUntil = holdsSeat ? state.expiresAt : null;
+    const used = await repository.endLease(state.id, new Date(nowMs), 'checked_in', seatHeldUntil);
+    if (used === undefined) {
+      // Ended meanwhile (a racing check-in, expiry or revocation): answer what that left.
+      const ended = await repository.leaseState(input.leaseId, input.app.appId);
+      return ended === undefined ? endedCheckIn(state) : endedCheckIn(ended);
+    }
+    return { usedSeconds: Math.floor(used / 1000), seatFreeAt: seatHeldUntil?.getTime() ?? nowMs };
   }
 
   /** Draws `amount` from the product's limitAmount, atomically; refused past the limit. */
@@ -433,6 +480,12 @@ export class RuntimeService {
       },
     ]);
   }
+}
+
+/** A check-in of a lease that had already ended: its use, and when its seat is (or was) free. */
+function endedCheckIn(state: LeaseState): CheckInAnswer {
+  const freeAt = state.seatHeldUntil ?? state.endedAt ?? state.expiresAt;
+  return { usedSeconds: Math.floor(state.usedMs / 1000), seatFreeAt: freeAt.getTime() };
 }
 
 /** What a call on an ended lease hears: expired, gone (checked in), or revoked with the reason. */
