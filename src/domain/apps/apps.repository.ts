@@ -1,6 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { likeLiteral, likeSubstring } from '../../db/like.js';
-import type { Selectable } from 'kysely';
+import { sql, type Expression, type RawBuilder, type Selectable } from 'kysely';
 import type { AppsTable } from '../../db/schema.js';
 
 export type AppStatus = AppsTable['status'];
@@ -56,6 +56,17 @@ function toRecord(row: Pick<Selectable<AppsTable>, (typeof columns)[number]>): A
     restrictToChannels: row.restrict_to_channels,
     createdAt: row.created_at,
   };
+}
+
+/**
+ * Whether the app whose row is `app` (a table alias) serves members of `enterprise`: every
+ * enterprise (DOMAIN.md §2), unless it is restricted to its channels; then only an enterprise with a
+ * customer in one of them (by customers_enterprise_idx).
+ */
+export function servesEnterprise(app: string, enterprise: Expression<number>): RawBuilder<boolean> {
+  return sql<boolean>`(not ${sql.ref(`${app}.restrict_to_channels`)} or exists (
+    select 1 from customers c
+     where c.enterprise_id = ${enterprise} and c.channel_code = any(${sql.ref(`${app}.channels`)})))`;
 }
 
 export class AppsRepository {
@@ -137,6 +148,17 @@ export class AppsRepository {
       .where('id', '=', appId)
       .executeTakeFirst();
     return row?.offline_early_return;
+  }
+
+  /** Whether the app serves the enterprise with this code (servesEnterprise); false for no such code. */
+  async servesEnterpriseCode(appId: string, code: string): Promise<boolean> {
+    const result = await sql<{ served: boolean }>`
+      select exists (
+        select 1 from apps a join enterprises e on e.code = ${code}
+         where a.id = ${appId} and ${servesEnterprise('a', sql.ref<number>('e.id'))}
+      ) as served
+    `.execute(this.db);
+    return result.rows[0]?.served === true;
   }
 
   async list(): Promise<AppRecord[]> {

@@ -375,6 +375,20 @@ export class AppsService {
     return (await this.apps.offlineEarlyReturn(appId)) ?? false;
   }
 
+  /**
+   * Whether the app may log in the member account `<userName>@<enterpriseCode>`: every enterprise's
+   * (DOMAIN.md §2), unless it is restricted to its channels; then only an enterprise with a
+   * customer in one of them. Judged from the account's enterprise code alone, before any member is
+   * looked up, so the answer says nothing of the accounts an enterprise has.
+   */
+  async servesAccount(app: AppRecord, account: string): Promise<boolean> {
+    if (!app.restrictToChannels) return true;
+    const at = account.indexOf('@');
+    if (at < 0) return false;
+    // Enterprise codes are lowercase (enterprise-code.ts), and accounts compare without case.
+    return this.apps.servesEnterpriseCode(app.id, account.slice(at + 1).toLowerCase());
+  }
+
   /** The client authentication of the token endpoint: an active app whose secret matches. */
   async authenticate(appKey: string, appSecret: string): Promise<AppRecord | undefined> {
     const app = await this.apps.findByKey(appKey);

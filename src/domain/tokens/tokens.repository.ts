@@ -1,5 +1,6 @@
 import { sql, type Expression } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { servesEnterprise } from '../apps/apps.repository.js';
 
 export interface TokenGrant {
   appId: string;
@@ -69,7 +70,9 @@ export class TokensRepository {
    * Stores a token only while its app is active and still has the secret the client authenticated
    * with. The app row is share-locked, so a rotation that revokes tokens either waits for this
    * token and revokes it too, or has committed and nothing is stored: no token of an old secret
-   * outlives `rotate-secret --revoke-tokens` however the two interleave. False when nothing was stored.
+   * outlives `rotate-secret --revoke-tokens` however the two interleave. A user token is stored
+   * only for a member of an enterprise the app serves (servesEnterprise). False when nothing was
+   * stored.
    */
   async insert(token: {
     tokenHash: string;
@@ -80,6 +83,7 @@ export class TokensRepository {
     scopes: string[];
     expiresAt: Date;
   }): Promise<boolean> {
+    const enterprise = sql<number>`(select m.enterprise_id from members m where m.id = ${token.memberId})`;
     const row = await this.db
       .insertInto('tokens')
       .columns(['token_hash', 'app_id', 'member_id', 'kind', 'scopes', 'expires_at'])
@@ -97,6 +101,7 @@ export class TokensRepository {
           .where('id', '=', token.appId)
           .where('secret_hash', '=', token.secretHash)
           .where('status', '=', 'active')
+          .where(token.memberId === null ? sql<boolean>`true` : servesEnterprise('apps', enterprise))
           .forShare(),
       )
       .returning('token_hash')
@@ -124,7 +129,11 @@ export class TokensRepository {
       .where('a.status', '=', 'active');
   }
 
-  /** A live user token whose member still exists, as a query (see liveTokenQuery). */
+  /**
+   * A live user token whose member still exists, of an enterprise its app serves (an app restricted
+   * to its channels since the token was issued refuses it from its next call), as a query (see
+   * liveTokenQuery).
+   */
   liveUserQuery(tokenHash: string | Expression<string>) {
     return this.db
       .selectFrom('tokens as t')
@@ -145,7 +154,8 @@ export class TokensRepository {
       .where('t.revoked_at', 'is', null)
       .where('t.expires_at', '>', sql<Date>`now()`)
       .where('a.status', '=', 'active')
-      .where('m.deleted', '=', false);
+      .where('m.deleted', '=', false)
+      .where(servesEnterprise('a', sql.ref<number>('m.enterprise_id')));
   }
 
   /** A live token of an active app, or nothing: expired, revoked and disabled look the same. */

@@ -98,6 +98,10 @@ export function tokenRoute(app: App): void {
       if (username === undefined || password === undefined) {
         return oauthError(reply, 'invalid_request', 'username and password are required');
       }
+      // An app restricted to its channels is answered as for a wrong password for any other
+      // enterprise's member, as for an enterprise that does not exist.
+      if (!(await app.services.apps.servesAccount(client, username)))
+        return oauthError(reply, 'invalid_grant', 'wrong account or password');
       const outcome = await app.services.login.verify(username, password, {
         ip: request.ip,
         appId: client.id,
