@@ -99,6 +99,28 @@ describe('order op 5: asset numbers in Keyward’s format come from op 9', () =>
     expect(await freshNumbersOf((cloud as { licenseOrderId: string }).licenseOrderId)).toHaveLength(3);
   });
 
+  it('answers another channel’s bought number exactly as one never issued, telling nothing of its owner', async () => {
+    const owner = await orderTenant(h);
+    const stranger = await orderTenant(h);
+    const [bought] = await shellnums(owner, 1);
+    const [never] = await shellnums(stranger, 1);
+    await submit(h, owner, batch(owner, [lockBuy([bought as string])]));
+    const unissued = plus(never as string, 900_000);
+    const onBought = await postBatch(h, stranger, batch(stranger, [lockBuy([bought as string])]));
+    const onUnissued = await postBatch(h, stranger, batch(stranger, [lockBuy([unissued])]));
+    const field = 'orderList[sequence=1].assets[0].assetNos[0]';
+    expectFailure(onBought, '13004', `${field}: ${NOT_ISSUED}`);
+    expectFailure(onUnissued, '13004', `${field}: ${NOT_ISSUED}`);
+    // A foreign lock's number another channel holds: unavailable, not whose.
+    const foreign = assetNum();
+    await submit(h, owner, batch(owner, [lockBuy([foreign])]));
+    expectFailure(
+      await postBatch(h, stranger, batch(stranger, [lockBuy([foreign])])),
+      '13004',
+      `${field}: is not available to this application`,
+    );
+  });
+
   it('accepts a number issued to the calling app', async () => {
     const [num] = await shellnums(tenant, 1);
     const [order] = await submit(h, tenant, batch(tenant, [lockBuy([num as string])]));

@@ -759,7 +759,7 @@ describe('order op 5: who may call', () => {
     expectFailure(
       await postBatch(h, tenant, batch(tenant, [newBuy({ crmCustomerId, channelCustomerId: null })])),
       '13004',
-      'orderList[sequence=1].crmCustomerId: is already registered in a channel this application does not hold',
+      'orderList[sequence=1].crmCustomerId: is not available to this application',
     );
     const theirs = await submit(h, other, batch(other, [newBuy({ crmCustomerId, channelCustomerId: null })]));
     expectFailure(

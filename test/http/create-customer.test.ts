@@ -281,7 +281,7 @@ describe('order op 2: channels', () => {
     expectFailure(
       await create(body({ crmCustomerId })),
       '13004',
-      'crmCustomerId: is already registered in a channel this application does not hold',
+      'crmCustomerId: is not available to this application',
     );
     expect(await customerRow(h, foreign.id)).toMatchObject({
       name: 'Theirs',

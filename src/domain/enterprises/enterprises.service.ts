@@ -4,6 +4,7 @@ import { KeywardError } from '../../errors/keyward-error.js';
 import { OrderCode } from '../../errors/order-codes.js';
 import type { AuditActor } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
+import { CRM_ID_UNAVAILABLE } from '../customers/crm-id.js';
 import { CustomersRepository, type CustomerRecord } from '../customers/customers.repository.js';
 import {
   MembersProvisioningRepository,
@@ -184,10 +185,7 @@ export class EnterprisesService {
         }));
       const existing = claimed ?? (await customers.lockVisibleByCrm(input.crmCustomerId, channels));
       if (!existing) {
-        throw new KeywardError(
-          OrderCode.validation,
-          'crmCustomerId: is already registered in a channel this application does not hold',
-        );
+        throw new KeywardError(OrderCode.validation, `crmCustomerId: ${CRM_ID_UNAVAILABLE}`);
       }
 
       if (existing.enterpriseId !== null) {

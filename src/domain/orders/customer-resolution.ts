@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { AssetsRepository } from '../assets/assets.repository.js';
+import { CRM_ID_UNAVAILABLE } from '../customers/crm-id.js';
 import { CustomersRepository, type CustomerRecord } from '../customers/customers.repository.js';
 import { newGlobalId } from '../shared/ids.js';
 import { invalid, orderPath } from './order-errors.js';
@@ -80,11 +81,7 @@ export async function resolveCustomer(trx: Db, scope: OrderScope, order: Order):
   }
   const created = (await create(trx, scope, order)) ?? (await find(customers, scope, order));
   // Lost to a concurrent creator (then found above), or a key held in a channel the app lacks.
-  if (!created)
-    throw invalid(
-      `${path}.crmCustomerId`,
-      'is already registered in a channel this application does not hold',
-    );
+  if (!created) throw invalid(`${path}.crmCustomerId`, CRM_ID_UNAVAILABLE);
   return created.id;
 }
 

@@ -10,6 +10,9 @@ import { isCloud } from './order-model.js';
 import { effectiveExpression, merchandiseVisits, productVisits } from './order-tree.js';
 import { addTimeExpression } from './time-expression.js';
 
+const NOT_ISSUED = 'was not issued to this application by shellnums (order op 9)';
+const UNAVAILABLE = 'is not available to this application';
+
 interface Placed {
   asset: Asset;
   path: string;
@@ -118,13 +121,19 @@ async function ensureAssets(planned: Planned[]): Promise<Map<string, string>> {
   for (const { ctx, at, row } of rows) {
     const held = byNum.get(row.assetNum);
     if (!held) {
-      if (notIssued.has(row.assetNum)) {
-        throw failing(ctx, invalid(at, 'was not issued to this application by shellnums (order op 9)'));
-      }
+      if (notIssued.has(row.assetNum)) throw failing(ctx, invalid(at, NOT_ISSUED));
       ids.set(row.assetNum, row.id);
       continue;
     }
-    if (held.customerId !== row.customerId) throw failing(ctx, invalid(at, 'belongs to another customer'));
+    if (held.customerId !== row.customerId) {
+      // Another channel's number is answered as one that does not exist here (DOMAIN.md §2): in
+      // Keyward's format exactly as a number op 9 never issued to the app; a foreign lock's number
+      // cannot be created twice, so it is only said to be unavailable, not whose it is.
+      if (held.channelCode !== ctx.channelCode) {
+        throw failing(ctx, invalid(at, isKeywardFormat(row.assetNum) ? NOT_ISSUED : UNAVAILABLE));
+      }
+      throw failing(ctx, invalid(at, 'belongs to another customer'));
+    }
     if (held.licenseType !== row.licenseType) {
       throw failing(ctx, invalid(at, `is a ${held.licenseType} asset, not ${row.licenseType}`));
     }

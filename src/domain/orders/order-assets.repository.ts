@@ -21,6 +21,8 @@ export interface LockedAsset {
   id: string;
   assetNum: string;
   customerId: string;
+  /** The channel of the asset's customer: whose the asset is. */
+  channelCode: string | null;
   licenseType: string;
   revoked: boolean;
 }
@@ -146,15 +148,24 @@ export class OrderAssetsRepository {
     if (assetNums.length === 0) return [];
     const rows = await this.db
       .selectFrom('assets')
-      .select(['id', 'asset_num', 'customer_id', 'license_type', 'revoked'])
-      .where('asset_num', '=', sql<string>`any(${assetNums}::text[])`)
-      .orderBy('asset_num')
-      .forUpdate()
+      .innerJoin('customers', 'customers.id', 'assets.customer_id')
+      .select([
+        'assets.id',
+        'assets.asset_num',
+        'assets.customer_id',
+        'customers.channel_code',
+        'assets.license_type',
+        'assets.revoked',
+      ])
+      .where('assets.asset_num', '=', sql<string>`any(${assetNums}::text[])`)
+      .orderBy('assets.asset_num')
+      .forUpdate('assets')
       .execute();
     return rows.map((r) => ({
       id: r.id,
       assetNum: r.asset_num,
       customerId: r.customer_id,
+      channelCode: r.channel_code,
       licenseType: r.license_type,
       revoked: r.revoked,
     }));
