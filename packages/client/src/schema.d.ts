@@ -14,29 +14,7 @@ export interface paths {
       cookie?: never;
     };
     /** Liveness: the process answers */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description The process is up */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {string} */
-              status: 'ok';
-            };
-          };
-        };
-      };
-    };
+    get: operations['checkLiveness'];
     put?: never;
     post?: never;
     delete?: never;
@@ -53,41 +31,7 @@ export interface paths {
       cookie?: never;
     };
     /** Readiness: the database answers */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Ready to serve */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {string} */
-              status: 'ready';
-            };
-          };
-        };
-        /** @description The database does not answer */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {string} */
-              status: 'unavailable';
-            };
-          };
-        };
-      };
-    };
+    get: operations['checkReadiness'];
     put?: never;
     post?: never;
     delete?: never;
@@ -104,41 +48,7 @@ export interface paths {
       cookie?: never;
     };
     /** The public keys that verify offline leases (JWKS) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Every key that has signed offline leases, retired ones included: a lease signed before a rotation verifies until it expires */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              keys: {
-                /** @enum {string} */
-                kty: 'OKP';
-                /** @enum {string} */
-                crv: 'Ed25519';
-                /** @description the public key, base64url */
-                x: string;
-                /** @description the key's RFC 7638 thumbprint; a lease's header names it */
-                kid: string;
-                /** @enum {string} */
-                alg: 'EdDSA';
-                /** @enum {string} */
-                use: 'sig';
-              }[];
-            };
-          };
-        };
-      };
-    };
+    get: operations['getLeaseKeys'];
     put?: never;
     post?: never;
     delete?: never;
@@ -160,130 +70,7 @@ export interface paths {
      * Obtain an app token (client_credentials) or a member token (password)
      * @description RFC 6749. The client authenticates with HTTP Basic `appKey:appSecret` or with client_id and client_secret in the body; the body is form-encoded or JSON. The password grant needs an application with scope auth_me and answers a token bound to that application.
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/x-www-form-urlencoded': {
-            /** @description `client_credentials` (app token) or `password` (member token) */
-            grant_type: string;
-            /** @description appKey, when not sent with HTTP Basic */
-            client_id?: string;
-            /** @description appSecret, when not sent with HTTP Basic */
-            client_secret?: string;
-            /** @description client_credentials: space-separated subset of the app scopes */
-            scope?: string;
-            /** @description password grant: the member account, user@enterpriseCode */
-            username?: string;
-            /** @description password grant: the member's password */
-            password?: string;
-          };
-          'application/json': {
-            /** @description `client_credentials` (app token) or `password` (member token) */
-            grant_type: string;
-            /** @description appKey, when not sent with HTTP Basic */
-            client_id?: string;
-            /** @description appSecret, when not sent with HTTP Basic */
-            client_secret?: string;
-            /** @description client_credentials: space-separated subset of the app scopes */
-            scope?: string;
-            /** @description password grant: the member account, user@enterpriseCode */
-            username?: string;
-            /** @description password grant: the member's password */
-            password?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description The token; answered with Cache-Control: no-store */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              access_token: string;
-              /** @enum {string} */
-              token_type: 'bearer';
-              /** @description seconds */
-              expires_in: number;
-              /** @description space-separated scopes the token carries */
-              scope: string;
-            };
-          };
-        };
-        /** @description RFC 6749 §5.2 error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
-              error: string;
-              error_description: string;
-            };
-          };
-        };
-        /** @description Client authentication failed (invalid_client) */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
-              error: string;
-              error_description: string;
-            };
-          };
-        };
-        /** @description A body over 16384 bytes (invalid_request) */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
-              error: string;
-              error_description: string;
-            };
-          };
-        };
-        /** @description Too many token requests this minute for the client_id or from the address (temporarily_unavailable); Retry-After says when to try again */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
-              error: string;
-              error_description: string;
-            };
-          };
-        };
-        /** @description A fault of the server (server_error) */
-        500: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
-              error: string;
-              error_description: string;
-            };
-          };
-        };
-      };
-    };
+    post: operations['requestToken'];
     delete?: never;
     options?: never;
     head?: never;
@@ -300,106 +87,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Bind customer to enterprise master account */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            channelCode: string;
-            channelCustomerId: string;
-            customerName?: string | null;
-            branchName?: string | null;
-            enterpriseName: string;
-            passwordMobile?: string | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                customerId: string;
-                channelCode: string;
-                channelCustomerId: string;
-                enterpriseGlobalId: string;
-                enterpriseName: string;
-                isDefault: boolean;
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `13004` | parameter validation failure; the message names the field |
-         *     | `500` | network error, retry |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '13004' | '500' | '60000' | '70001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['bindEnterpriseUser'];
     delete?: never;
     options?: never;
     head?: never;
@@ -416,105 +104,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Create industry-and-information customer */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            crmCustomerId: string;
-            customerName: string;
-            branchName?: string | null;
-            address?: string | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                enterpriseGlobalId: string;
-                defaultType: boolean;
-                members: {
-                  memberGlobalId: string;
-                  /** @enum {string} */
-                  memberIdentity: 'admin' | 'member';
-                }[];
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `13004` | parameter validation failure; the message names the field |
-         *     | `500` | network error, retry |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '13004' | '500' | '60000' | '70001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['createEnterpriseUser'];
     delete?: never;
     options?: never;
     head?: never;
@@ -529,98 +119,7 @@ export interface paths {
       cookie?: never;
     };
     /** Query enterprise master accounts */
-    get: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-          channelCode: string;
-          channelCustomerId: string;
-          defaultCustomer?: 'Y' | 'N';
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                customerId: string;
-                channelCode: string;
-                channelCustomerId: string | null;
-                enterpriseGlobalId: string;
-                enterpriseName: string;
-                isDefault: boolean;
-              }[];
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `13004` | parameter validation failure; the message names the field |
-         *     | `500` | network error, retry |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '13004' | '500' | '60000' | '70001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    get: operations['queryEnterpriseUser'];
     put?: never;
     post?: never;
     delete?: never;
@@ -639,96 +138,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Update enterprise customer information */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            crmCustomerId: string;
-            customerName?: string | null;
-            branchName?: string | null;
-            address?: string | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `13004` | parameter validation failure; the message names the field |
-         *     | `500` | network error, retry |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '13004' | '500' | '60000' | '70001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['updateEnterpriseUser'];
     delete?: never;
     options?: never;
     head?: never;
@@ -745,94 +155,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Obtain asset numbers */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            size: number | string;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: string[];
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `13004` | parameter validation failure; the message names the field |
-         *     | `500` | network error, retry |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '13004' | '500' | '60000' | '70001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['obtainAssetNumbers'];
     delete?: never;
     options?: never;
     head?: never;
@@ -849,190 +172,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Batch-create basic license orders */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-          /** @description the caller's application key; must be the token's */
-          appKey?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description required unless every order gives customerId; left out, it is the channel of those customers, which must be one of the application's channels and all the same */
-            channelCode?: string;
-            channelOrderId: string;
-            /** @enum {string} */
-            syncMode: 'sync' | 'async';
-            orderList: {
-              sequence: number | string;
-              customerId?: string | null;
-              crmCustomerId?: string | null;
-              customerName?: string | null;
-              channelCustomerId?: string | null;
-              adminName?: string | null;
-              adminAccount?: string | null;
-              adminEmail?: string | null;
-              adminCellNumber?: string | null;
-              passwordMobile?: string | null;
-              address?: string | null;
-              customerType?: ('personal' | 'company') | null;
-              branchCode?: string | null;
-              branchName?: string | null;
-              enterpriseGlobalId?: string | null;
-              srcLicenseOrderId?: string | null;
-              /** @enum {string} */
-              licenseType:
-                | 'normal_unrecover_usbkey'
-                | 'normal_recover_usbkey'
-                | 'normal_unrecover_lan_usbkey'
-                | 'normal_recover_lan_usbkey'
-                | 'identity_usbkey'
-                | 'identity_lan_usbkey'
-                | 'softkey'
-                | 'lan_softkey'
-                | 'product_entity'
-                | 'cloud_account'
-                | 'cloud_customer'
-                | 'cloud_personal'
-                | 'lk_product_usbkey'
-                | 'lk_auth_usbkey';
-              /** @enum {string} */
-              orderType: 'new_buy' | 'delete_asset' | 'delete_product';
-              assets?:
-                | {
-                    assetNos?: string[] | null;
-                    assetExtendList?:
-                      | {
-                          extendCode: string;
-                          extendValue?: string | null;
-                        }[]
-                      | null;
-                    limitStartDate?: (number | string) | null;
-                    limitEndDate?: (number | string) | null;
-                    borrowedUsbKey?: boolean | null;
-                    transferedAssetNum?: boolean | null;
-                    products?:
-                      | {
-                          crmProductId?: string | null;
-                          parentCrmProductId?: string | null;
-                          productUri?: string | null;
-                          productName?: string | null;
-                          gmsPid?: string | null;
-                          appKey?: string | null;
-                          productType?: string | null;
-                          limitStartDate?: (number | string) | null;
-                          limitEndDate?: (number | string) | null;
-                          limitConcurrent?: (number | string) | null;
-                          limitAmount?: (number | string) | null;
-                          limitTimeDuration?: (number | string) | null;
-                          strictMatchWhenDelete?: boolean | null;
-                          trial?: (number | string) | null;
-                          trialEndDate?: (number | string) | null;
-                          passwords?: string[] | null;
-                          timeUnit?: string | null;
-                          timeUnitQuantity?: (number | string) | null;
-                          timeDurationExpression?: string | null;
-                          srcLicenseOrderId?: string | null;
-                          productFeatures?:
-                            | {
-                                featureCode?: string | null;
-                                featureName?: string | null;
-                                featureValue?: string | null;
-                                featureValueType?: string | null;
-                                trial?: (number | string) | null;
-                                trialEndDate?: ((number | string) | string) | null;
-                              }[]
-                            | null;
-                        }[]
-                      | null;
-                    merchandises?: components['schemas']['LicenseOrderMerchandise'][] | null;
-                  }[]
-                | null;
-            }[];
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                sequence: number;
-                licenseOrderId: string;
-                customerId: string;
-              }[];
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `13004` | parameter validation failure; the message names the field |
-         *     | `500` | network error, retry |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '13004' | '500' | '60000' | '70001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['batchOrder'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1047,97 +187,7 @@ export interface paths {
       cookie?: never;
     };
     /** Get the status of a license order */
-    get: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          licenseOrderId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                licenseOrderId: string;
-                channelOrderId: string;
-                sequence: number;
-                /** @enum {string} */
-                status: 'pending' | 'completed' | 'failed';
-                reason: string | null;
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `13004` | parameter validation failure; the message names the field |
-         *     | `500` | network error, retry |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '13004' | '500' | '60000' | '70001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    get: operations['getLicenseOrder'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1156,100 +206,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Batch-disable physical locks */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            assetNums: string[];
-            /** @description operator's name, mobile or e-mail */
-            operatorIdentity: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                assetNum: string;
-                /** @description 1 done (or already so), 2 no such lock, 3 the lock was revoked, 4 not a lockable type */
-                status: number;
-              }[];
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `13004` | parameter validation failure; the message names the field |
-         *     | `500` | network error, retry |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '13004' | '500' | '60000' | '70001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['lockAssets'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1266,100 +223,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Batch-enable physical locks */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            assetNums: string[];
-            /** @description operator's name, mobile or e-mail */
-            operatorIdentity: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                assetNum: string;
-                /** @description 1 done (or already so), 2 no such lock, 3 the lock was revoked, 4 not a lockable type */
-                status: number;
-              }[];
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `13004` | parameter validation failure; the message names the field |
-         *     | `500` | network error, retry |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '13004' | '500' | '60000' | '70001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['unlockAssets'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1374,119 +238,7 @@ export interface paths {
       cookie?: never;
     };
     /** Query enterprise virtual assets */
-    get: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-          extendCode?: string;
-        };
-        header?: never;
-        path: {
-          enterpriseGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                id: string;
-                licenseType: string;
-                assetNum: string;
-                grantable: boolean;
-                customerId: string;
-                keyShellNumber: string | null;
-                keyChipType: number | null;
-                locked: boolean;
-                freezing: boolean;
-                createTime: number;
-                updateTime: number;
-                limitStartTime: number | null;
-                limitEndTime: number | null;
-                assignStatus: {
-                  id: string;
-                  /** @enum {string} */
-                  assignStatus: 'assigned' | 'unassigned';
-                  assignMemberId: string | null;
-                  createTime: string | null;
-                  updateTime: null;
-                };
-                assetLimits: null;
-                assetExtends: {
-                  extendCode: string;
-                  extendValue: string | null;
-                }[];
-                borrowedUsbKey: boolean;
-              }[];
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `13004` | parameter validation failure; the message names the field |
-         *     | `500` | network error, retry |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '13004' | '500' | '60000' | '70001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    get: operations['listEnterpriseAssets'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1505,160 +257,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Add employees */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          enterpriseGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            userList?:
-              | {
-                  [key: string]: unknown;
-                }[]
-              | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                succeeded: {
-                  id: number;
-                  userId: number;
-                  globalId: string;
-                  enterpriseId: number;
-                  departmentId: number | null;
-                  departmentName: string | null;
-                  /** @description the full account, userName@enterpriseCode */
-                  userName: string;
-                  name: string;
-                  remark: string | null;
-                  deleted: boolean;
-                  /** @description epoch milliseconds */
-                  updateTime: number;
-                  /** @description epoch milliseconds */
-                  createTime: number;
-                }[];
-                failed: {
-                  userName: string;
-                  message: string;
-                }[];
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `40021` | employee list empty |
-         *     | `60013` | upload count exceeds the maximum of 100 |
-         *     | `40008` | account empty |
-         *     | `40001` | password empty |
-         *     | `40009` | group id empty |
-         *     | `40022` | name empty |
-         *     | `50003` | password length must lie between {0} and {1} |
-         *     | `30002` | name too long |
-         *     | `30003` | remark too long |
-         *     | `10003` | account may contain only letters and digits |
-         *     | `10004` | mobile number invalid |
-         *     | `40006` | enterprise suffix empty |
-         *     | `60009` | the enterprise account may create at most {0} trial member accounts |
-         *     | `60027` | some employees failed to add |
-         *     | `80001` | user-center exception |
-         *     | `33003` | employee permission insufficient |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code:
-                | '60000'
-                | '60005'
-                | '70001'
-                | '500'
-                | '40000'
-                | '40021'
-                | '60013'
-                | '40008'
-                | '40001'
-                | '40009'
-                | '40022'
-                | '50003'
-                | '30002'
-                | '30003'
-                | '10003'
-                | '10004'
-                | '40006'
-                | '60009'
-                | '60027'
-                | '80001'
-                | '33003';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['addMembers'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1674,213 +273,10 @@ export interface paths {
     };
     get?: never;
     /** Edit an employee */
-    put: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          enterpriseGlobalId: string;
-          memberGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description cannot be changed; may be echoed */
-            userName?: string;
-            departmentId?: number | string;
-            name?: string;
-            remark?: string | null;
-            passwordMobile?: string | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: null;
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `60002` | user not found |
-         *     | `40022` | name empty |
-         *     | `30002` | name too long |
-         *     | `30003` | remark too long |
-         *     | `10004` | mobile number invalid |
-         *     | `80001` | user-center exception |
-         *     | `33003` | employee permission insufficient |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code:
-                | '60000'
-                | '60005'
-                | '70001'
-                | '500'
-                | '40000'
-                | '60002'
-                | '40022'
-                | '30002'
-                | '30003'
-                | '10004'
-                | '80001'
-                | '33003';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    put: operations['editMember'];
     post?: never;
     /** Delete an employee */
-    delete: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          enterpriseGlobalId: string;
-          memberGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: null;
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `60002` | user not found |
-         *     | `80001` | user-center exception |
-         *     | `33003` | employee permission insufficient |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '60000' | '60005' | '70001' | '500' | '40000' | '60002' | '80001' | '33003';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    delete: operations['deleteMember'];
     options?: never;
     head?: never;
     patch?: never;
@@ -1895,113 +291,7 @@ export interface paths {
     };
     get?: never;
     /** Reset an employee password */
-    put: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          enterpriseGlobalId: string;
-          memberGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            password?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: null;
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `60002` | user not found |
-         *     | `40001` | password empty |
-         *     | `50003` | password length must lie between {0} and {1} |
-         *     | `80001` | user-center exception |
-         *     | `33003` | employee permission insufficient |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code:
-                | '60000'
-                | '60005'
-                | '70001'
-                | '500'
-                | '40000'
-                | '60002'
-                | '40001'
-                | '50003'
-                | '80001'
-                | '33003';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    put: operations['resetPassword'];
     post?: never;
     delete?: never;
     options?: never;
@@ -2017,136 +307,7 @@ export interface paths {
       cookie?: never;
     };
     /** List employees */
-    get: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-          departmentId?: number | string;
-          keyword?: string;
-          pageNum?: number | string;
-          pageSize?: number | string;
-        };
-        header?: never;
-        path: {
-          enterpriseGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                pageNum: number;
-                pageSize: number;
-                size: number;
-                orderBy: null;
-                startRow: number;
-                endRow: number;
-                total: number;
-                pages: number;
-                list: {
-                  id: string;
-                  userId: string;
-                  globalId: string;
-                  enterpriseId: string;
-                  departmentId: number | null;
-                  departmentName: string | null;
-                  /** @description the full account, userName@enterpriseCode */
-                  userName: string;
-                  passwordMobile: string | null;
-                  name: string;
-                  assetNums: string[];
-                  borrowNum: string | null;
-                  onlineFlag: boolean;
-                  remark: string | null;
-                  deleted: boolean;
-                  updateTime: number;
-                  createTime: number;
-                  boundUserInfo: null;
-                }[];
-                firstPage: number;
-                prePage: number;
-                nextPage: number;
-                lastPage: number;
-                isFirstPage: boolean;
-                isLastPage: boolean;
-                hasPreviousPage: boolean;
-                hasNextPage: boolean;
-                navigatePages: number;
-                navigatepageNums: number[];
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `80001` | user-center exception |
-         *     | `33003` | employee permission insufficient |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '60000' | '60005' | '70001' | '500' | '40000' | '80001' | '33003';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    get: operations['listMembers'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2163,101 +324,7 @@ export interface paths {
       cookie?: never;
     };
     /** List enterprise asset numbers */
-    get: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          enterpriseGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                assetNum: string;
-                assetId: string;
-                cloudAccountGlobalId: string | null;
-                /** @description its entitlements are lent to a lent lock */
-                borrowedFlag: boolean;
-                /** @description in online use; false until sessions report it */
-                onlineFlag: boolean;
-              }[];
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `60017` | current account not bound to an authorization customer |
-         *     | `33003` | employee permission insufficient |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '60000' | '60005' | '70001' | '500' | '40000' | '60017' | '33003';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    get: operations['listAssetNums'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2274,140 +341,7 @@ export interface paths {
       cookie?: never;
     };
     /** List products under an asset */
-    get: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          assetId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                productInstanceList: {
-                  id: string;
-                  licenseType: string;
-                  customerId: string;
-                  assetId: string | null;
-                  assetInsId: string | null;
-                  merchandiseInsId: string | null;
-                  assetNum: string | null;
-                  productUri: string;
-                  gmsPid: string;
-                  appKey: string;
-                  productName: string;
-                  channelCode: string;
-                  licenseOrderId: string;
-                  channelOrderId: string;
-                  limitStartTime: number | null;
-                  limitEndTime: number | null;
-                  limitAmount: number | null;
-                  limitConcurrent: number | null;
-                  limitTimeDuration: number | null;
-                  /** @description 1 trial, 0 not */
-                  trial: number;
-                  trialEndDate: number | null;
-                  /** @enum {string} */
-                  limitType: 'basic' | 'feature';
-                  prodDefExtend: boolean;
-                  timeDurationExpression: string | null;
-                  srcLicenseOrderId: string | null;
-                  /** @description epoch milliseconds */
-                  createTime: number;
-                  updateTime: number | null;
-                  activateFlag: boolean;
-                  crmProductId: string;
-                  /** @description the product's features (productFeatures of its order) */
-                  productExtendInstanceList: {
-                    featureCode: string | null;
-                    featureName: string | null;
-                    featureValue: string | null;
-                    featureValueType: string | null;
-                    /** @description 1 trial, 0 not */
-                    trial: number;
-                    trialEndDate: number | null;
-                  }[];
-                }[];
-                children: components['schemas']['MemberMerchandiseNode'][];
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `60017` | current account not bound to an authorization customer |
-         *     | `60024` | asset number not found |
-         *     | `33003` | employee permission insufficient |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '60000' | '60005' | '70001' | '500' | '40000' | '60017' | '60024' | '33003';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    get: operations['listMerchandiseProducts'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2424,100 +358,7 @@ export interface paths {
       cookie?: never;
     };
     /** List lent locks */
-    get: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          enterpriseGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                assetId: string;
-                /** @description the lent lock number */
-                assetNum: string;
-                /** @description lent now */
-                borrowedFlag: boolean;
-                cloudAccountGlobalId: string | null;
-              }[];
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `60017` | current account not bound to an authorization customer |
-         *     | `33003` | employee permission insufficient |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '60000' | '60005' | '70001' | '500' | '40000' | '60017' | '33003';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    get: operations['listBorrowUsbKeys'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2536,117 +377,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Configure assets of an employee */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          memberGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description asset numbers to take from the member */
-            deleteAssets?: string[];
-            /** @description asset numbers to assign to the member */
-            addAssets?: string[];
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: null;
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `60023` | the enterprise sub-account matched several employees |
-         *     | `60024` | asset number not found |
-         *     | `60025` | asset number belongs to a different customer |
-         *     | `60026` | the enterprise sub-account did not match an employee |
-         *     | `60028` | asset number configured more than once |
-         *     | `33003` | employee permission insufficient |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code:
-                | '60000'
-                | '60005'
-                | '70001'
-                | '500'
-                | '40000'
-                | '60023'
-                | '60024'
-                | '60025'
-                | '60026'
-                | '60028'
-                | '33003';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['configurePrivileges'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2663,119 +394,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Lend assets to a lent lock */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          memberGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description the lent lock number */
-            borrowedUsbKey: string;
-            /** @description ids of assets assigned to the member */
-            assetIDs: string[];
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: null;
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `60026` | the enterprise sub-account did not match an employee |
-         *     | `33006` | insufficient nodes |
-         *     | `33003` | employee permission insufficient |
-         *     | `33007` | already lent to another lent lock |
-         *     | `33008` | lent lock status abnormal |
-         *     | `33018` | lent lock already lent to another employee |
-         *     | `33009` | lend request failed |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code:
-                | '60000'
-                | '60005'
-                | '70001'
-                | '500'
-                | '40000'
-                | '60026'
-                | '33006'
-                | '33003'
-                | '33007'
-                | '33008'
-                | '33018'
-                | '33009';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['borrowAssets'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2792,102 +411,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Return lent assets from a lent lock */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          memberGlobalId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description the lent lock number */
-            borrowedUsbKey: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: null;
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `40000` | parameter empty |
-         *     | `60026` | the enterprise sub-account did not match an employee |
-         *     | `33003` | employee permission insufficient |
-         *     | `33008` | lent lock status abnormal |
-         *     | `33018` | lent lock already lent to another employee |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '60000' | '60005' | '70001' | '500' | '40000' | '60026' | '33003' | '33008' | '33018';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['returnAssets'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2904,144 +428,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Check out a lease: may this machine run the product? */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
-            fingerprint: string;
-            crmProductId?: string;
-            productUri?: string;
-            /** @description the lock's asset number (a lock holder), or which of a member's assets to use */
-            assetNum?: string;
-            offlineDays?: number | string;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                leaseId: string;
-                /** @description `granted` a new seat; `resumed` the live lease this holder and machine already had */
-                status: 'granted' | 'resumed';
-                /** @description the asset whose product the lease runs */
-                assetNum: string;
-                /** @description epoch ms; heartbeat before it or lose the seat */
-                expiresAt: number;
-                heartbeatIntervalSeconds: number;
-                product: {
-                  crmProductId: string | null;
-                  productUri: string | null;
-                  productName: string | null;
-                };
-                limits: {
-                  concurrent: number | null;
-                  timeDurationSeconds: number | null;
-                  amount: number | null;
-                  startDate: number | null;
-                  endDate: number | null;
-                };
-                offlineLease: string | null;
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `90000` | invalid parameter |
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `90001` | no asset of this holder carries the product |
-         *     | `90002` | the asset carrying the product is disabled |
-         *     | `90003` | the license is not valid yet (from {0}) |
-         *     | `90004` | the license ended (at {0}) |
-         *     | `90005` | all {0} seats of the product are in use ({1} in use) |
-         *     | `90006` | the product has used its {0} s of usage time ({1} s used) |
-         *     | `90007` | the product has consumed its amount of {0} ({1} consumed, {2} asked) |
-         *     | `90011` | offline leases of {0} days are not allowed for this application (at most {1}) |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code:
-                | '90000'
-                | '60000'
-                | '60005'
-                | '70001'
-                | '500'
-                | '90001'
-                | '90002'
-                | '90003'
-                | '90004'
-                | '90005'
-                | '90006'
-                | '90007'
-                | '90011';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['checkOutLease'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3058,108 +445,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Heartbeat a lease */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          leaseId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
-            fingerprint: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                leaseId: string;
-                /** @description epoch ms */
-                expiresAt: number;
-                heartbeatIntervalSeconds: number;
-                /** @description this lease's accumulated use */
-                usedSeconds: number;
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `90000` | invalid parameter |
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `90008` | no such lease |
-         *     | `90010` | the lease expired |
-         *     | `90009` | the lease was revoked: {0} |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '90000' | '60000' | '60005' | '70001' | '500' | '90008' | '90010' | '90009';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['heartbeatLease'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3176,103 +462,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Check a lease in: its seat is free at seatFreeAt */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          leaseId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
-            fingerprint: string;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                usedSeconds: number;
-                /** @description epoch ms when the lease's seat is free for another machine: now for an online lease; for an offline lease its expiry, unless the application allows early return */
-                seatFreeAt: number;
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `90000` | invalid parameter |
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `90008` | no such lease |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '90000' | '60000' | '60005' | '70001' | '500' | '90008';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['checkInLease'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3289,108 +479,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Consume from the product's amount */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          leaseId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
-            fingerprint: string;
-            amount: number | string;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                /** @description the product's total consumption */
-                consumed: number;
-                limit: number | null;
-                remaining: number | null;
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `90000` | invalid parameter |
-         *     | `60000` | application token check failed |
-         *     | `60005` | invalid user login token |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `90008` | no such lease |
-         *     | `90010` | the lease expired |
-         *     | `90009` | the lease was revoked: {0} |
-         *     | `90007` | the product has consumed its amount of {0} ({1} consumed, {2} asked) |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '90000' | '60000' | '60005' | '70001' | '500' | '90008' | '90010' | '90009' | '90007';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['consumeLease'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3405,203 +494,10 @@ export interface paths {
       cookie?: never;
     };
     /** List the app's webhook endpoints */
-    get: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                id: string;
-                url: string;
-                eventTypes: string[] | null;
-                status: 'enabled' | 'disabled';
-                disabledReason: string | null;
-                consecutiveFailures: number;
-                previousSecretExpiresAt: string | null;
-                createdAt: string;
-                updatedAt: string;
-              }[];
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `95000` | invalid parameter |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '95000' | '60000' | '70001' | '500';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    get: operations['listWebhookEndpoints'];
     put?: never;
     /** Register a webhook endpoint (answers its signing secret, once) */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description where events are POSTed: https (http only where the server allows it), not a private address */
-            url: string;
-            eventTypes?: string[] | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                id: string;
-                url: string;
-                eventTypes: string[] | null;
-                status: 'enabled' | 'disabled';
-                disabledReason: string | null;
-                consecutiveFailures: number;
-                previousSecretExpiresAt: string | null;
-                createdAt: string;
-                updatedAt: string;
-                /** @description whsec_…: shown only now; keep it to verify signatures */
-                secret: string;
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `95000` | invalid parameter |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `95002` | an application has at most {0} endpoints |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '95000' | '60000' | '70001' | '500' | '95002';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['createWebhookEndpoint'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3616,299 +512,15 @@ export interface paths {
       cookie?: never;
     };
     /** Get a webhook endpoint */
-    get: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          endpointId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                id: string;
-                url: string;
-                eventTypes: string[] | null;
-                status: 'enabled' | 'disabled';
-                disabledReason: string | null;
-                consecutiveFailures: number;
-                previousSecretExpiresAt: string | null;
-                createdAt: string;
-                updatedAt: string;
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `95000` | invalid parameter |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `95001` | no such endpoint |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '95000' | '60000' | '70001' | '500' | '95001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    get: operations['getWebhookEndpoint'];
     put?: never;
     post?: never;
     /** Delete a webhook endpoint and its pending deliveries */
-    delete: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          endpointId: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `95000` | invalid parameter |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `95001` | no such endpoint |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '95000' | '60000' | '70001' | '500' | '95001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    delete: operations['deleteWebhookEndpoint'];
     options?: never;
     head?: never;
     /** Change a webhook endpoint's url or event types, or enable it again */
-    patch: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          endpointId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description where events are POSTed: https (http only where the server allows it), not a private address */
-            url?: string;
-            eventTypes?: string[] | null;
-            /**
-             * @description true re-enables an endpoint disabled after failures
-             * @enum {boolean}
-             */
-            enabled?: true;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                id: string;
-                url: string;
-                eventTypes: string[] | null;
-                status: 'enabled' | 'disabled';
-                disabledReason: string | null;
-                consecutiveFailures: number;
-                previousSecretExpiresAt: string | null;
-                createdAt: string;
-                updatedAt: string;
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `95000` | invalid parameter |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `95001` | no such endpoint |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '95000' | '60000' | '70001' | '500' | '95001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    patch: operations['updateWebhookEndpoint'];
     trace?: never;
   };
   '/v1/webhooks/endpoints/{endpointId}/rotate-secret': {
@@ -3921,110 +533,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Rotate a webhook endpoint's signing secret (answers the new one, once) */
-    post: {
-      parameters: {
-        query: {
-          /**
-           * @description one-time random string, 8–64 of A-Za-z0-9_-
-           * @example nonce-0123456789
-           */
-          g_nonce: string;
-        };
-        header?: never;
-        path: {
-          endpointId: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description how long the previous secret also signs; default 86400 */
-            overlapSeconds?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description Handled: `code` 0 and the operation's `data` */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /** @enum {number} */
-              code: 0;
-              message: string;
-              data: {
-                id: string;
-                url: string;
-                eventTypes: string[] | null;
-                status: 'enabled' | 'disabled';
-                disabledReason: string | null;
-                consecutiveFailures: number;
-                previousSecretExpiresAt: string | null;
-                createdAt: string;
-                updatedAt: string;
-                /** @description whsec_…: shown only now; keep it to verify signatures */
-                secret: string;
-              };
-            };
-          };
-        };
-        /**
-         * @description Business failure: `code` says which, `message` and `cause` explain it.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `95000` | invalid parameter |
-         *     | `60000` | application token check failed |
-         *     | `70001` | security check failed |
-         *     | `500` | network error, retry |
-         *     | `95001` | no such endpoint |
-         */
-        299: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '95000' | '60000' | '70001' | '500' | '95001';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-        /**
-         * @description Over the per-app rate limit; retry in the next minute.
-         *
-         *     | code | meaning |
-         *     |---|---|
-         *     | `429` | too many requests |
-         */
-        429: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              /**
-               * @description business code
-               * @enum {string}
-               */
-              code: '429';
-              message: string;
-              cause: string;
-              data?: unknown;
-            };
-          };
-        };
-      };
-    };
+    post: operations['rotateWebhookEndpointSecret'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4433,6 +942,3523 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+  checkLiveness: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The process is up */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            status: 'ok';
+          };
+        };
+      };
+    };
+  };
+  checkReadiness: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Ready to serve */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            status: 'ready';
+          };
+        };
+      };
+      /** @description The database does not answer */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            status: 'unavailable';
+          };
+        };
+      };
+    };
+  };
+  getLeaseKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Every key that has signed offline leases, retired ones included: a lease signed before a rotation verifies until it expires */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            keys: {
+              /** @enum {string} */
+              kty: 'OKP';
+              /** @enum {string} */
+              crv: 'Ed25519';
+              /** @description the public key, base64url */
+              x: string;
+              /** @description the key's RFC 7638 thumbprint; a lease's header names it */
+              kid: string;
+              /** @enum {string} */
+              alg: 'EdDSA';
+              /** @enum {string} */
+              use: 'sig';
+            }[];
+          };
+        };
+      };
+    };
+  };
+  requestToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          /** @description `client_credentials` (app token) or `password` (member token) */
+          grant_type: string;
+          /** @description appKey, when not sent with HTTP Basic */
+          client_id?: string;
+          /** @description appSecret, when not sent with HTTP Basic */
+          client_secret?: string;
+          /** @description client_credentials: space-separated subset of the app scopes */
+          scope?: string;
+          /** @description password grant: the member account, user@enterpriseCode */
+          username?: string;
+          /** @description password grant: the member's password */
+          password?: string;
+        };
+        'application/json': {
+          /** @description `client_credentials` (app token) or `password` (member token) */
+          grant_type: string;
+          /** @description appKey, when not sent with HTTP Basic */
+          client_id?: string;
+          /** @description appSecret, when not sent with HTTP Basic */
+          client_secret?: string;
+          /** @description client_credentials: space-separated subset of the app scopes */
+          scope?: string;
+          /** @description password grant: the member account, user@enterpriseCode */
+          username?: string;
+          /** @description password grant: the member's password */
+          password?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The token; answered with Cache-Control: no-store */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            access_token: string;
+            /** @enum {string} */
+            token_type: 'bearer';
+            /** @description seconds */
+            expires_in: number;
+            /** @description space-separated scopes the token carries */
+            scope: string;
+          };
+        };
+      };
+      /** @description RFC 6749 §5.2 error */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
+            error: string;
+            error_description: string;
+          };
+        };
+      };
+      /** @description Client authentication failed (invalid_client) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
+            error: string;
+            error_description: string;
+          };
+        };
+      };
+      /** @description A body over 16384 bytes (invalid_request) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
+            error: string;
+            error_description: string;
+          };
+        };
+      };
+      /** @description Too many token requests this minute for the client_id or from the address (temporarily_unavailable); Retry-After says when to try again */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
+            error: string;
+            error_description: string;
+          };
+        };
+      };
+      /** @description A fault of the server (server_error) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description invalid_request, invalid_client, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope, temporarily_unavailable (rate limited) or server_error */
+            error: string;
+            error_description: string;
+          };
+        };
+      };
+    };
+  };
+  bindEnterpriseUser: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          channelCode: string;
+          channelCustomerId: string;
+          customerName?: string | null;
+          branchName?: string | null;
+          enterpriseName: string;
+          passwordMobile?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              customerId: string;
+              channelCode: string;
+              channelCustomerId: string;
+              enterpriseGlobalId: string;
+              enterpriseName: string;
+              isDefault: boolean;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `13004` | parameter validation failure; the message names the field |
+       *     | `500` | network error, retry |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '13004' | '500' | '60000' | '70001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  createEnterpriseUser: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          crmCustomerId: string;
+          customerName: string;
+          branchName?: string | null;
+          address?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              enterpriseGlobalId: string;
+              defaultType: boolean;
+              members: {
+                memberGlobalId: string;
+                /** @enum {string} */
+                memberIdentity: 'admin' | 'member';
+              }[];
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `13004` | parameter validation failure; the message names the field |
+       *     | `500` | network error, retry |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '13004' | '500' | '60000' | '70001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  queryEnterpriseUser: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+        channelCode: string;
+        channelCustomerId: string;
+        defaultCustomer?: 'Y' | 'N';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              customerId: string;
+              channelCode: string;
+              channelCustomerId: string | null;
+              enterpriseGlobalId: string;
+              enterpriseName: string;
+              isDefault: boolean;
+            }[];
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `13004` | parameter validation failure; the message names the field |
+       *     | `500` | network error, retry |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '13004' | '500' | '60000' | '70001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  updateEnterpriseUser: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          crmCustomerId: string;
+          customerName?: string | null;
+          branchName?: string | null;
+          address?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `13004` | parameter validation failure; the message names the field |
+       *     | `500` | network error, retry |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '13004' | '500' | '60000' | '70001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  obtainAssetNumbers: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          size: number | string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: string[];
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `13004` | parameter validation failure; the message names the field |
+       *     | `500` | network error, retry |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '13004' | '500' | '60000' | '70001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  batchOrder: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+        /** @description the caller's application key; must be the token's */
+        appKey?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description required unless every order gives customerId; left out, it is the channel of those customers, which must be one of the application's channels and all the same */
+          channelCode?: string;
+          channelOrderId: string;
+          /** @enum {string} */
+          syncMode: 'sync' | 'async';
+          orderList: {
+            sequence: number | string;
+            customerId?: string | null;
+            crmCustomerId?: string | null;
+            customerName?: string | null;
+            channelCustomerId?: string | null;
+            adminName?: string | null;
+            adminAccount?: string | null;
+            adminEmail?: string | null;
+            adminCellNumber?: string | null;
+            passwordMobile?: string | null;
+            address?: string | null;
+            customerType?: ('personal' | 'company') | null;
+            branchCode?: string | null;
+            branchName?: string | null;
+            enterpriseGlobalId?: string | null;
+            srcLicenseOrderId?: string | null;
+            /** @enum {string} */
+            licenseType:
+              | 'normal_unrecover_usbkey'
+              | 'normal_recover_usbkey'
+              | 'normal_unrecover_lan_usbkey'
+              | 'normal_recover_lan_usbkey'
+              | 'identity_usbkey'
+              | 'identity_lan_usbkey'
+              | 'softkey'
+              | 'lan_softkey'
+              | 'product_entity'
+              | 'cloud_account'
+              | 'cloud_customer'
+              | 'cloud_personal'
+              | 'lk_product_usbkey'
+              | 'lk_auth_usbkey';
+            /** @enum {string} */
+            orderType: 'new_buy' | 'delete_asset' | 'delete_product';
+            assets?:
+              | {
+                  assetNos?: string[] | null;
+                  assetExtendList?:
+                    | {
+                        extendCode: string;
+                        extendValue?: string | null;
+                      }[]
+                    | null;
+                  limitStartDate?: (number | string) | null;
+                  limitEndDate?: (number | string) | null;
+                  borrowedUsbKey?: boolean | null;
+                  transferedAssetNum?: boolean | null;
+                  products?:
+                    | {
+                        crmProductId?: string | null;
+                        parentCrmProductId?: string | null;
+                        productUri?: string | null;
+                        productName?: string | null;
+                        gmsPid?: string | null;
+                        appKey?: string | null;
+                        productType?: string | null;
+                        limitStartDate?: (number | string) | null;
+                        limitEndDate?: (number | string) | null;
+                        limitConcurrent?: (number | string) | null;
+                        limitAmount?: (number | string) | null;
+                        limitTimeDuration?: (number | string) | null;
+                        strictMatchWhenDelete?: boolean | null;
+                        trial?: (number | string) | null;
+                        trialEndDate?: (number | string) | null;
+                        passwords?: string[] | null;
+                        timeUnit?: string | null;
+                        timeUnitQuantity?: (number | string) | null;
+                        timeDurationExpression?: string | null;
+                        srcLicenseOrderId?: string | null;
+                        productFeatures?:
+                          | {
+                              featureCode?: string | null;
+                              featureName?: string | null;
+                              featureValue?: string | null;
+                              featureValueType?: string | null;
+                              trial?: (number | string) | null;
+                              trialEndDate?: ((number | string) | string) | null;
+                            }[]
+                          | null;
+                      }[]
+                    | null;
+                  merchandises?: components['schemas']['LicenseOrderMerchandise'][] | null;
+                }[]
+              | null;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              sequence: number;
+              licenseOrderId: string;
+              customerId: string;
+            }[];
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `13004` | parameter validation failure; the message names the field |
+       *     | `500` | network error, retry |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '13004' | '500' | '60000' | '70001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  getLicenseOrder: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        licenseOrderId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              licenseOrderId: string;
+              channelOrderId: string;
+              sequence: number;
+              /** @enum {string} */
+              status: 'pending' | 'completed' | 'failed';
+              reason: string | null;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `13004` | parameter validation failure; the message names the field |
+       *     | `500` | network error, retry |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '13004' | '500' | '60000' | '70001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  lockAssets: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          assetNums: string[];
+          /** @description operator's name, mobile or e-mail */
+          operatorIdentity: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              assetNum: string;
+              /** @description 1 done (or already so), 2 no such lock, 3 the lock was revoked, 4 not a lockable type */
+              status: number;
+            }[];
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `13004` | parameter validation failure; the message names the field |
+       *     | `500` | network error, retry |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '13004' | '500' | '60000' | '70001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  unlockAssets: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          assetNums: string[];
+          /** @description operator's name, mobile or e-mail */
+          operatorIdentity: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              assetNum: string;
+              /** @description 1 done (or already so), 2 no such lock, 3 the lock was revoked, 4 not a lockable type */
+              status: number;
+            }[];
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `13004` | parameter validation failure; the message names the field |
+       *     | `500` | network error, retry |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '13004' | '500' | '60000' | '70001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  listEnterpriseAssets: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+        extendCode?: string;
+      };
+      header?: never;
+      path: {
+        enterpriseGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              id: string;
+              licenseType: string;
+              assetNum: string;
+              grantable: boolean;
+              customerId: string;
+              keyShellNumber: string | null;
+              keyChipType: number | null;
+              locked: boolean;
+              freezing: boolean;
+              createTime: number;
+              updateTime: number;
+              limitStartTime: number | null;
+              limitEndTime: number | null;
+              assignStatus: {
+                id: string;
+                /** @enum {string} */
+                assignStatus: 'assigned' | 'unassigned';
+                assignMemberId: string | null;
+                createTime: string | null;
+                updateTime: null;
+              };
+              assetLimits: null;
+              assetExtends: {
+                extendCode: string;
+                extendValue: string | null;
+              }[];
+              borrowedUsbKey: boolean;
+            }[];
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `13004` | parameter validation failure; the message names the field |
+       *     | `500` | network error, retry |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '13004' | '500' | '60000' | '70001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  addMembers: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        enterpriseGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          userList?:
+            | {
+                [key: string]: unknown;
+              }[]
+            | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              succeeded: {
+                id: number;
+                userId: number;
+                globalId: string;
+                enterpriseId: number;
+                departmentId: number | null;
+                departmentName: string | null;
+                /** @description the full account, userName@enterpriseCode */
+                userName: string;
+                name: string;
+                remark: string | null;
+                deleted: boolean;
+                /** @description epoch milliseconds */
+                updateTime: number;
+                /** @description epoch milliseconds */
+                createTime: number;
+              }[];
+              failed: {
+                userName: string;
+                message: string;
+              }[];
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `40021` | employee list empty |
+       *     | `60013` | upload count exceeds the maximum of 100 |
+       *     | `40008` | account empty |
+       *     | `40001` | password empty |
+       *     | `40009` | group id empty |
+       *     | `40022` | name empty |
+       *     | `50003` | password length must lie between {0} and {1} |
+       *     | `30002` | name too long |
+       *     | `30003` | remark too long |
+       *     | `10003` | account may contain only letters and digits |
+       *     | `10004` | mobile number invalid |
+       *     | `40006` | enterprise suffix empty |
+       *     | `60009` | the enterprise account may create at most {0} trial member accounts |
+       *     | `60027` | some employees failed to add |
+       *     | `80001` | user-center exception |
+       *     | `33003` | employee permission insufficient |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code:
+              | '60000'
+              | '60005'
+              | '70001'
+              | '500'
+              | '40000'
+              | '40021'
+              | '60013'
+              | '40008'
+              | '40001'
+              | '40009'
+              | '40022'
+              | '50003'
+              | '30002'
+              | '30003'
+              | '10003'
+              | '10004'
+              | '40006'
+              | '60009'
+              | '60027'
+              | '80001'
+              | '33003';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  editMember: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        enterpriseGlobalId: string;
+        memberGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description cannot be changed; may be echoed */
+          userName?: string;
+          departmentId?: number | string;
+          name?: string;
+          remark?: string | null;
+          passwordMobile?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `60002` | user not found |
+       *     | `40022` | name empty |
+       *     | `30002` | name too long |
+       *     | `30003` | remark too long |
+       *     | `10004` | mobile number invalid |
+       *     | `80001` | user-center exception |
+       *     | `33003` | employee permission insufficient |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code:
+              | '60000'
+              | '60005'
+              | '70001'
+              | '500'
+              | '40000'
+              | '60002'
+              | '40022'
+              | '30002'
+              | '30003'
+              | '10004'
+              | '80001'
+              | '33003';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  deleteMember: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        enterpriseGlobalId: string;
+        memberGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `60002` | user not found |
+       *     | `80001` | user-center exception |
+       *     | `33003` | employee permission insufficient |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '60000' | '60005' | '70001' | '500' | '40000' | '60002' | '80001' | '33003';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  resetPassword: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        enterpriseGlobalId: string;
+        memberGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          password?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `60002` | user not found |
+       *     | `40001` | password empty |
+       *     | `50003` | password length must lie between {0} and {1} |
+       *     | `80001` | user-center exception |
+       *     | `33003` | employee permission insufficient |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code:
+              '60000' | '60005' | '70001' | '500' | '40000' | '60002' | '40001' | '50003' | '80001' | '33003';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  listMembers: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+        departmentId?: number | string;
+        keyword?: string;
+        pageNum?: number | string;
+        pageSize?: number | string;
+      };
+      header?: never;
+      path: {
+        enterpriseGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              pageNum: number;
+              pageSize: number;
+              size: number;
+              orderBy: null;
+              startRow: number;
+              endRow: number;
+              total: number;
+              pages: number;
+              list: {
+                id: string;
+                userId: string;
+                globalId: string;
+                enterpriseId: string;
+                departmentId: number | null;
+                departmentName: string | null;
+                /** @description the full account, userName@enterpriseCode */
+                userName: string;
+                passwordMobile: string | null;
+                name: string;
+                assetNums: string[];
+                borrowNum: string | null;
+                onlineFlag: boolean;
+                remark: string | null;
+                deleted: boolean;
+                updateTime: number;
+                createTime: number;
+                boundUserInfo: null;
+              }[];
+              firstPage: number;
+              prePage: number;
+              nextPage: number;
+              lastPage: number;
+              isFirstPage: boolean;
+              isLastPage: boolean;
+              hasPreviousPage: boolean;
+              hasNextPage: boolean;
+              navigatePages: number;
+              navigatepageNums: number[];
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `80001` | user-center exception |
+       *     | `33003` | employee permission insufficient |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '60000' | '60005' | '70001' | '500' | '40000' | '80001' | '33003';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  listAssetNums: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        enterpriseGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              assetNum: string;
+              assetId: string;
+              cloudAccountGlobalId: string | null;
+              /** @description its entitlements are lent to a lent lock */
+              borrowedFlag: boolean;
+              /** @description in online use; false until sessions report it */
+              onlineFlag: boolean;
+            }[];
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `60017` | current account not bound to an authorization customer |
+       *     | `33003` | employee permission insufficient |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '60000' | '60005' | '70001' | '500' | '40000' | '60017' | '33003';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  listMerchandiseProducts: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        assetId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              productInstanceList: {
+                id: string;
+                licenseType: string;
+                customerId: string;
+                assetId: string | null;
+                assetInsId: string | null;
+                merchandiseInsId: string | null;
+                assetNum: string | null;
+                productUri: string;
+                gmsPid: string;
+                appKey: string;
+                productName: string;
+                channelCode: string;
+                licenseOrderId: string;
+                channelOrderId: string;
+                limitStartTime: number | null;
+                limitEndTime: number | null;
+                limitAmount: number | null;
+                limitConcurrent: number | null;
+                limitTimeDuration: number | null;
+                /** @description 1 trial, 0 not */
+                trial: number;
+                trialEndDate: number | null;
+                /** @enum {string} */
+                limitType: 'basic' | 'feature';
+                prodDefExtend: boolean;
+                timeDurationExpression: string | null;
+                srcLicenseOrderId: string | null;
+                /** @description epoch milliseconds */
+                createTime: number;
+                updateTime: number | null;
+                activateFlag: boolean;
+                crmProductId: string;
+                /** @description the product's features (productFeatures of its order) */
+                productExtendInstanceList: {
+                  featureCode: string | null;
+                  featureName: string | null;
+                  featureValue: string | null;
+                  featureValueType: string | null;
+                  /** @description 1 trial, 0 not */
+                  trial: number;
+                  trialEndDate: number | null;
+                }[];
+              }[];
+              children: components['schemas']['MemberMerchandiseNode'][];
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `60017` | current account not bound to an authorization customer |
+       *     | `60024` | asset number not found |
+       *     | `33003` | employee permission insufficient |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '60000' | '60005' | '70001' | '500' | '40000' | '60017' | '60024' | '33003';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  listBorrowUsbKeys: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        enterpriseGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              assetId: string;
+              /** @description the lent lock number */
+              assetNum: string;
+              /** @description lent now */
+              borrowedFlag: boolean;
+              cloudAccountGlobalId: string | null;
+            }[];
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `60017` | current account not bound to an authorization customer |
+       *     | `33003` | employee permission insufficient |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '60000' | '60005' | '70001' | '500' | '40000' | '60017' | '33003';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  configurePrivileges: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        memberGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description asset numbers to take from the member */
+          deleteAssets?: string[];
+          /** @description asset numbers to assign to the member */
+          addAssets?: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `60023` | the enterprise sub-account matched several employees |
+       *     | `60024` | asset number not found |
+       *     | `60025` | asset number belongs to a different customer |
+       *     | `60026` | the enterprise sub-account did not match an employee |
+       *     | `60028` | asset number configured more than once |
+       *     | `33003` | employee permission insufficient |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code:
+              | '60000'
+              | '60005'
+              | '70001'
+              | '500'
+              | '40000'
+              | '60023'
+              | '60024'
+              | '60025'
+              | '60026'
+              | '60028'
+              | '33003';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  borrowAssets: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        memberGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the lent lock number */
+          borrowedUsbKey: string;
+          /** @description ids of assets assigned to the member */
+          assetIDs: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `60026` | the enterprise sub-account did not match an employee |
+       *     | `33006` | insufficient nodes |
+       *     | `33003` | employee permission insufficient |
+       *     | `33007` | already lent to another lent lock |
+       *     | `33008` | lent lock status abnormal |
+       *     | `33018` | lent lock already lent to another employee |
+       *     | `33009` | lend request failed |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code:
+              | '60000'
+              | '60005'
+              | '70001'
+              | '500'
+              | '40000'
+              | '60026'
+              | '33006'
+              | '33003'
+              | '33007'
+              | '33008'
+              | '33018'
+              | '33009';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  returnAssets: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        memberGlobalId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the lent lock number */
+          borrowedUsbKey: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: null;
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `40000` | parameter empty |
+       *     | `60026` | the enterprise sub-account did not match an employee |
+       *     | `33003` | employee permission insufficient |
+       *     | `33008` | lent lock status abnormal |
+       *     | `33018` | lent lock already lent to another employee |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '60000' | '60005' | '70001' | '500' | '40000' | '60026' | '33003' | '33008' | '33018';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  checkOutLease: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
+          fingerprint: string;
+          crmProductId?: string;
+          productUri?: string;
+          /** @description the lock's asset number (a lock holder), or which of a member's assets to use */
+          assetNum?: string;
+          offlineDays?: number | string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              leaseId: string;
+              /** @description `granted` a new seat; `resumed` the live lease this holder and machine already had */
+              status: 'granted' | 'resumed';
+              /** @description the asset whose product the lease runs */
+              assetNum: string;
+              /** @description epoch ms; heartbeat before it or lose the seat */
+              expiresAt: number;
+              heartbeatIntervalSeconds: number;
+              product: {
+                crmProductId: string | null;
+                productUri: string | null;
+                productName: string | null;
+              };
+              limits: {
+                concurrent: number | null;
+                timeDurationSeconds: number | null;
+                amount: number | null;
+                startDate: number | null;
+                endDate: number | null;
+              };
+              offlineLease: string | null;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `90000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `90001` | no asset of this holder carries the product |
+       *     | `90002` | the asset carrying the product is disabled |
+       *     | `90003` | the license is not valid yet (from {0}) |
+       *     | `90004` | the license ended (at {0}) |
+       *     | `90005` | all {0} seats of the product are in use ({1} in use) |
+       *     | `90006` | the product has used its {0} s of usage time ({1} s used) |
+       *     | `90007` | the product has consumed its amount of {0} ({1} consumed, {2} asked) |
+       *     | `90011` | offline leases of {0} days are not allowed for this application (at most {1}) |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code:
+              | '90000'
+              | '60000'
+              | '60005'
+              | '70001'
+              | '500'
+              | '90001'
+              | '90002'
+              | '90003'
+              | '90004'
+              | '90005'
+              | '90006'
+              | '90007'
+              | '90011';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  heartbeatLease: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        leaseId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
+          fingerprint: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              leaseId: string;
+              /** @description epoch ms */
+              expiresAt: number;
+              heartbeatIntervalSeconds: number;
+              /** @description this lease's accumulated use */
+              usedSeconds: number;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `90000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `90008` | no such lease |
+       *     | `90010` | the lease expired |
+       *     | `90009` | the lease was revoked: {0} |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '90000' | '60000' | '60005' | '70001' | '500' | '90008' | '90010' | '90009';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  checkInLease: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        leaseId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
+          fingerprint: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              usedSeconds: number;
+              /** @description epoch ms when the lease's seat is free for another machine: now for an online lease; for an offline lease its expiry, unless the application allows early return */
+              seatFreeAt: number;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `90000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `90008` | no such lease |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '90000' | '60000' | '60005' | '70001' | '500' | '90008';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  consumeLease: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        leaseId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the machine's fingerprint: 8–256 printable ASCII characters, no spaces */
+          fingerprint: string;
+          amount: number | string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              /** @description the product's total consumption */
+              consumed: number;
+              limit: number | null;
+              remaining: number | null;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `90000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `90008` | no such lease |
+       *     | `90010` | the lease expired |
+       *     | `90009` | the lease was revoked: {0} |
+       *     | `90007` | the product has consumed its amount of {0} ({1} consumed, {2} asked) |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '90000' | '60000' | '60005' | '70001' | '500' | '90008' | '90010' | '90009' | '90007';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  listWebhookEndpoints: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              id: string;
+              url: string;
+              eventTypes: string[] | null;
+              status: 'enabled' | 'disabled';
+              disabledReason: string | null;
+              consecutiveFailures: number;
+              previousSecretExpiresAt: string | null;
+              createdAt: string;
+              updatedAt: string;
+            }[];
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `95000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '95000' | '60000' | '70001' | '500';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  createWebhookEndpoint: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description where events are POSTed: https (http only where the server allows it), not a private address */
+          url: string;
+          eventTypes?: string[] | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              id: string;
+              url: string;
+              eventTypes: string[] | null;
+              status: 'enabled' | 'disabled';
+              disabledReason: string | null;
+              consecutiveFailures: number;
+              previousSecretExpiresAt: string | null;
+              createdAt: string;
+              updatedAt: string;
+              /** @description whsec_…: shown only now; keep it to verify signatures */
+              secret: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `95000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `95002` | an application has at most {0} endpoints |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '95000' | '60000' | '70001' | '500' | '95002';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  getWebhookEndpoint: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              id: string;
+              url: string;
+              eventTypes: string[] | null;
+              status: 'enabled' | 'disabled';
+              disabledReason: string | null;
+              consecutiveFailures: number;
+              previousSecretExpiresAt: string | null;
+              createdAt: string;
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `95000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `95001` | no such endpoint |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '95000' | '60000' | '70001' | '500' | '95001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  deleteWebhookEndpoint: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `95000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `95001` | no such endpoint |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '95000' | '60000' | '70001' | '500' | '95001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  updateWebhookEndpoint: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description where events are POSTed: https (http only where the server allows it), not a private address */
+          url?: string;
+          eventTypes?: string[] | null;
+          /**
+           * @description true re-enables an endpoint disabled after failures
+           * @enum {boolean}
+           */
+          enabled?: true;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              id: string;
+              url: string;
+              eventTypes: string[] | null;
+              status: 'enabled' | 'disabled';
+              disabledReason: string | null;
+              consecutiveFailures: number;
+              previousSecretExpiresAt: string | null;
+              createdAt: string;
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `95000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `95001` | no such endpoint |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '95000' | '60000' | '70001' | '500' | '95001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  rotateWebhookEndpointSecret: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path: {
+        endpointId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description how long the previous secret also signs; default 86400 */
+          overlapSeconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              id: string;
+              url: string;
+              eventTypes: string[] | null;
+              status: 'enabled' | 'disabled';
+              disabledReason: string | null;
+              consecutiveFailures: number;
+              previousSecretExpiresAt: string | null;
+              createdAt: string;
+              updatedAt: string;
+              /** @description whsec_…: shown only now; keep it to verify signatures */
+              secret: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `95000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `95001` | no such endpoint |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '95000' | '60000' | '70001' | '500' | '95001';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
   webhook_order_accepted: {
     parameters: {
       query?: never;

@@ -42,7 +42,12 @@ parameter (8–64 of \`A-Za-z0-9_-\`, accepted once per application) and an app 
 /** The parts of the document that no route carries: info, tags, security schemes, the envelope. */
 export const documentBase: Partial<OpenAPIV3_1.Document> = {
   openapi: '3.1.0',
-  info: { title: 'Keyward API', version, description },
+  info: {
+    title: 'Keyward API',
+    version,
+    description,
+    license: { name: 'Apache License 2.0', identifier: 'Apache-2.0' },
+  },
   tags: [
     {
       name: Tag.order,

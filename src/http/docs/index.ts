@@ -5,7 +5,7 @@ import { DOCS_POLICY } from '../security-headers.js';
 import { documentBase } from './document-base.js';
 import { nonceInterceptor } from './nonce-interceptor.js';
 import { trackRoutes } from './route-catalog.js';
-import { transformDocument, transformRoute } from './transform.js';
+import { documentFor, transformDocument, transformRoute } from './transform.js';
 import { ACCESS } from '../access/access.js';
 
 type UiConfig = NonNullable<FastifySwaggerUiOptions['uiConfig']>;
@@ -32,7 +32,7 @@ export async function registerApiDocs(app: App): Promise<void> {
   app.get(
     '/openapi.json',
     { config: { access: ACCESS.public }, schema: { hide: true } as object },
-    async () => app.swagger(),
+    async (request) => documentFor(app.swagger(), request),
   );
   // The reference page's routes are the plugin's own: they are declared public here, where they
   // are registered, like every other route.
@@ -44,6 +44,7 @@ export async function registerApiDocs(app: App): Promise<void> {
       routePrefix: '/docs',
       staticCSP: DOCS_POLICY,
       theme: { title: 'Keyward API' },
+      transformSpecification: (document, request) => documentFor(document, request),
       uiConfig: {
         deepLinking: true,
         displayRequestDuration: true,

@@ -1,4 +1,4 @@
-import type { FastifySchema, RouteOptions } from 'fastify';
+import type { FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { CommonCode } from '../../errors/common-codes.js';
 import {
   codeMessage,
@@ -114,7 +114,7 @@ export function transformRoute({
     case 'ops':
       return {
         schema: (DOCUMENTED_OPS.has(url)
-          ? { ...own, tags: [DOCUMENTED_OPS.get(url)] }
+          ? { ...own, tags: [DOCUMENTED_OPS.get(url)], security: [] }
           : { ...own, hide: true }) as FastifySchema,
         url,
       };
@@ -194,6 +194,17 @@ function describeNonce(document: { paths?: Record<string, Record<string, unknown
       }
     }
   }
+}
+
+/**
+ * The document as one caller sees it: `servers` is where that caller reached this server, so a
+ * generator or "Try it out" calls the same place (behind a proxy, as TRUST_PROXY lets Fastify see it).
+ */
+export function documentFor<T extends object>(
+  document: T,
+  request: FastifyRequest,
+): T & { servers: Array<{ url: string }> } {
+  return { ...document, servers: [{ url: `${request.protocol}://${request.host}` }] };
 }
 
 /** @fastify/swagger `transformObject`: the finishing touches on the whole document. */

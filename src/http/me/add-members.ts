@@ -26,6 +26,7 @@ export function addMembersRoute(app: App): void {
       config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
+        operationId: 'addMembers',
         summary: 'Add employees',
         params: EnterpriseParams,
         querystring: Type.Object(NonceQuery),

@@ -25,6 +25,7 @@ export function borrowAssetsRoute(app: App): void {
       config: { access: ACCESS.member },
       preValidation: adminOrSelf,
       schema: {
+        operationId: 'borrowAssets',
         summary: 'Lend assets to a lent lock',
         params: MemberOnlyParams,
         querystring: Type.Object(NonceQuery),

@@ -21,6 +21,7 @@ export function configurePrivilegesRoute(app: App): void {
       config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
+        operationId: 'configurePrivileges',
         summary: 'Configure assets of an employee',
         params: MemberOnlyParams,
         querystring: Type.Object(NonceQuery),

@@ -20,6 +20,7 @@ export function deleteMemberRoute(app: App): void {
         config: { access: ACCESS.member },
         preValidation: adminOnly,
         schema: {
+          operationId: 'deleteMember',
           summary: 'Delete an employee',
           params: MemberParams,
           querystring: Type.Object(NonceQuery),

@@ -24,6 +24,7 @@ export function editMemberRoute(app: App): void {
       config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
+        operationId: 'editMember',
         summary: 'Edit an employee',
         params: MemberParams,
         querystring: Type.Object(NonceQuery),

@@ -15,6 +15,7 @@ export function listAssetNumsRoute(app: App): void {
       config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
+        operationId: 'listAssetNums',
         summary: 'List enterprise asset numbers',
         params: EnterpriseParams,
         querystring: Type.Object(NonceQuery),

@@ -15,6 +15,7 @@ export function listBorrowUsbKeysRoute(app: App): void {
       config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
+        operationId: 'listBorrowUsbKeys',
         summary: 'List lent locks',
         params: EnterpriseParams,
         querystring: Type.Object(NonceQuery),

@@ -32,6 +32,7 @@ export function listMembersRoute(app: App): void {
       config: { access: ACCESS.member },
       preValidation: [adminOnly, dropEmptyNumbers],
       schema: {
+        operationId: 'listMembers',
         summary: 'List employees',
         params: EnterpriseParams,
         querystring: Query,

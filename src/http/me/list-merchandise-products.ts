@@ -17,6 +17,7 @@ export function listMerchandiseProductsRoute(app: App): void {
       config: { access: ACCESS.member },
       preValidation: adminOnly,
       schema: {
+        operationId: 'listMerchandiseProducts',
         summary: 'List products under an asset',
         params: Params,
         querystring: Type.Object(NonceQuery),

@@ -18,6 +18,7 @@ export function resetPasswordRoute(app: App): void {
       config: { access: ACCESS.member },
       preValidation: adminOrSelf,
       schema: {
+        operationId: 'resetPassword',
         summary: 'Reset an employee password',
         params: MemberParams,
         querystring: Type.Object(NonceQuery),

@@ -18,6 +18,7 @@ export function returnAssetsRoute(app: App): void {
       config: { access: ACCESS.member },
       preValidation: adminOrSelf,
       schema: {
+        operationId: 'returnAssets',
         summary: 'Return lent assets from a lent lock',
         params: MemberOnlyParams,
         querystring: Type.Object(NonceQuery),

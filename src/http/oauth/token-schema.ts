@@ -47,6 +47,7 @@ const OAuthErrorAnswer = (description: string) =>
   );
 
 export const tokenSchema = {
+  operationId: 'requestToken',
   summary: 'Obtain an app token (client_credentials) or a member token (password)',
   description:
     'RFC 6749. The client authenticates with HTTP Basic `appKey:appSecret` or with client_id and client_secret in the body; the body is form-encoded or JSON. The password grant needs an application with scope auth_me and answers a token bound to that application.',

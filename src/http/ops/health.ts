@@ -13,6 +13,7 @@ export function healthRoutes(app: App): void {
     {
       config: { access: ACCESS.public },
       schema: {
+        operationId: 'checkLiveness',
         summary: 'Liveness: the process answers',
         response: { 200: Status(['ok'], 'The process is up') },
       },
@@ -26,6 +27,7 @@ export function healthRoutes(app: App): void {
     {
       config: { access: ACCESS.public },
       schema: {
+        operationId: 'checkReadiness',
         summary: 'Readiness: the database answers',
         response: {
           200: Status(['ready'], 'Ready to serve'),

@@ -30,6 +30,7 @@ export function batchOrderRoute(app: App): void {
     {
       config: { access: ACCESS.order },
       schema: {
+        operationId: 'batchOrder',
         summary: 'Batch-create basic license orders',
         querystring: Query,
         body,

@@ -24,6 +24,7 @@ export function bindCustomerRoute(app: App): void {
     {
       config: { access: ACCESS.order },
       schema: {
+        operationId: 'bindEnterpriseUser',
         summary: 'Bind customer to enterprise master account',
         querystring: Type.Object(NonceQuery),
         body: Body,

@@ -32,6 +32,7 @@ export function createCustomerRoute(app: App): void {
     {
       config: { access: ACCESS.order },
       schema: {
+        operationId: 'createEnterpriseUser',
         summary: 'Create industry-and-information customer',
         querystring: Type.Object(NonceQuery),
         body: Body,

@@ -20,6 +20,7 @@ export function getLicenseOrderRoute(app: App): void {
     {
       config: { access: ACCESS.order },
       schema: {
+        operationId: 'getLicenseOrder',
         summary: 'Get the status of a license order',
         params: Type.Object({ licenseOrderId: Type.String({ minLength: 1, maxLength: 128 }) }),
         querystring: Type.Object(NonceQuery),

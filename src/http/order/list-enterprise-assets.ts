@@ -40,6 +40,7 @@ export function listEnterpriseAssetsRoute(app: App): void {
     {
       config: { access: ACCESS.order },
       schema: {
+        operationId: 'listEnterpriseAssets',
         summary: 'Query enterprise virtual assets',
         params: Type.Object({ enterpriseGlobalId: Type.String({ minLength: 1, maxLength: 128 }) }),
         querystring: Type.Object({

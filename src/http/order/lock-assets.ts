@@ -39,6 +39,7 @@ export function lockAssetsRoute(app: App): void {
     {
       config: { access: ACCESS.order },
       schema: {
+        operationId: 'lockAssets',
         summary: 'Batch-disable physical locks',
         querystring: Type.Object(NonceQuery),
         body: lockBody(app.config.limits.arrayElements),

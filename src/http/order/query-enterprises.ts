@@ -21,6 +21,7 @@ export function queryEnterprisesRoute(app: App): void {
     {
       config: { access: ACCESS.order },
       schema: {
+        operationId: 'queryEnterpriseUser',
         summary: 'Query enterprise master accounts',
         querystring: Query,
         response: { 200: Envelope(Type.Array(ListedEnterpriseCustomer)) },

@@ -14,6 +14,7 @@ export function shellnumsRoute(app: App): void {
     {
       config: { access: ACCESS.order },
       schema: {
+        operationId: 'obtainAssetNumbers',
         summary: 'Obtain asset numbers',
         querystring: Type.Object(NonceQuery),
         body: Body,

@@ -14,6 +14,7 @@ export function unlockAssetsRoute(app: App): void {
     {
       config: { access: ACCESS.order },
       schema: {
+        operationId: 'unlockAssets',
         summary: 'Batch-enable physical locks',
         querystring: Type.Object(NonceQuery),
         body: lockBody(app.config.limits.arrayElements),

@@ -21,6 +21,7 @@ export function updateCustomerRoute(app: App): void {
     {
       config: { access: ACCESS.order },
       schema: {
+        operationId: 'updateEnterpriseUser',
         summary: 'Update enterprise customer information',
         querystring: Type.Object(NonceQuery),
         body: Body,

@@ -16,6 +16,7 @@ export function checkInRoute(app: App): void {
     {
       config: { access: ACCESS.runtime },
       schema: {
+        operationId: 'checkInLease',
         summary: 'Check a lease in: its seat is free at seatFreeAt',
         params: LeaseParams,
         querystring: Type.Object(NonceQuery),

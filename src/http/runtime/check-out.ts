@@ -36,6 +36,7 @@ export function checkOutRoute(app: App): void {
     {
       config: { access: ACCESS.runtime },
       schema: {
+        operationId: 'checkOutLease',
         summary: 'Check out a lease: may this machine run the product?',
         querystring: Type.Object(NonceQuery),
         body: Body,

@@ -13,6 +13,7 @@ export function consumeRoute(app: App): void {
     {
       config: { access: ACCESS.runtime },
       schema: {
+        operationId: 'consumeLease',
         summary: "Consume from the product's amount",
         params: LeaseParams,
         querystring: Type.Object(NonceQuery),

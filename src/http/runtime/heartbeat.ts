@@ -14,6 +14,7 @@ export function heartbeatRoute(app: App): void {
     {
       config: { access: ACCESS.runtime },
       schema: {
+        operationId: 'heartbeatLease',
         summary: 'Heartbeat a lease',
         params: LeaseParams,
         querystring: Type.Object(NonceQuery),

@@ -32,6 +32,7 @@ export function jwksRoute(app: App): void {
     {
       config: { access: ACCESS.public },
       schema: {
+        operationId: 'getLeaseKeys',
         summary: 'The public keys that verify offline leases (JWKS)',
         response: { 200: KeySet },
       },

@@ -14,6 +14,7 @@ export function createEndpointRoute(app: App): void {
     {
       config: { access: ACCESS.webhooks },
       schema: {
+        operationId: 'createWebhookEndpoint',
         summary: 'Register a webhook endpoint (answers its signing secret, once)',
         querystring: Type.Object(NonceQuery),
         body: CreateEndpointBody,

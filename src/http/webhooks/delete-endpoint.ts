@@ -14,6 +14,7 @@ export function deleteEndpointRoute(app: App): void {
     {
       config: { access: ACCESS.webhooks },
       schema: {
+        operationId: 'deleteWebhookEndpoint',
         summary: 'Delete a webhook endpoint and its pending deliveries',
         params: EndpointParams,
         querystring: Type.Object(NonceQuery),

@@ -13,6 +13,7 @@ export function getEndpointRoute(app: App): void {
     {
       config: { access: ACCESS.webhooks },
       schema: {
+        operationId: 'getWebhookEndpoint',
         summary: 'Get a webhook endpoint',
         params: EndpointParams,
         querystring: Type.Object(NonceQuery),

@@ -13,6 +13,7 @@ export function listEndpointsRoute(app: App): void {
     {
       config: { access: ACCESS.webhooks },
       schema: {
+        operationId: 'listWebhookEndpoints',
         summary: "List the app's webhook endpoints",
         querystring: Type.Object(NonceQuery),
         response: { 200: Envelope(Type.Array(Endpoint)) },

@@ -14,6 +14,7 @@ export function rotateSecretRoute(app: App): void {
     {
       config: { access: ACCESS.webhooks },
       schema: {
+        operationId: 'rotateWebhookEndpointSecret',
         summary: "Rotate a webhook endpoint's signing secret (answers the new one, once)",
         params: EndpointParams,
         querystring: Type.Object(NonceQuery),

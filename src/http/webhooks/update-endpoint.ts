@@ -14,6 +14,7 @@ export function updateEndpointRoute(app: App): void {
     {
       config: { access: ACCESS.webhooks },
       schema: {
+        operationId: 'updateWebhookEndpoint',
         summary: "Change a webhook endpoint's url or event types, or enable it again",
         params: EndpointParams,
         querystring: Type.Object(NonceQuery),
