@@ -1,0 +1,72 @@
+"""Keyward for Python programs: check out a license seat, heartbeat while running, consume
+metered amounts, check in on exit, verify signed offline leases, and verify Keyward's webhooks.
+
+.. code-block:: python
+
+    import keyward
+
+    with keyward.Session(url, app_key, app_secret) as session:
+        with session.check_out(fingerprint, asset_num="A-1", crm_product_id="P-1") as lease:
+            lease.start_heartbeats(on_ended=lambda error: print("license withdrawn:", error))
+            lease.consume(1)
+            ...  # the program's work; leaving the block checks the seat in
+"""
+
+import logging as _logging
+
+from ._version import API_VERSION, __version__
+from .errors import (
+    LEASE_ENDED_CODES,
+    LEASE_REASONS,
+    KeywardAuthError,
+    KeywardConnectionError,
+    KeywardError,
+    LeaseError,
+    WebhookError,
+)
+from .offline import (
+    EXP_BOUNDS,
+    Jwks,
+    LeaseClaims,
+    LeaseHolder,
+    LeaseLimits,
+    LeaseProduct,
+    load_lease,
+    save_lease,
+    verify_lease,
+)
+from .session import CheckIn, Consumption, Heartbeat, HeartbeatThread, Lease, Session, new_nonce
+from .webhooks import WebhookEvent, verify_webhook
+
+# A library logs, the program decides where it goes.
+_logging.getLogger("keyward").addHandler(_logging.NullHandler())
+
+__all__ = [
+    "__version__",
+    "API_VERSION",
+    "Session",
+    "Lease",
+    "Heartbeat",
+    "Consumption",
+    "CheckIn",
+    "HeartbeatThread",
+    "new_nonce",
+    "Jwks",
+    "LeaseClaims",
+    "LeaseHolder",
+    "LeaseProduct",
+    "LeaseLimits",
+    "EXP_BOUNDS",
+    "verify_lease",
+    "save_lease",
+    "load_lease",
+    "WebhookEvent",
+    "verify_webhook",
+    "KeywardError",
+    "KeywardAuthError",
+    "KeywardConnectionError",
+    "LeaseError",
+    "LEASE_REASONS",
+    "LEASE_ENDED_CODES",
+    "WebhookError",
+]

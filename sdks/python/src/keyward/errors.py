@@ -1,0 +1,127 @@
+"""The exceptions of the Keyward SDK.
+
+- :class:`KeywardError`: the server answered and refused (a runtime code such as ``"90005"``, a
+  token refusal, an answer that is no Keyward envelope). Retrying the same call will not help.
+- :class:`KeywardConnectionError`: the server could not be reached or did not answer in time.
+  It is a :class:`ConnectionError`, never a :class:`KeywardError`: the program may run on and
+  try again later.
+- :class:`LeaseError`: :func:`keyward.verify_lease` refused an offline lease; ``reason`` says why.
+- :class:`WebhookError`: :func:`keyward.verify_webhook` refused a webhook.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+__all__ = [
+    "KeywardError",
+    "KeywardAuthError",
+    "KeywardConnectionError",
+    "LeaseError",
+    "LEASE_REASONS",
+    "WebhookError",
+    "LEASE_ENDED_CODES",
+]
+
+#: Runtime codes that mean the lease is over: no such lease (checked in, another machine's),
+#: revoked (the license was withdrawn), expired (its heartbeats stopped).
+LEASE_ENDED_CODES = frozenset({"90008", "90009", "90010"})
+
+
+class KeywardError(Exception):
+    """A refusal by Keyward: its ``code`` (digits as a string, e.g. ``"90005"``), ``message``,
+    ``cause``, the HTTP status it came with (299 for business failures) and the server's request
+    id (``x-request-id``), for its logs."""
+
+    code: str
+    message: str
+    cause: str
+    http_status: int
+    request_id: Optional[str]
+    data: Any
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        cause: str = "",
+        http_status: int = 299,
+        request_id: Optional[str] = None,
+        data: Any = None,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.cause = cause
+        self.http_status = http_status
+        self.request_id = request_id
+        self.data = data
+
+    @property
+    def lease_ended(self) -> bool:
+        """True when the refusal says the lease is over (90008, 90009, 90010)."""
+        return self.code in LEASE_ENDED_CODES
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(code={self.code!r}, message={self.message!r}, "
+            f"cause={self.cause!r}, http_status={self.http_status!r})"
+        )
+
+
+class KeywardAuthError(KeywardError):
+    """The token endpoint refused the application's credentials: ``code`` is the OAuth error
+    (``invalid_client``, ``invalid_scope``, ``temporarily_unavailable`` …), ``message`` its
+    description. ``retry_after`` (seconds) is set when the server asked to wait (HTTP 429)."""
+
+    retry_after: Optional[int]
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        http_status: int,
+        request_id: Optional[str] = None,
+        retry_after: Optional[int] = None,
+    ) -> None:
+        super().__init__(code, message, message, http_status, request_id)
+        self.retry_after = retry_after
+
+
+class KeywardConnectionError(ConnectionError):
+    """Keyward could not be reached: refused or dropped connection, DNS, TLS, timeout."""
+
+
+#: The reasons :class:`LeaseError` may carry (sdks/conformance/README.md).
+LEASE_REASONS = frozenset(
+    {
+        "malformed",
+        "signature",
+        "unknown-key",
+        "not-yet-valid",
+        "expired",
+        "audience",
+        "fingerprint",
+        "license-ended",
+    }
+)
+
+
+class LeaseError(Exception):
+    """An offline lease refused by :func:`keyward.verify_lease`.
+
+    ``reason`` is one of ``malformed``, ``signature``, ``unknown-key``, ``not-yet-valid``,
+    ``expired``, ``audience``, ``fingerprint``, ``license-ended``. ``unknown-key`` with a saved
+    JWKS means a key newer than the copy: fetch the JWKS again when online.
+    """
+
+    reason: str
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(f"lease refused ({reason}): {message}")
+        self.reason = reason
+
+
+class WebhookError(Exception):
+    """A webhook refused by :func:`keyward.verify_webhook`: a missing header, a timestamp out of
+    tolerance, no matching signature, or an event whose id is not the ``webhook-id``."""
