@@ -10,7 +10,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Type
 
@@ -174,8 +174,8 @@ class Session:
     # -- the token ------------------------------------------------------------------------------
 
     def _request_token(self) -> Tuple[str, float]:
-        quote = lambda text: urllib.parse.quote(text, safe="-_.!~*'()")  # noqa: E731
-        pair = f"{quote(self.app_key)}:{quote(self._app_secret)}".encode("utf-8")
+        # RFC 6749 §2.3.1: each part form-encoded before the Basic encoding.
+        pair = f"{_form_encoded(self.app_key)}:{_form_encoded(self._app_secret)}".encode("utf-8")
         fields = {"grant_type": "client_credentials"}
         if self._scope is not None:
             fields["scope"] = self._scope
@@ -331,6 +331,11 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session(base_url={self.base_url!r}, app_key={self.app_key!r})"
+
+
+def _form_encoded(text: str) -> str:
+    """As JavaScript's encodeURIComponent, which the TypeScript client uses."""
+    return urllib.parse.quote(text, safe="-_.!~*'()")
 
 
 def _json_of(body: bytes) -> Any:

@@ -10,7 +10,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+from typing import Any, Iterable, List, Mapping, Optional, Union
 
 from .errors import WebhookError
 
@@ -121,14 +121,14 @@ def _event_of(raw_body: bytes, message_id: str) -> WebhookEvent:
     event_type = event.get("type")
     if not isinstance(event_type, str):
         raise WebhookError("the event has no type")
-    scope: Dict[str, Any] = event.get("scope") if isinstance(event.get("scope"), dict) else {}
-    data: Dict[str, Any] = event.get("data") if isinstance(event.get("data"), dict) else {}
+    scope = event.get("scope")
+    data = event.get("data")
     return WebhookEvent(
         id=message_id,
         type=event_type,
         timestamp=event.get("timestamp"),
-        scope=scope,
-        data=data,
+        scope=scope if isinstance(scope, dict) else {},
+        data=data if isinstance(data, dict) else {},
         request_id=event.get("requestId"),
         raw=event,
     )

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds the Python SDK's wheel and runs its tests against the built package, offline, with
+# Debian's Python (/usr/bin/python3: python3-cryptography, python3-jwt; python3-mypy if present).
+# Build outputs go to sdks/python/build/. Runnable from any directory.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PYTHON=/usr/bin/python3
+BUILD="$HERE/build"
+cd "$HERE"
+
+export PYTHONPYCACHEPREFIX="$BUILD/pycache"
+export PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+
+rm -rf "$BUILD/pkg" "$BUILD/dist" "$BUILD/site"
+mkdir -p "$BUILD/pkg" "$BUILD/dist"
+
+# The wheel, by setuptools' PEP 517 hook (no pip, no network), from a copy so the tree stays clean.
+cp -R pyproject.toml README.md src "$BUILD/pkg/"
+(cd "$BUILD/pkg" && "$PYTHON" -c '
+import sys
+from setuptools import build_meta
+print("built", build_meta.build_wheel(sys.argv[1]))
+' "$BUILD/dist" >"$BUILD/wheel.log" 2>&1) || { cat "$BUILD/wheel.log"; exit 1; }
+WHEEL="$(ls "$BUILD"/dist/keyward-0.1.0-*.whl)"
+
+# A pure-Python wheel installs by unpacking; the tests import this copy, not src/.
+"$PYTHON" - "$WHEEL" "$BUILD/site" <<'PY'
+import sys, zipfile
+wheel, site = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as archive:
+    names = set(archive.namelist())
+    for needed in ("keyward/__init__.py", "keyward/py.typed", "keyward/session.py",
+                   "keyward/offline.py", "keyward/webhooks.py", "keyward/errors.py"):
+        if needed not in names:
+            sys.exit(f"{wheel} lacks {needed}")
+    metadata = archive.read("keyward-0.1.0.dist-info/METADATA").decode()
+    for line in ("Version: 0.1.0", "Requires-Python: >=3.9", "Requires-Dist: cryptography"):
+        if line not in metadata.splitlines():
+            sys.exit(f"{wheel}: METADATA lacks {line!r}")
+    archive.extractall(site)
+print("wheel", wheel.rsplit("/", 1)[-1], "holds py.typed and its metadata")
+PY
+
+if "$PYTHON" -c 'import mypy' 2>/dev/null; then
+  "$PYTHON" -m mypy --strict --python-version 3.9 --cache-dir "$BUILD/mypy-cache" "$BUILD/site/keyward"
+else
+  echo "mypy: python3-mypy not installed, type check not run"
+fi
+
+PYTHONPATH="$BUILD/site" "$PYTHON" - "$BUILD/site" <<'PY'
+import os, sys, unittest
+import keyward
+site = os.path.realpath(sys.argv[1])
+if not os.path.realpath(keyward.__file__).startswith(site + os.sep):
+    sys.exit(f"the tests would import {keyward.__file__}, not the built wheel")
+suite = unittest.defaultTestLoader.discover("tests", top_level_dir=".")
+result = unittest.TextTestRunner(verbosity=1).run(suite)
+failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+passed = result.testsRun - len(result.failures) - len(result.errors) - len(result.skipped)
+print(f"python: {passed} passed, {failed} failed")
+sys.exit(0 if result.wasSuccessful() and result.testsRun > 0 else 1)
+PY
