@@ -57,6 +57,13 @@ class KeywardError(Exception):
         self.request_id = request_id
         self.data = data
 
+    def __reduce__(self) -> Any:
+        # Picklable (multiprocessing, logging queues) although __init__ takes more than args.
+        return (
+            type(self),
+            (self.code, self.message, self.cause, self.http_status, self.request_id, self.data),
+        )
+
     @property
     def lease_ended(self) -> bool:
         """True when the refusal says the lease is over (90008, 90009, 90010)."""
@@ -87,6 +94,12 @@ class KeywardAuthError(KeywardError):
         super().__init__(code, message, message, http_status, request_id)
         self.retry_after = retry_after
 
+    def __reduce__(self) -> Any:
+        return (
+            type(self),
+            (self.code, self.message, self.http_status, self.request_id, self.retry_after),
+        )
+
 
 class KeywardConnectionError(ConnectionError):
     """Keyward could not be reached: refused or dropped connection, DNS, TLS, timeout."""
@@ -116,10 +129,15 @@ class LeaseError(Exception):
     """
 
     reason: str
+    detail: str
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(f"lease refused ({reason}): {message}")
         self.reason = reason
+        self.detail = message
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.reason, self.detail))
 
 
 class WebhookError(Exception):
