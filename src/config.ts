@@ -226,7 +226,7 @@ export function loadConfig(
       timeoutMs: intFrom(env, 'WEBHOOK_TIMEOUT_MS', 15000, 1),
       pollMs: intFrom(env, 'WEBHOOK_POLL_MS', 1000, 1),
       concurrency: intFrom(env, 'WEBHOOK_CONCURRENCY', 8, 1),
-      endpointConcurrency: intFrom(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 2, 1),
+      endpointConcurrency: intFrom(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1),
       worker: env.WEBHOOK_WORKER !== '0',
       // At least 4 days: longer than a delivery's 3 days of retries, so none is pruned mid-retry.
       retentionDays: intFrom(env, 'WEBHOOK_RETENTION_DAYS', 30, 4),

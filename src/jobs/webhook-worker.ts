@@ -23,6 +23,9 @@ export const realTimer: WorkerTimer = {
 /** How soon a worker that just sent something looks again; each look that finds nothing doubles it. */
 export const BUSY_POLL_MS = 50;
 
+/** How long a finished attempt waits for others still running, to be recorded with them. */
+export const GROUP_MS = 10;
+
 /** Connections a worker keeps open at most, as a multiple of its slots: slow attempts stop holding a slot, not a socket. */
 export const OPEN_PER_SLOT = 8;
 
@@ -54,13 +57,16 @@ type Deliveries = Pick<WebhookDeliveryService, 'claim' | 'attempt' | 'record'>;
  * that never answer cost this worker connections, not the slots every other app's events need;
  * the claim gives such an endpoint no second attempt meanwhile.
  *
- * Outcomes are recorded as they finish, in groups: whatever finished while the last group was
- * being written goes in the next, one transaction each, so a commit per delivery does not bound
- * the rate. A recording that commits may give an endpoint room again, so it prompts a look.
+ * Outcomes are recorded as they finish, in groups, and the recording claims the successors of the
+ * attempts it records in the same transaction (their endpoints have room again once it commits):
+ * one commit per group, where recording and then claiming would take two. A finished attempt waits
+ * GROUP_MS for the others still running to join its group, and what finishes while a group is
+ * written goes in the next, so a commit per delivery does not bound the rate.
  *
- * With free slots and nothing claimed, it sleeps BUSY_POLL_MS after a look that found something,
- * doubling at each empty look up to `pollMs`, the idle interval; a freed slot or a recording
- * wakes it sooner. A fault (the database away) is logged and waits a whole `pollMs`.
+ * With free slots and nothing claimed, it sleeps BUSY_POLL_MS after a look (its own or a
+ * recording's claim) that found something, doubling at each empty look up to `pollMs`, the idle
+ * interval; a slow attempt giving its slot back, or a recording's claim that found work, wakes it
+ * sooner. A fault (the database away) is logged and waits a whole `pollMs`.
  */
 export function startWebhookWorker(
   deliveries: Deliveries,
@@ -72,8 +78,12 @@ export function startWebhookWorker(
   const maxOpen = options.maxOpen ?? options.slots * OPEN_PER_SLOT;
   let stopped = false;
   let sleepMs = options.pollMs;
-  /** Attempts holding a slot. */
+  /** Attempts holding a slot, and slots set aside for claims under way (the loop's and the recorder's). */
   let active = 0;
+  let claiming = 0;
+  let waitingForSlot = false;
+  let foundSinceLook = false;
+  const room = () => Math.min(options.slots - active, maxOpen - open.size) - claiming;
   /** Attempts not yet finished, slow ones included. */
   const open = new Set<Promise<void>>();
   /** Finished attempts waiting to be recorded, and the recording under way. */
@@ -88,41 +98,76 @@ export function startWebhookWorker(
     if (wake === undefined) poked = true;
     else wake();
   };
+  /** Shortens the loop's sleep to `ms` from now, when it sleeps longer: a recording's claim found work. */
+  let hurry: ((ms: number) => void) | undefined;
   const sleep = (ms: number): Promise<void> => {
     if (poked) {
       poked = false;
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      const wait = timer.schedule(() => {
+      const done = () => {
         wake = undefined;
+        hurry = undefined;
         resolve();
-      }, ms);
+      };
+      let wait = timer.schedule(done, ms);
+      let sleeping = ms;
       wake = () => {
-        wake = undefined;
         wait.cancel();
-        resolve();
+        done();
+      };
+      hurry = (sooner) => {
+        if (sooner >= sleeping) return;
+        wait.cancel();
+        wait = timer.schedule(done, sooner);
+        sleeping = sooner;
       };
     });
   };
 
-  const recordFinished = () => {
+  let gathering: { cancel(): void } | undefined;
+  const recordFinished = (gathered = false) => {
     if (recording !== undefined || finished.length === 0) return;
+    if (!gathered && !stopped && active > 0) {
+      // Attempts still running are likely to end within moments (those of one claim end together):
+      // waiting GROUP_MS records them in the same transaction rather than one commit each.
+      gathering ??= timer.schedule(() => {
+        gathering = undefined;
+        recordFinished(true);
+      }, GROUP_MS);
+      return;
+    }
+    gathering?.cancel();
+    gathering = undefined;
     const group = finished;
     finished = [];
+    // The finished attempts gave their slots back: the recording claims their successors.
+    const limit = stopped ? 0 : Math.max(0, room());
+    claiming += limit;
     recording = deliveries
-      .record(group)
+      .record(group, limit > 0 ? { limit, endpointIds: options.endpointIds } : undefined)
       .catch((error: unknown) => {
         // Their leases end and they come due again: sent twice, never lost.
         log.error(
           { err: error, deliveries: group.length },
           'recording webhook outcomes failed; they will be sent again',
         );
+        return undefined;
       })
-      .then(() => {
+      .then((claimed) => {
+        claiming -= limit;
         recording = undefined;
-        poke();
-        recordFinished();
+        for (const delivery of claimed ?? []) start(delivery);
+        // What finished meanwhile is recorded next, and that recording claims in turn.
+        if (finished.length > 0) return recordFinished();
+        if (claimed === undefined) return poke();
+        if (claimed.length > 0) foundSinceLook = true;
+        // A full claim may have left more due, and the loop waiting for a slot has one now: it looks
+        // at once. Fewer than asked for: what is due is in hand, and the loop looks for what comes
+        // next as after any look that found something.
+        if (claimed.length === limit || waitingForSlot) poke();
+        else if (claimed.length > 0) hurry?.(busyPollMs);
       });
   };
 
@@ -130,12 +175,15 @@ export function startWebhookWorker(
     active += 1;
     let holding = true;
     const release = () => {
-      if (!holding) return;
+      if (!holding) return false;
       holding = false;
       active -= 1;
-      poke();
+      return true;
     };
-    const slow = timer.schedule(release, options.slowMs);
+    // A slow attempt's slot goes to the loop; a finished one's to the recording of its outcome.
+    const slow = timer.schedule(() => {
+      if (release()) poke();
+    }, options.slowMs);
     const running: Promise<void> = deliveries
       .attempt(delivery)
       .then((attempted) => {
@@ -156,33 +204,36 @@ export function startWebhookWorker(
 
   const loop = async () => {
     while (!stopped) {
-      const room = Math.min(options.slots - active, maxOpen - open.size);
-      if (room <= 0) {
-        // Full: a finished or slow attempt frees a slot and wakes this.
+      const limit = room();
+      if (limit <= 0) {
+        // Full: a slot freed (or a recording that claimed fewer than it set aside) wakes this.
+        waitingForSlot = true;
         await sleep(options.pollMs);
+        waitingForSlot = false;
         continue;
       }
-      let claimed: ClaimedDelivery[];
-      try {
-        claimed = await deliveries.claim(room, options.endpointIds);
-      } catch (error) {
+      claiming += limit;
+      const claimed = await deliveries.claim(limit, options.endpointIds).catch((error: unknown) => {
         log.error({ err: error }, 'claiming webhook deliveries failed; will retry');
+        return undefined;
+      });
+      claiming -= limit;
+      if (claimed === undefined) {
         sleepMs = options.pollMs;
         await sleep(sleepMs);
         continue;
       }
-      if (stopped) {
-        // Claimed as stop() came: sent all the same, rather than left to wait out their lease.
-        for (const delivery of claimed) start(delivery);
-        break;
-      }
+      // Claimed as stop() came, they are sent all the same, rather than left to wait out their lease.
       for (const delivery of claimed) start(delivery);
+      if (stopped) break;
       // A full claim may have left more due: look again as soon as a slot is free.
-      if (claimed.length === room) {
+      if (claimed.length === limit) {
         sleepMs = busyPollMs;
         continue;
       }
-      sleepMs = claimed.length > 0 ? busyPollMs : Math.min(sleepMs * 2, options.pollMs);
+      // Work found by this look or by a recording's claim since the last: events are flowing.
+      sleepMs = claimed.length > 0 || foundSinceLook ? busyPollMs : Math.min(sleepMs * 2, options.pollMs);
+      foundSinceLook = false;
       await sleep(sleepMs);
     }
   };

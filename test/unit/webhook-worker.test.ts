@@ -1,8 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { ClaimedDelivery } from '../../src/domain/webhooks/deliveries.repository.js';
-import type { Attempted } from '../../src/domain/webhooks/delivery.service.js';
-import { BUSY_POLL_MS, startWebhookWorker, type WorkerTimer } from '../../src/jobs/webhook-worker.js';
+import type { Attempted, NextClaim } from '../../src/domain/webhooks/delivery.service.js';
+import {
+  BUSY_POLL_MS,
+  GROUP_MS,
+  startWebhookWorker,
+  type WorkerTimer,
+} from '../../src/jobs/webhook-worker.js';
 
 const POLL_MS = 1000;
 const SLOW_MS = 700;
@@ -22,9 +27,15 @@ function manualTimer() {
       return { cancel: () => void (wait.cancelled = true) };
     },
   };
-  /** The worker's sleeps between looks (the slow-attempt timers have their own length). */
-  const sleeps = () => waits.filter((w) => w.ms !== SLOW_MS);
-  return { timer, waits, sleeps };
+  /** The worker's sleeps between looks (the slow-attempt and gathering timers have their own lengths). */
+  const sleeps = () => waits.filter((w) => w.ms !== SLOW_MS && w.ms !== GROUP_MS);
+  /** Ends the gathering waits: finished attempts go to be recorded. */
+  const gathered = async () => {
+    await settle();
+    for (const w of waits.filter((x) => x.ms === GROUP_MS)) w.fire();
+    await settle();
+  };
+  return { timer, waits, sleeps, gathered };
 }
 
 interface Deferred<T> {
@@ -46,24 +57,35 @@ function deferred<T>(): Deferred<T> {
 const delivery = (id: number) => ({ id }) as ClaimedDelivery;
 
 /**
- * A delivery service whose claims answer from a script (each entry: the ids of one claim, or an
- * error; then nothing), whose attempts finish when the test says, and whose recordings are kept.
+ * A delivery service whose claims (the loop's, and those a recording makes) answer from a script
+ * (each entry: the ids of one claim, or an error; then nothing), whose attempts finish when the test
+ * says, and whose recordings are kept.
  */
 function scripted(script: Array<number[] | Error>) {
   const answers = [...script];
-  const claims: number[] = [];
+  const claims: Array<{ by: 'loop' | 'recording'; limit: number }> = [];
   const attempts = new Map<number, Deferred<Attempted>>();
   const recorded: number[][] = [];
   let recording: Deferred<void> | undefined;
+  let failNextRecording = false;
+  const answer = (by: 'loop' | 'recording', limit: number) => {
+    claims.push({ by, limit });
+    const next = answers.shift() ?? [];
+    if (next instanceof Error) throw next;
+    return next.slice(0, limit).map(delivery);
+  };
   return {
     claims,
     recorded,
     started: () => [...attempts.keys()],
-    /** Holds the next recording until `release` is called. */
+    /** Holds the next recording until the answered function is called. */
     holdRecording() {
       const held = deferred<void>();
       recording = held;
       return () => held.resolve();
+    },
+    failRecording() {
+      failNextRecording = true;
     },
     finish(id: number, ok = true) {
       attempts.get(id)?.resolve({
@@ -75,21 +97,23 @@ function scripted(script: Array<number[] | Error>) {
     },
     deliveries: {
       async claim(limit: number) {
-        claims.push(limit);
-        const next = answers.shift() ?? [];
-        if (next instanceof Error) throw next;
-        return next.slice(0, limit).map(delivery);
+        return answer('loop', limit);
       },
       attempt(d: ClaimedDelivery) {
         const attempt = deferred<Attempted>();
         attempts.set(d.id, attempt);
         return attempt.promise;
       },
-      async record(group: readonly Attempted[]) {
+      async record(group: readonly Attempted[], next?: NextClaim) {
         recorded.push(group.map((a) => a.delivery.id));
         const held = recording;
         recording = undefined;
         await held?.promise;
+        if (failNextRecording) {
+          failNextRecording = false;
+          throw new Error('database away');
+        }
+        return next === undefined ? [] : answer('recording', next.limit);
       },
     },
   };
@@ -97,13 +121,13 @@ function scripted(script: Array<number[] | Error>) {
 
 const errors: unknown[] = [];
 const log = { error: (o: unknown) => errors.push(o) } as unknown as FastifyBaseLogger;
-const settle = async () => {
-  for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setImmediate(resolve));
-};
+async function settle() {
+  for (let i = 0; i < 10; i += 1) await new Promise((resolve) => setImmediate(resolve));
+}
 
 function start(script: Array<number[] | Error>, slots = 4, maxOpen?: number) {
   const service = scripted(script);
-  const { timer, waits, sleeps } = manualTimer();
+  const { timer, waits, sleeps, gathered } = manualTimer();
   const worker = startWebhookWorker(service.deliveries, log, {
     pollMs: POLL_MS,
     slots,
@@ -116,47 +140,58 @@ function start(script: Array<number[] | Error>, slots = 4, maxOpen?: number) {
     sleeps().at(-1)?.fire();
     await settle();
   };
-  return { service, waits, sleeps, worker, wake };
+  return { service, waits, sleeps, gathered, worker, wake };
 }
 
 describe('webhook worker', () => {
   it('starts the next delivery as soon as a slot frees, not when the slowest of its group ends', async () => {
-    const { service, worker } = start([[1, 2], [3], [4]], 2);
+    const { service, worker, gathered } = start([[1, 2], [3], [4]], 2);
     await settle();
     expect(service.started()).toEqual([1, 2]);
     service.finish(1);
-    await settle();
-    // 2 is still in flight: one free slot, claimed at once.
-    expect(service.claims).toEqual([2, 1]);
+    await gathered();
+    // 2 is still in flight: 1's recording claims one delivery for the free slot.
+    expect(service.recorded).toEqual([[1]]);
+    expect(service.claims).toEqual([
+      { by: 'loop', limit: 2 },
+      { by: 'recording', limit: 1 },
+    ]);
     expect(service.started()).toEqual([1, 2, 3]);
     service.finish(3);
-    await settle();
+    await gathered();
     expect(service.started()).toEqual([1, 2, 3, 4]);
     for (const id of [2, 4]) service.finish(id);
     await worker.stop();
     expect(service.recorded.flat().sort()).toEqual([1, 2, 3, 4]);
   });
 
-  it('records each outcome as it finishes, those finishing during a recording in the next group', async () => {
-    const { service, worker } = start([[1, 2, 3, 4]]);
+  it('records attempts that end together in one group, and what ends during a recording in the next', async () => {
+    const { service, worker, gathered } = start([[1, 2, 3, 4, 5]], 8);
     await settle();
-    const release = service.holdRecording();
+    // 1 and 2 end while others run: they wait a moment for company, and 3 joins them.
     service.finish(1);
-    await settle();
     service.finish(2);
-    service.finish(3);
     await settle();
-    expect(service.recorded).toEqual([[1]]);
+    expect(service.recorded).toEqual([]);
+    service.finish(3);
+    await gathered();
+    expect(service.recorded).toEqual([[1, 2, 3]]);
+    // 4 ends during a recording: it goes in the next one.
+    const release = service.holdRecording();
+    service.finish(4);
+    await gathered();
+    service.finish(5);
+    await settle();
+    expect(service.recorded).toEqual([[1, 2, 3], [4]]);
     release();
     await settle();
-    expect(service.recorded).toEqual([[1], [2, 3]]);
-    service.finish(4);
+    // Nothing runs any more: recorded at once, without waiting for company.
+    expect(service.recorded).toEqual([[1, 2, 3], [4], [5]]);
     await worker.stop();
-    expect(service.recorded).toEqual([[1], [2, 3], [4]]);
   });
 
   it('gives a slow attempt’s slot back, keeping it open, up to the bound on open attempts', async () => {
-    const { service, waits, worker } = start([[1, 2], [3, 4], [5, 6], [7]], 2, 5);
+    const { service, waits, worker, gathered } = start([[1, 2], [3, 4], [5, 6], [7]], 2, 5);
     await settle();
     expect(service.started()).toEqual([1, 2]);
     // 1 and 2 run past the slow mark: their slots go to 3 and 4.
@@ -166,12 +201,12 @@ describe('webhook worker', () => {
     // Slow again: only one more may open (five at most).
     for (const w of waits.filter((x) => x.ms === SLOW_MS)) w.fire();
     await settle();
-    expect(service.claims).toEqual([2, 2, 1]);
+    expect(service.claims.map((c) => c.limit)).toEqual([2, 2, 1]);
     expect(service.started()).toEqual([1, 2, 3, 4, 5]);
-    // One answers: room for one more.
+    // One answers: its recording claims one more.
     service.finish(1);
-    await settle();
-    expect(service.claims).toEqual([2, 2, 1, 1]);
+    await gathered();
+    expect(service.claims.at(-1)).toEqual({ by: 'recording', limit: 1 });
     expect(service.started()).toEqual([1, 2, 3, 4, 5, 7]);
     for (const id of [2, 3, 4, 5, 7]) service.finish(id);
     await worker.stop();
@@ -201,17 +236,27 @@ describe('webhook worker', () => {
     await worker.stop();
   });
 
-  it('looks again at once when a recording commits: it may have given an endpoint room', async () => {
-    const { service, sleeps, worker } = start([[1], [], [2]]);
+  it('looks again soon when a recording’s claim found work, cutting a longer wait short', async () => {
+    const { service, sleeps, worker, wake } = start([[1], [], [], [2]]);
     await settle();
-    // The claim found less than it asked for (an endpoint at its bound): a poll wait…
-    expect(service.claims).toEqual([4]);
-    expect(sleeps().map((w) => w.ms)).toEqual([BUSY_POLL_MS]);
-    // …cut short by the recording of 1.
+    await wake();
+    await wake();
+    expect(sleeps().map((w) => [w.ms, w.cancelled])).toEqual([
+      [BUSY_POLL_MS, false],
+      [100, false],
+      [200, false],
+    ]);
+    // 1's recording claims 2: the 200 ms wait becomes 50.
     service.finish(1);
     await settle();
-    expect(service.claims.length).toBeGreaterThanOrEqual(2);
-    expect(sleeps()[0]?.cancelled).toBe(true);
+    expect(service.claims.at(-1)).toEqual({ by: 'recording', limit: 4 });
+    expect(service.started()).toEqual([1, 2]);
+    expect(sleeps().map((w) => [w.ms, w.cancelled])).toEqual([
+      [BUSY_POLL_MS, false],
+      [100, false],
+      [200, true],
+      [BUSY_POLL_MS, false],
+    ]);
     service.finish(2);
     await worker.stop();
   });
@@ -237,6 +282,21 @@ describe('webhook worker', () => {
     expect(service.started()).toEqual([1]);
     service.finish(1);
     await worker.stop();
+  });
+
+  it('logs a recording that failed (its deliveries come due again) and goes on', async () => {
+    errors.length = 0;
+    const { service, worker, wake } = start([[1], [], [2]]);
+    await settle();
+    service.failRecording();
+    service.finish(1);
+    await settle();
+    expect(errors).toHaveLength(1);
+    await wake();
+    expect(service.started()).toEqual([1, 2]);
+    service.finish(2);
+    await worker.stop();
+    expect(service.recorded).toEqual([[1], [2]]);
   });
 
   it('stops: the wait in hand is cancelled, no look follows, and what was in flight is recorded', async () => {

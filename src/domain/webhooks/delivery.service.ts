@@ -63,6 +63,12 @@ export interface Attempted {
   result: AttemptResult;
 }
 
+/** A claim to make: up to `limit` deliveries, of `endpointIds` only when given. */
+export interface NextClaim {
+  limit: number;
+  endpointIds?: readonly string[] | undefined;
+}
+
 export type Sender = (url: string, headers: Record<string, string>, body: string) => Promise<AttemptResult>;
 
 export interface DeliveryOptions {
@@ -138,12 +144,16 @@ export class WebhookDeliveryService {
    * `endpointIds` narrows the claim (a test's own endpoints, on a database other tests share).
    */
   async claim(limit: number, endpointIds?: readonly string[]): Promise<ClaimedDelivery[]> {
+    return this.db
+      .transaction()
+      .execute(async (trx) => this.claimIn(new WebhookDeliveriesRepository(trx), { limit, endpointIds }));
+  }
+
+  private async claimIn(repo: WebhookDeliveriesRepository, next: NextClaim): Promise<ClaimedDelivery[]> {
+    if (next.limit <= 0) return [];
     const now = new Date(this.now());
-    return this.db.transaction().execute(async (trx) => {
-      const repo = new WebhookDeliveriesRepository(trx);
-      const turns = await repo.lockEndpointsInTurn(now, limit, this.limits, endpointIds);
-      return repo.claimOn(turns, now, limit, this.leaseMs, this.limits);
-    });
+    const turns = await repo.lockEndpointsInTurn(now, next.limit, this.limits, next.endpointIds);
+    return repo.claimOn(turns, now, next.limit, this.leaseMs, this.limits);
   }
 
   /**
@@ -175,11 +185,14 @@ export class WebhookDeliveryService {
   /**
    * Records the outcomes of attempts in one transaction: one commit, and one statement for all the
    * successes. A transaction per delivery made the commits, not the sending, the bound on how many
-   * deliveries a worker sends a second; the worker so hands over whatever finished meanwhile.
+   * deliveries a worker sends a second; the worker so hands over whatever finished meanwhile. With
+   * `next`, the same transaction then claims as `claim` does, the recorded deliveries' endpoints
+   * having room again: one commit where a worker would otherwise make two, and the claim the one
+   * a finished attempt makes anyway. Answers what it claimed.
    */
-  async record(attempts: readonly Attempted[]): Promise<void> {
-    if (attempts.length === 0) return;
-    const outcomes = await this.db.transaction().execute(async (trx): Promise<DeliveryOutcome[]> => {
+  async record(attempts: readonly Attempted[], next?: NextClaim): Promise<ClaimedDelivery[]> {
+    if (attempts.length === 0) return next === undefined ? [] : this.claim(next.limit, next.endpointIds);
+    const { outcomes, claimed } = await this.db.transaction().execute(async (trx) => {
       const repo = new WebhookDeliveriesRepository(trx);
       const existing = await repo.lockForRecording(
         attempts.map((a) => a.delivery.endpointId),
@@ -201,10 +214,12 @@ export class WebhookDeliveryService {
       for (const failed of kept.filter((a) => !a.result.ok)) {
         outcomes.push(await this.recordFailure(trx, repo, failed));
       }
-      return outcomes;
+      // Its own locks (the recorded endpoints) do not make the claim skip them.
+      return { outcomes, claimed: next === undefined ? [] : await this.claimIn(repo, next) };
     });
     // Counted once the outcomes are committed: a rolled-back record is attempted again, not counted twice.
     for (const outcome of outcomes) for (const listener of this.listeners) listener(outcome);
+    return claimed;
   }
 
   private async recordFailure(
