@@ -1,0 +1,3 @@
+module keyward.dev/sdk/go/keyward
+
+go 1.19

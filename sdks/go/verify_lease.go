@@ -1,0 +1,359 @@
+package keyward
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Reason says why VerifyLease refused a lease. The strings are those of every Keyward SDK
+// (sdks/conformance/README.md).
+type Reason string
+
+// The reasons VerifyLease refuses a lease with.
+const (
+	// ReasonMalformed: not a compact JWS, not a Keyward lease (typ, iss, a missing claim), or its
+	// claims lack a lease's shape.
+	ReasonMalformed Reason = "malformed"
+	// ReasonSignature: not signed with EdDSA (alg none, HS256 …), or the signature does not verify.
+	ReasonSignature Reason = "signature"
+	// ReasonUnknownKey: no key of the set has the lease's kid. With a saved JWKS: a key newer than
+	// the copy; fetch the JWKS again when online.
+	ReasonUnknownKey Reason = "unknown-key"
+	// ReasonNotYetValid: nbf is after now.
+	ReasonNotYetValid Reason = "not-yet-valid"
+	// ReasonExpired: exp is now or before.
+	ReasonExpired Reason = "expired"
+	// ReasonAudience: the lease is another application's (VerifyOptions.Audience).
+	ReasonAudience Reason = "audience"
+	// ReasonFingerprint: the lease was checked out for another machine.
+	ReasonFingerprint Reason = "fingerprint"
+	// ReasonLicenseEnded: the license the lease came from ended (limits.endDate is past).
+	ReasonLicenseEnded Reason = "license-ended"
+	// ReasonJWKSUnavailable: no key set to verify with.
+	ReasonJWKSUnavailable Reason = "jwks-unavailable"
+)
+
+// LeaseError is a lease VerifyLease refused, and why:
+//
+//	var refused *keyward.LeaseError
+//	if errors.As(err, &refused) && refused.Reason == keyward.ReasonUnknownKey { … fetch the JWKS … }
+type LeaseError struct {
+	Reason Reason
+	// Detail says what failed, for logs.
+	Detail string
+}
+
+func (e *LeaseError) Error() string {
+	return fmt.Sprintf("keyward: lease refused (%s): %s", e.Reason, e.Detail)
+}
+
+func refuse(reason Reason, format string, args ...interface{}) *LeaseError {
+	return &LeaseError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
+}
+
+// What an offline lease's header and issuer are.
+const (
+	LeaseIssuer = "keyward"
+	LeaseType   = "keyward-lease+jwt"
+)
+
+// The bounds an offline lease's exp is the earliest of (LeaseClaims.ExpBound).
+const (
+	ExpBoundOfflineDays  = "offline-days"
+	ExpBoundLicenseEnd   = "license-end"
+	ExpBoundTimeDuration = "time-duration"
+)
+
+// The kinds of a lease's holder (Holder.Kind).
+const (
+	HolderLock   = "lock"
+	HolderMember = "member"
+)
+
+// Holder is who holds a lease: a lock (AssetNum) or a member (MemberGlobalID,
+// EnterpriseGlobalID).
+type Holder struct {
+	Kind               string `json:"kind"`
+	AssetNum           string `json:"assetNum,omitempty"`
+	MemberGlobalID     string `json:"memberGlobalId,omitempty"`
+	EnterpriseGlobalID string `json:"enterpriseGlobalId,omitempty"`
+}
+
+// LeaseClaims is what a verified offline lease says.
+type LeaseClaims struct {
+	// Issuer is always "keyward".
+	Issuer string
+	// Subject and ID are the lease's id (sub and jti); see LeaseID.
+	Subject string
+	ID      string
+	// Audience is the appKey of the application that checked the lease out.
+	Audience string
+	// IssuedAt, NotBefore and ExpiresAt are iat, nbf and exp.
+	IssuedAt  time.Time
+	NotBefore time.Time
+	ExpiresAt time.Time
+	Holder    Holder
+	// Fingerprint is the machine the lease was checked out for.
+	Fingerprint string
+	AssetNum    string
+	Product     Product
+	Limits      Limits
+	// ExpBound says what set ExpiresAt: ExpBoundOfflineDays, ExpBoundLicenseEnd or
+	// ExpBoundTimeDuration; "" for a lease signed by a server before the claim existed.
+	ExpBound string
+	// Payload is the claims as signed, for claims this version does not know.
+	Payload json.RawMessage
+}
+
+// LeaseID is the lease's id.
+func (c *LeaseClaims) LeaseID() string { return c.Subject }
+
+// VerifyOptions says what VerifyLease requires of a lease.
+type VerifyOptions struct {
+	// Fingerprint is this machine's: a lease checked out for another machine is refused. Required.
+	Fingerprint string
+	// Audience is the appKey the lease must be for; unchecked when "".
+	Audience string
+	// Now is the time to verify at; the current time when zero.
+	Now time.Time
+}
+
+// VerifyLease verifies an offline lease without calling the server, against a key set the
+// software holds (Session.FetchJWKS while online, LoadJWKS offline), and answers its claims.
+// A refusal is a *LeaseError whose Reason says why. The checks run in this order, the first that
+// fails answering: the token's form (malformed); alg EdDSA (signature); a key of the set with the
+// header's kid (unknown-key); the Ed25519 signature (signature); typ, iss and the registered claims
+// (malformed); nbf (not-yet-valid); exp (expired); the audience; the lease's shape (malformed); the
+// machine (fingerprint); the license's end (license-ended). So no claim of an unverified lease is
+// trusted, and a lease for another machine never says whether its license still runs.
+func VerifyLease(token string, jwks *JWKS, opts VerifyOptions) (*LeaseClaims, error) {
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if jwks == nil {
+		return nil, refuse(ReasonJWKSUnavailable, "no key set to verify with")
+	}
+	header, payload, rawPayload, refusal := verifyCompactJWS(token, jwks)
+	if refusal != nil {
+		return nil, refusal
+	}
+	if text, _ := stringOf(header["typ"]); text != LeaseType {
+		return nil, refuse(ReasonMalformed, "typ is not %s", LeaseType)
+	}
+	if text, _ := stringOf(payload["iss"]); text != LeaseIssuer {
+		return nil, refuse(ReasonMalformed, "iss is not %s", LeaseIssuer)
+	}
+	for _, claim := range []string{"sub", "jti", "aud", "iat", "nbf", "exp"} {
+		if _, ok := payload[claim]; !ok {
+			return nil, refuse(ReasonMalformed, "the %s claim is missing", claim)
+		}
+	}
+	var times [3]float64
+	for i, claim := range []string{"iat", "nbf", "exp"} {
+		value, ok := numberOf(payload[claim])
+		if !ok {
+			return nil, refuse(ReasonMalformed, "the %s claim is not a number", claim)
+		}
+		times[i] = value
+	}
+	nowSeconds := float64(now.Unix())
+	if nbf := times[1]; nbf > nowSeconds {
+		return nil, refuse(ReasonNotYetValid, "valid from %s", secondsTime(nbf).UTC().Format(time.RFC3339))
+	}
+	if exp := times[2]; exp <= nowSeconds {
+		return nil, refuse(ReasonExpired, "expired at %s", secondsTime(exp).UTC().Format(time.RFC3339))
+	}
+	if opts.Audience != "" && !hasAudience(payload["aud"], opts.Audience) {
+		return nil, refuse(ReasonAudience, "the lease is not for %s", opts.Audience)
+	}
+	claims, ok := leaseClaimsOf(payload, rawPayload)
+	if !ok {
+		return nil, refuse(ReasonMalformed, "its claims are not an offline lease")
+	}
+	claims.IssuedAt, claims.NotBefore, claims.ExpiresAt = secondsTime(times[0]), secondsTime(times[1]), secondsTime(times[2])
+	if claims.Fingerprint != opts.Fingerprint {
+		return nil, refuse(ReasonFingerprint, "it was checked out for another machine")
+	}
+	// A lease signed before the server bounded exp by the license's end may outlive the license;
+	// the end date it carries still holds.
+	if end := claims.Limits.EndDate; end != nil && now.UnixMilli() > *end {
+		return nil, refuse(ReasonLicenseEnded, "the license ended at %s",
+			time.UnixMilli(*end).UTC().Format(time.RFC3339))
+	}
+	return claims, nil
+}
+
+// verifyCompactJWS parses a compact JWS and verifies its EdDSA signature by the key of jwks its
+// kid names, answering its header and payload (JSON objects) or why it is refused. Nothing of the
+// payload is looked at before the signature verified.
+func verifyCompactJWS(token string, jwks *JWKS) (header, payload map[string]json.RawMessage, raw []byte, refusal *LeaseError) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, nil, nil, refuse(ReasonMalformed, "not a compact JWS (three base64url parts)")
+	}
+	var decoded [3][]byte
+	for i, part := range parts {
+		data, err := base64.RawURLEncoding.DecodeString(part)
+		if err != nil {
+			return nil, nil, nil, refuse(ReasonMalformed, "part %d is not base64url", i+1)
+		}
+		decoded[i] = data
+	}
+	if json.Unmarshal(decoded[0], &header) != nil || header == nil {
+		return nil, nil, nil, refuse(ReasonMalformed, "the header is not a JSON object")
+	}
+	if json.Unmarshal(decoded[1], &payload) != nil || payload == nil {
+		return nil, nil, nil, refuse(ReasonMalformed, "the payload is not a JSON object")
+	}
+	if _, ok := header["crit"]; ok {
+		return nil, nil, nil, refuse(ReasonMalformed, "the header names critical extensions")
+	}
+	alg, ok := stringOf(header["alg"])
+	if !ok {
+		return nil, nil, nil, refuse(ReasonMalformed, "the header has no alg")
+	}
+	if alg != "EdDSA" {
+		return nil, nil, nil, refuse(ReasonSignature, "alg %q is not EdDSA", alg)
+	}
+	kid, _ := stringOf(header["kid"])
+	keys := jwks.keysFor(kid)
+	if len(keys) == 0 {
+		return nil, nil, nil, refuse(ReasonUnknownKey, "no key of the set has kid %q", kid)
+	}
+	signed := []byte(parts[0] + "." + parts[1])
+	for _, key := range keys {
+		if ed25519.Verify(key, signed, decoded[2]) {
+			return header, payload, decoded[1], nil
+		}
+	}
+	return nil, nil, nil, refuse(ReasonSignature, "the signature does not verify")
+}
+
+// jsonKind is the first byte of a JSON value: '"', '{', '[', 'n', 't', 'f', or a number's first.
+func jsonKind(raw json.RawMessage) byte {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 {
+		return 0
+	}
+	return trimmed[0]
+}
+
+func isNumberKind(k byte) bool { return k == '-' || k >= '0' && k <= '9' }
+
+func stringOf(raw json.RawMessage) (string, bool) {
+	var text string
+	if jsonKind(raw) != '"' || json.Unmarshal(raw, &text) != nil {
+		return "", false
+	}
+	return text, true
+}
+
+func numberOf(raw json.RawMessage) (float64, bool) {
+	var value float64
+	if !isNumberKind(jsonKind(raw)) || json.Unmarshal(raw, &value) != nil {
+		return 0, false
+	}
+	return value, true
+}
+
+func secondsTime(seconds float64) time.Time {
+	whole := int64(seconds)
+	return time.Unix(whole, int64((seconds-float64(whole))*1e9))
+}
+
+// hasAudience: aud is the audience, or a list holding it.
+func hasAudience(raw json.RawMessage, audience string) bool {
+	if text, ok := stringOf(raw); ok {
+		return text == audience
+	}
+	var list []string
+	if jsonKind(raw) == '[' && json.Unmarshal(raw, &list) == nil {
+		for _, item := range list {
+			if item == audience {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leaseClaimsOf answers the claims when they have the lease's shape.
+func leaseClaimsOf(payload map[string]json.RawMessage, raw []byte) (*LeaseClaims, bool) {
+	object := func(value json.RawMessage) map[string]json.RawMessage {
+		var fields map[string]json.RawMessage
+		if jsonKind(value) != '{' || json.Unmarshal(value, &fields) != nil {
+			return nil
+		}
+		return fields
+	}
+	isText := func(value json.RawMessage) bool { _, ok := stringOf(value); return ok }
+
+	holder := object(payload["holder"])
+	if holder == nil {
+		return nil, false
+	}
+	switch kind, _ := stringOf(holder["kind"]); kind {
+	case HolderMember:
+		if !isText(holder["memberGlobalId"]) || !isText(holder["enterpriseGlobalId"]) {
+			return nil, false
+		}
+	case HolderLock:
+		if !isText(holder["assetNum"]) {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	for _, claim := range []string{"sub", "jti", "aud", "fingerprint", "assetNum"} {
+		if !isText(payload[claim]) {
+			return nil, false
+		}
+	}
+	limits := object(payload["limits"])
+	if object(payload["product"]) == nil || limits == nil {
+		return nil, false
+	}
+	if end, ok := limits["endDate"]; !ok || jsonKind(end) != 'n' && !isNumberKind(jsonKind(end)) {
+		return nil, false
+	}
+	expBound := ""
+	if value, ok := payload["expBound"]; ok {
+		expBound, _ = stringOf(value)
+		if expBound != ExpBoundOfflineDays && expBound != ExpBoundLicenseEnd && expBound != ExpBoundTimeDuration {
+			return nil, false
+		}
+	}
+	var typed struct {
+		Issuer      string  `json:"iss"`
+		Subject     string  `json:"sub"`
+		ID          string  `json:"jti"`
+		Audience    string  `json:"aud"`
+		Holder      Holder  `json:"holder"`
+		Fingerprint string  `json:"fingerprint"`
+		AssetNum    string  `json:"assetNum"`
+		Product     Product `json:"product"`
+		Limits      Limits  `json:"limits"`
+	}
+	if json.Unmarshal(raw, &typed) != nil {
+		return nil, false
+	}
+	return &LeaseClaims{
+		Issuer:      typed.Issuer,
+		Subject:     typed.Subject,
+		ID:          typed.ID,
+		Audience:    typed.Audience,
+		Holder:      typed.Holder,
+		Fingerprint: typed.Fingerprint,
+		AssetNum:    typed.AssetNum,
+		Product:     typed.Product,
+		Limits:      typed.Limits,
+		ExpBound:    expBound,
+		Payload:     append(json.RawMessage(nil), raw...),
+	}, true
+}
