@@ -1,6 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // Tests use the client's source, as the rest of the workspace does (tsconfig.json paths); the
+  // packed package is tried on its own in test/e2e/client-package.test.ts.
+  resolve: {
+    alias: { '@keyward/client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) },
+  },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

@@ -17,7 +17,7 @@ async function token(options: TokenOptions): Promise<void> {
     throw new CliError('no app secret: give --app-secret or set KEYWARD_APP_SECRET');
   const base = serverUrl();
   // Loaded on use, as for the demo: no other command needs the typed client.
-  const { requestAppToken, KeywardAuthError } = await import('@keyward/client');
+  const { requestAppToken, KeywardAuthError } = await import('../../keyward-client.js');
   let answer: Awaited<ReturnType<typeof requestAppToken>>;
   try {
     answer = await requestAppToken({

@@ -1,4 +1,4 @@
-import type { paths } from '@keyward/client';
+import type { paths } from '../../keyward-client.js';
 
 type BatchOrder =
   paths['/order/api/order/v1/licenseOrder/batchOrder']['post']['requestBody']['content']['application/json'];

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createKeywardClient, KeywardApiError, KeywardAuthError } from '@keyward/client';
+import { createKeywardClient, KeywardApiError, KeywardAuthError } from '../../keyward-client.js';
 import type { AppWithSecret } from '../../domain/apps/apps.service.js';
 import type { EnterpriseView } from '../../domain/enterprises/enterprises.repository.js';
 import type { PasswordSet } from '../../domain/members/member-admin.service.js';

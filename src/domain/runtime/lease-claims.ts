@@ -1,4 +1,4 @@
-import type { OfflineLeaseClaims } from '@keyward/client';
+import type { OfflineLeaseClaims } from '../../keyward-client.js';
 
 // What an offline lease says is defined once, by the client that verifies it (packages/client,
 // lease-claims.ts): the server signs exactly that shape.
@@ -8,7 +8,7 @@ export {
   type LeaseExpBound,
   type LeaseHolderClaim,
   type OfflineLeaseClaims,
-} from '@keyward/client';
+} from '../../keyward-client.js';
 
 /** Signs offline leases with the current runtime key; every key ever used stays published. */
 export interface LeaseSigner {
