@@ -1,0 +1,373 @@
+package dev.keyward;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A licensed program's connection to Keyward's license runtime: the application's token (client
+ * credentials, renewed before it expires), a fresh {@code g_nonce} on every call, and one retry with
+ * a new token when the server says the token is stale ({@code 60000}). Check-outs answer a
+ * {@link Lease}, whose heartbeats run on this session's daemon thread.
+ *
+ * <pre>{@code
+ * try (KeywardSession keyward = KeywardSession.builder()
+ *         .baseUrl("https://keyward.example.com").appKey(appKey).appSecret(appSecret).build();
+ *      Lease lease = keyward.checkOut(assetNum, "P-MODELER", machineId)) {
+ *     lease.startHeartbeat((ended, why) -> stopWorking(why.getMessage()));
+ *     work();
+ * } // checks the lease in, then stops the heartbeat thread
+ * }</pre>
+ *
+ * <p>A session is thread-safe; share one per process. Closing it stops the heartbeats of its leases
+ * (it does not check them in: close the leases first, as try-with-resources does).
+ */
+public final class KeywardSession implements AutoCloseable {
+    private static final String USER_AGENT = "keyward-java/" + Keyward.VERSION;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final URI baseUrl;
+    private final String basicCredentials;
+    private final String scope;
+    private final HttpClient http;
+    private final Duration requestTimeout;
+    private final Clock clock;
+    private final TokenSource tokens;
+    private final Object schedulerLock = new Object();
+    private ScheduledThreadPoolExecutor scheduler;
+    private volatile boolean closed;
+
+    private KeywardSession(Builder builder) {
+        String base = Objects.requireNonNull(builder.baseUrl, "baseUrl").replaceAll("/+$", "");
+        this.baseUrl = URI.create(base);
+        if (baseUrl.getScheme() == null || baseUrl.getHost() == null) {
+            throw new IllegalArgumentException("baseUrl must be an absolute http(s) URL: " + builder.baseUrl);
+        }
+        String appKey = Objects.requireNonNull(builder.appKey, "appKey");
+        String appSecret = Objects.requireNonNull(builder.appSecret, "appSecret");
+        // RFC 6749 §2.3.1: each part is form-encoded before the Basic encoding.
+        String pair = URLEncoder.encode(appKey, StandardCharsets.UTF_8) + ":"
+                + URLEncoder.encode(appSecret, StandardCharsets.UTF_8);
+        this.basicCredentials = "Basic " + Base64.getEncoder().encodeToString(pair.getBytes(StandardCharsets.UTF_8));
+        this.scope = builder.scope;
+        this.requestTimeout = builder.requestTimeout;
+        this.clock = builder.clock;
+        this.http = builder.httpClient != null
+                ? builder.httpClient
+                : HttpClient.newBuilder()
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(builder.connectTimeout)
+                        .build();
+        this.tokens = new TokenSource();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Where the server answers, without a trailing slash. */
+    public URI baseUrl() {
+        return baseUrl;
+    }
+
+    /**
+     * Checks out a lease: may this machine run the product? A refusal is a {@link KeywardException}
+     * with the code ({@code 90001}–{@code 90007}, {@code 90011}); the same holder and machine again
+     * while its lease lives answers that lease ({@link Lease#resumed()}).
+     */
+    public Lease checkOut(CheckOutRequest request) {
+        ensureOpen();
+        JsonNode data = call("/runtime/v1/leases", request.body(), request.userToken().orElse(null));
+        return new Lease(this, request.fingerprint(), data);
+    }
+
+    /** Checks out a lock's lease for the product {@code crmProductId} on this machine, online only. */
+    public Lease checkOut(String assetNum, String crmProductId, String fingerprint) {
+        return checkOut(CheckOutRequest.builder()
+                .assetNum(assetNum).crmProductId(crmProductId).fingerprint(fingerprint).build());
+    }
+
+    /**
+     * The server's public keys ({@code /.well-known/jwks.json}), to verify offline leases with; save
+     * them ({@link Jwks#save}) while online.
+     */
+    public Jwks fetchJwks() {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + "/.well-known/jwks.json"))
+                .timeout(requestTimeout)
+                .header("accept", "application/json")
+                .header("user-agent", USER_AGENT)
+                .GET()
+                .build();
+        HttpResponse<byte[]> response = send(request);
+        if (response.statusCode() != 200) {
+            throw new KeywardException(String.valueOf(response.statusCode()), "unexpected answer for the JWKS",
+                    "HTTP " + response.statusCode(), response.statusCode(), requestIdOf(response));
+        }
+        try {
+            return Jwks.parse(new String(response.body(), StandardCharsets.UTF_8));
+        } catch (IllegalArgumentException e) {
+            throw new KeywardException("200", "the JWKS answer is no key set", e.getMessage(), 200, requestIdOf(response));
+        }
+    }
+
+    /** A live app token, renewed when less than a minute (or a tenth of its life) is left. */
+    public String appToken() {
+        return tokens.lease().token;
+    }
+
+    /** Stops the heartbeats of this session's leases. Leases are not checked in: close them first. */
+    @Override
+    public void close() {
+        closed = true;
+        synchronized (schedulerLock) {
+            if (scheduler != null) scheduler.shutdownNow();
+        }
+    }
+
+    // ---- internals shared with Lease ----
+
+    /** The daemon thread heartbeats run on, made at the first heartbeat loop. */
+    ScheduledExecutorService scheduler() {
+        synchronized (schedulerLock) {
+            ensureOpen();
+            if (scheduler == null) {
+                AtomicInteger count = new AtomicInteger();
+                scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
+                    Thread thread = new Thread(runnable, "keyward-heartbeat-" + count.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+                scheduler.setRemoveOnCancelPolicy(true);
+                scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+            }
+            return scheduler;
+        }
+    }
+
+    Clock clock() {
+        return clock;
+    }
+
+    void ensureOpen() {
+        if (closed) throw new IllegalStateException("the Keyward session is closed");
+    }
+
+    /**
+     * One runtime call: a POST of {@code body} to {@code path} with the app token and a fresh nonce,
+     * answering the envelope's {@code data}. A {@code 60000} answer to a token that was not new
+     * discards it and retries once with a new token and a new nonce.
+     */
+    JsonNode call(String path, ObjectNode body, String userToken) {
+        byte[] json = Json.write(body).getBytes(StandardCharsets.UTF_8);
+        Token token = tokens.lease();
+        HttpResponse<byte[]> response = send(runtimeRequest(path, json, token.token, userToken));
+        KeywardException failure = failureOf(response);
+        if (failure != null && KeywardException.APP_TOKEN_INVALID.equals(failure.code()) && !token.fresh) {
+            tokens.discard(token.token);
+            Token renewed = tokens.lease();
+            response = send(runtimeRequest(path, json, renewed.token, userToken));
+            failure = failureOf(response);
+        }
+        if (failure != null) throw failure;
+        return dataOf(response);
+    }
+
+    private HttpRequest runtimeRequest(String path, byte[] json, String token, String userToken) {
+        URI uri = URI.create(baseUrl + path + "?g_nonce=" + freshNonce());
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri)
+                .timeout(requestTimeout)
+                .header("authorization", "Bearer " + token)
+                .header("content-type", "application/json")
+                .header("accept", "application/json")
+                .header("user-agent", USER_AGENT)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(json));
+        if (userToken != null) request.header("userToken", userToken);
+        return request.build();
+    }
+
+    /** 32 hex digits from a CSPRNG: within the server's 8–64 of {@code A-Za-z0-9_-}, used once. */
+    static String freshNonce() {
+        byte[] bytes = new byte[16];
+        RANDOM.nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
+    }
+
+    private HttpResponse<byte[]> send(HttpRequest request) {
+        try {
+            return http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+        } catch (IOException e) {
+            throw new KeywardNetworkException(
+                    "no answer from Keyward at " + baseUrl + " (" + request.uri().getPath() + "): " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KeywardNetworkException("interrupted while waiting for Keyward", e);
+        }
+    }
+
+    private static String requestIdOf(HttpResponse<?> response) {
+        return response.headers().firstValue("x-request-id").orElse(null);
+    }
+
+    /** The failure an answer carries, or null for a success ({@code code} 0 on HTTP 200). */
+    private static KeywardException failureOf(HttpResponse<byte[]> response) {
+        JsonNode body = Json.parse(response.body());
+        int status = response.statusCode();
+        if (body != null && body.isObject()) {
+            JsonNode code = body.get("code");
+            if (status == 200 && code != null && code.isNumber() && code.intValue() == 0) return null;
+            if (code != null && code.isTextual()) {
+                return new KeywardException(code.textValue(), Json.text(body, "message"), Json.text(body, "cause"),
+                        status, requestIdOf(response));
+            }
+        }
+        return new KeywardException(String.valueOf(status), "unexpected answer", "HTTP " + status, status,
+                requestIdOf(response));
+    }
+
+    private static JsonNode dataOf(HttpResponse<byte[]> response) {
+        JsonNode data = Json.parse(response.body()).get("data");
+        return data == null ? Json.MAPPER.nullNode() : data;
+    }
+
+    private static final class Token {
+        final String token;
+        /** Obtained for this call: a refusal of it is not cured by asking again. */
+        final boolean fresh;
+
+        Token(String token, boolean fresh) {
+            this.token = token;
+            this.fresh = fresh;
+        }
+    }
+
+    /** The app token: obtained on first use, reused while it lives, renewed shortly before it expires. */
+    private final class TokenSource {
+        private String token;
+        private Instant renewAt = Instant.MIN;
+
+        synchronized Token lease() {
+            if (token != null && clock.instant().isBefore(renewAt)) return new Token(token, false);
+            renew();
+            return new Token(token, true);
+        }
+
+        /** The server refused {@code refused}: the next lease asks for a new one. */
+        synchronized void discard(String refused) {
+            if (refused.equals(token)) token = null;
+        }
+
+        private void renew() {
+            StringBuilder form = new StringBuilder("grant_type=client_credentials");
+            if (scope != null) form.append("&scope=").append(URLEncoder.encode(scope, StandardCharsets.UTF_8));
+            HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + "/oauth2/token"))
+                    .timeout(requestTimeout)
+                    .header("authorization", basicCredentials)
+                    .header("content-type", "application/x-www-form-urlencoded")
+                    .header("accept", "application/json")
+                    .header("user-agent", USER_AGENT)
+                    .POST(HttpRequest.BodyPublishers.ofString(form.toString()))
+                    .build();
+            Instant asked = clock.instant();
+            HttpResponse<byte[]> response = send(request);
+            JsonNode body = Json.parse(response.body());
+            String accessToken = Json.text(body, "access_token");
+            Long expiresIn = Json.number(body, "expires_in");
+            if (response.statusCode() != 200 || accessToken == null || expiresIn == null) {
+                String error = Json.text(body, "error");
+                String description = Json.text(body, "error_description");
+                throw new KeywardAuthException(error == null ? "server_error" : error,
+                        description == null ? "HTTP " + response.statusCode() : description,
+                        response.statusCode(), requestIdOf(response));
+            }
+            long lifetimeMs = expiresIn * 1000;
+            // Renew a minute early, or at 90% of a short lifetime, so no call carries a dying token.
+            long marginMs = Math.min(60_000, lifetimeMs / 10);
+            token = accessToken;
+            renewAt = asked.plusMillis(lifetimeMs - marginMs);
+        }
+    }
+
+    public static final class Builder {
+        private String baseUrl;
+        private String appKey;
+        private String appSecret;
+        private String scope;
+        private HttpClient httpClient;
+        private Duration connectTimeout = Duration.ofSeconds(10);
+        private Duration requestTimeout = Duration.ofSeconds(30);
+        private Clock clock = Clock.systemUTC();
+
+        private Builder() {}
+
+        /** Where Keyward answers, e.g. {@code https://keyward.example.com}. */
+        public Builder baseUrl(String baseUrl) {
+            this.baseUrl = baseUrl;
+            return this;
+        }
+
+        public Builder baseUrl(URI baseUrl) {
+            this.baseUrl = baseUrl.toString();
+            return this;
+        }
+
+        public Builder appKey(String appKey) {
+            this.appKey = appKey;
+            return this;
+        }
+
+        public Builder appSecret(String appSecret) {
+            this.appSecret = appSecret;
+            return this;
+        }
+
+        /** Scopes to ask for, space-separated; all of the application's when not set. */
+        public Builder scope(String scope) {
+            this.scope = scope;
+            return this;
+        }
+
+        /** An HttpClient of the program's own (proxy, TLS settings); one of the SDK's otherwise. */
+        public Builder httpClient(HttpClient httpClient) {
+            this.httpClient = httpClient;
+            return this;
+        }
+
+        /** Connecting to the server (10 s unless set); ignored with {@link #httpClient}. */
+        public Builder connectTimeout(Duration connectTimeout) {
+            this.connectTimeout = Objects.requireNonNull(connectTimeout);
+            return this;
+        }
+
+        /** One call in all (30 s unless set). */
+        public Builder requestTimeout(Duration requestTimeout) {
+            this.requestTimeout = Objects.requireNonNull(requestTimeout);
+            return this;
+        }
+
+        /** The clock token lifetimes are judged by (tests). */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock);
+            return this;
+        }
+
+        public KeywardSession build() {
+            return new KeywardSession(this);
+        }
+    }
+}

@@ -1,0 +1,60 @@
+package dev.keyward;
+
+import java.util.Arrays;
+import java.util.Optional;
+
+/** An offline lease that {@link LeaseVerifier} refused, and why ({@link #reason()}). */
+public class LeaseVerificationException extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    /** Why a lease was refused; {@link #wire()} is the reason's name in every Keyward SDK. */
+    public enum Reason {
+        /** Not a compact JWS, or its header or claims are no Keyward lease. */
+        MALFORMED("malformed"),
+        /** Not signed with EdDSA, or the signature does not verify. */
+        SIGNATURE("signature"),
+        /** Its {@code kid} is not in the key set: fetch the JWKS again when online. */
+        UNKNOWN_KEY("unknown-key"),
+        /** Its {@code nbf} is later than now. */
+        NOT_YET_VALID("not-yet-valid"),
+        /** Its {@code exp} is past. */
+        EXPIRED("expired"),
+        /** It was checked out by another application than the audience asked for. */
+        AUDIENCE("audience"),
+        /** It was checked out for another machine. */
+        FINGERPRINT("fingerprint"),
+        /** The license it came from ended ({@code limits.endDate} is past). */
+        LICENSE_ENDED("license-ended");
+
+        private final String wire;
+
+        Reason(String wire) {
+            this.wire = wire;
+        }
+
+        /** The reason as Keyward names it: {@code license-ended}, {@code unknown-key}, … */
+        public String wire() {
+            return wire;
+        }
+
+        public static Optional<Reason> fromWire(String wire) {
+            return Arrays.stream(values()).filter(r -> r.wire.equals(wire)).findFirst();
+        }
+
+        @Override
+        public String toString() {
+            return wire;
+        }
+    }
+
+    private final Reason reason;
+
+    public LeaseVerificationException(Reason reason, String message) {
+        super("lease refused (" + reason.wire() + "): " + message);
+        this.reason = reason;
+    }
+
+    public Reason reason() {
+        return reason;
+    }
+}
