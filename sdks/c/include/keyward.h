@@ -1,0 +1,396 @@
+/*
+ * keyward.h: the C SDK of Keyward's license runtime (API v1).
+ *
+ * A licensed program checks out a seat ("lease") for a lock or a member, heartbeats it while it
+ * runs, consumes metered amounts and checks it in on exit; offline it verifies a signed lease
+ * (compact JWS, EdDSA/Ed25519) against a saved JWKS. A vendor's back end verifies Keyward's
+ * webhooks (Standard Webhooks, HMAC-SHA256).
+ *
+ * Conventions
+ *   - Every handle is opaque and has its own kw_*_free function; strings a handle returns are
+ *     owned by it and live as long as it does. Strings the caller receives to own (char **) are
+ *     freed with kw_string_free.
+ *   - Every function that can fail returns a kw_status (KW_OK is 0) and fills the caller's
+ *     kw_error when one is given (the kw_error * argument may be NULL). A session and a lease
+ *     also keep the last error of the calls made through them (kw_session_last_error,
+ *     kw_lease_last_error).
+ *   - Call kw_global_init once before anything else, from one thread, and kw_global_cleanup
+ *     once at the end. The library keeps no other global state.
+ *   - Thread safety: a kw_session and a kw_lease may be used from several threads at once (the
+ *     heartbeat thread does); a kw_jwks is read-only once made and may be shared freely;
+ *     kw_verify_lease and kw_verify_webhook are pure functions.
+ *   - Times: epoch milliseconds where the server speaks milliseconds (expiresAt, seatFreeAt,
+ *     limits' dates), epoch seconds for JWT claims (iat, nbf, exp), as the protocol has them.
+ *   - A number the server may answer as null is KW_UNSET.
+ */
+#ifndef KEYWARD_H
+#define KEYWARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(KEYWARD_SHARED)
+#  ifdef KEYWARD_BUILDING
+#    define KW_API __declspec(dllexport)
+#  else
+#    define KW_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define KW_API __attribute__((visibility("default")))
+#else
+#  define KW_API
+#endif
+
+#define KW_VERSION "0.1.0"
+#define KW_VERSION_MAJOR 0
+#define KW_VERSION_MINOR 1
+#define KW_VERSION_PATCH 0
+/** The Keyward API version this SDK speaks (/runtime/v1). */
+#define KW_API_VERSION 1
+
+/** A number the server answered as null (no limit, not given). */
+#define KW_UNSET INT64_MIN
+
+/** What went wrong, by kind; the details are in kw_error. */
+typedef enum kw_status {
+  KW_OK = 0,
+  /** A NULL or out-of-range argument from the caller; nothing was sent. */
+  KW_ERR_INVALID_ARGUMENT = 1,
+  KW_ERR_NO_MEMORY = 2,
+  /** The server could not be reached or did not answer (connect, TLS, timeout): try again later. */
+  KW_ERR_NETWORK = 3,
+  /**
+   * Keyward refused the call with its envelope: kw_error.code is its code ("90005", "90009",
+   * "60000", "429", "500" …), message and cause are its words, http_status its HTTP status (299).
+   */
+  KW_ERR_API = 4,
+  /** The token endpoint refused the app's credentials: code is the OAuth error ("invalid_client"). */
+  KW_ERR_AUTH = 5,
+  /** An answer that is no Keyward answer (not JSON, an unexpected status): code is the HTTP status. */
+  KW_ERR_PROTOCOL = 6,
+  /** kw_verify_lease refused the lease: code is the reason ("signature", "expired" …). */
+  KW_ERR_LEASE_REFUSED = 7,
+  /** kw_verify_webhook refused the message: code says why ("signature", "timestamp" …). */
+  KW_ERR_WEBHOOK_REFUSED = 8,
+  /** A file could not be read or written: message names it and the system's reason. */
+  KW_ERR_IO = 9,
+  /** A key set that is no JWKS (code "jwks-unavailable"). */
+  KW_ERR_JWKS = 10,
+  /** The lease is over (checked in, or ended by the server): no call is sent for it. */
+  KW_ERR_LEASE_ENDED = 11,
+  /** kw_global_init failed (libcurl could not start). */
+  KW_ERR_INIT = 12
+} kw_status;
+
+/** The details of a failure. Fixed-size and caller-owned: nothing in it needs freeing. */
+typedef struct kw_error {
+  kw_status status;
+  /**
+   * Keyward's code for KW_ERR_API ("90005"), the OAuth error for KW_ERR_AUTH, the HTTP status
+   * for KW_ERR_PROTOCOL, the refusal reason for KW_ERR_LEASE_REFUSED and
+   * KW_ERR_WEBHOOK_REFUSED, "network" for KW_ERR_NETWORK; empty otherwise.
+   */
+  char code[48];
+  /** A sentence for people: the server's message, or the SDK's. */
+  char message[512];
+  /** The server's cause, where it gave one (or the request id of an internal fault). */
+  char cause[256];
+  /** The HTTP status of the answer; 0 when there was none. */
+  long http_status;
+  /** The server's x-request-id of the answer, for its logs; empty when none. */
+  char request_id[136];
+} kw_error;
+
+/* Lease refusal reasons (kw_error.code of KW_ERR_LEASE_REFUSED), as the conformance suite names them. */
+#define KW_REASON_SIGNATURE "signature"
+#define KW_REASON_EXPIRED "expired"
+#define KW_REASON_NOT_YET_VALID "not-yet-valid"
+#define KW_REASON_FINGERPRINT "fingerprint"
+#define KW_REASON_UNKNOWN_KEY "unknown-key"
+#define KW_REASON_MALFORMED "malformed"
+#define KW_REASON_AUDIENCE "audience"
+#define KW_REASON_LICENSE_ENDED "license-ended"
+#define KW_REASON_JWKS_UNAVAILABLE "jwks-unavailable"
+
+/* ---------------------------------------------------------------------------------------------
+ * Library
+ */
+
+/** Starts libcurl and OpenSSL. Once per process, before any other call, from one thread. */
+KW_API kw_status kw_global_init(kw_error *err);
+/** Undoes kw_global_init, after every handle is freed. */
+KW_API void kw_global_cleanup(void);
+/** "0.1.0". */
+KW_API const char *kw_version(void);
+/** A constant name for a status ("KW_ERR_API"). */
+KW_API const char *kw_status_name(kw_status status);
+/** Frees a string the library handed to the caller (char ** out-parameters). NULL is fine. */
+KW_API void kw_string_free(char *s);
+
+/* ---------------------------------------------------------------------------------------------
+ * Session: the application's token (client credentials), nonces, and the runtime calls.
+ */
+
+typedef struct kw_session kw_session;
+
+/**
+ * A session for the app's key and secret at base_url ("https://keyward.example.com"). Nothing
+ * is sent yet: the token is obtained at the first call, reused while it lives, renewed a minute
+ * (or a tenth of its lifetime) before it expires, and obtained anew and the call retried once
+ * (with a new nonce) when the server answers 60000 to a token it had issued earlier.
+ */
+KW_API kw_status kw_session_new(const char *base_url, const char *app_key, const char *app_secret,
+                                kw_session **out, kw_error *err);
+/** The scopes to ask for, space-separated; all of the app's when never set. Before the first call. */
+KW_API kw_status kw_session_set_scope(kw_session *session, const char *scope, kw_error *err);
+/** The longest one HTTP request may take, in milliseconds (default 30000). */
+KW_API kw_status kw_session_set_timeout_ms(kw_session *session, long timeout_ms, kw_error *err);
+/** A CA bundle file for https (default: the system's). */
+KW_API kw_status kw_session_set_ca_file(kw_session *session, const char *path, kw_error *err);
+/**
+ * Drops the caller's reference. The session itself lives until its last lease is freed too, so
+ * leases may outlive the caller's use of it.
+ */
+KW_API void kw_session_free(kw_session *session);
+/** Copies the last error of a call made through this session (any thread). */
+KW_API void kw_session_last_error(const kw_session *session, kw_error *out);
+/**
+ * Copies a live app token into buf (NUL-terminated), obtaining or renewing it when needed:
+ * for calls this SDK does not wrap. KW_ERR_INVALID_ARGUMENT when buf is too small.
+ */
+KW_API kw_status kw_session_token(kw_session *session, char *buf, size_t buf_size, kw_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Leases: check-out, heartbeat, consume, check-in.
+ */
+
+typedef struct kw_lease kw_lease;
+
+/** What to check out. Zero-initialise it ({0}) and set what applies. */
+typedef struct kw_checkout_params {
+  /** Required: this machine, 8–256 printable ASCII characters without spaces (a hash of its ids). */
+  const char *fingerprint;
+  /** The lock's asset number (lock holder), or which of a member's assets to run. */
+  const char *asset_num;
+  /** The product by the CRM's id, and/or by its URI: at least one. */
+  const char *crm_product_id;
+  const char *product_uri;
+  /** Days to run offline (a signed lease comes back); 0 for none. At most the app's setting. */
+  int offline_days;
+  /** A member's own token (password grant of the same app), sent as the userToken header. */
+  const char *user_token;
+} kw_checkout_params;
+
+/** A product as the lease names it; NULL members where the server has none. */
+typedef struct kw_product {
+  const char *crm_product_id;
+  const char *product_uri;
+  const char *product_name;
+} kw_product;
+
+/** A license's limits; KW_UNSET where there is none. Dates in epoch milliseconds. */
+typedef struct kw_limits {
+  int64_t concurrent;
+  int64_t time_duration_seconds;
+  int64_t amount;
+  int64_t start_date_ms;
+  int64_t end_date_ms;
+} kw_limits;
+
+typedef struct kw_heartbeat_result {
+  int64_t expires_at_ms;
+  int heartbeat_interval_seconds;
+  int64_t used_seconds;
+} kw_heartbeat_result;
+
+typedef struct kw_consumption {
+  /** The product's total consumption after this call. */
+  int64_t consumed;
+  int64_t limit;     /* KW_UNSET: no limit */
+  int64_t remaining; /* KW_UNSET: no limit */
+} kw_consumption;
+
+typedef struct kw_checkin_result {
+  int64_t used_seconds;
+  /** When the seat is free for another machine: now for an online lease, its exp for an offline one. */
+  int64_t seat_free_at_ms;
+} kw_checkin_result;
+
+/** Where a lease stands. */
+typedef enum kw_lease_state {
+  KW_LEASE_ACTIVE = 0,
+  /** The server ended it: 90008 (no such lease), 90009 (revoked), 90010 (expired). */
+  KW_LEASE_ENDED = 1,
+  KW_LEASE_CHECKED_IN = 2
+} kw_lease_state;
+
+/**
+ * Checks out a seat: POST /runtime/v1/leases. A refusal is KW_ERR_API with Keyward's code
+ * (90001–90007, 90011). The lease keeps a reference to the session.
+ */
+KW_API kw_status kw_checkout(kw_session *session, const kw_checkout_params *params, kw_lease **out,
+                             kw_error *err);
+
+KW_API const char *kw_lease_id(const kw_lease *lease);
+/** "granted" (a new seat) or "resumed" (the live lease this holder and machine already had). */
+KW_API const char *kw_lease_status(const kw_lease *lease);
+KW_API const char *kw_lease_asset_num(const kw_lease *lease);
+KW_API const char *kw_lease_fingerprint(const kw_lease *lease);
+/** The signed offline lease (compact JWS), or NULL when none was asked for. */
+KW_API const char *kw_lease_offline_token(const kw_lease *lease);
+KW_API void kw_lease_product(const kw_lease *lease, kw_product *out);
+KW_API void kw_lease_limits(const kw_lease *lease, kw_limits *out);
+/** When the lease expires without a heartbeat (epoch ms); moved by every heartbeat. */
+KW_API int64_t kw_lease_expires_at_ms(const kw_lease *lease);
+/** How often to heartbeat, as the server last asked. */
+KW_API int kw_lease_heartbeat_interval(const kw_lease *lease);
+/** Where the lease stands; when ended, *why (optional) receives the server's refusal. */
+KW_API kw_lease_state kw_lease_get_state(const kw_lease *lease, kw_error *why);
+/** Copies the last error of a call made on this lease, the heartbeat thread's included. */
+KW_API void kw_lease_last_error(const kw_lease *lease, kw_error *out);
+
+/**
+ * One heartbeat now: POST …/heartbeat. 90008, 90009 and 90010 end the lease
+ * (kw_lease_get_state says KW_LEASE_ENDED) and stop its heartbeat thread.
+ */
+KW_API kw_status kw_lease_heartbeat(kw_lease *lease, kw_heartbeat_result *out, kw_error *err);
+/** Consumes amount (1 – 10^9) of the product: POST …/consume. Past the limit: 90007, nothing consumed. */
+KW_API kw_status kw_lease_consume(kw_lease *lease, int64_t amount, kw_consumption *out, kw_error *err);
+/** Checks the lease in (stopping its heartbeats first): POST …/check-in. */
+KW_API kw_status kw_lease_check_in(kw_lease *lease, kw_checkin_result *out, kw_error *err);
+
+/**
+ * Called on the heartbeat thread after each background heartbeat: status KW_OK, or the
+ * failure in err. When status is KW_ERR_API and the lease's state is KW_LEASE_ENDED, the loop
+ * has stopped: tell the program (set a flag; do not block). Network failures do not stop the
+ * loop: it tries again at the next interval (a lease lives five intervals).
+ */
+typedef void (*kw_heartbeat_fn)(kw_lease *lease, kw_status status, const kw_error *err, void *user);
+
+/**
+ * Starts the background heartbeat thread: one heartbeat every heartbeatIntervalSeconds the server
+ * asked for (the interval each answer asks for from then on). on_beat may be NULL.
+ */
+KW_API kw_status kw_lease_start_heartbeats(kw_lease *lease, kw_heartbeat_fn on_beat, void *user,
+                                           kw_error *err);
+/**
+ * Stops the heartbeat thread and waits for it (at most one heartbeat in flight). Safe to call
+ * when none runs. From inside on_beat it only asks the loop to stop.
+ */
+KW_API void kw_lease_stop_heartbeats(kw_lease *lease);
+/** How many background heartbeats the server accepted since the lease was made. */
+KW_API uint64_t kw_lease_heartbeat_count(const kw_lease *lease);
+
+/**
+ * The end of a lease's scope: stops its heartbeats, checks it in unless it is over already, and
+ * frees it. Answers the check-in's status (the lease is freed whatever it is). NULL is fine.
+ */
+KW_API kw_status kw_lease_close(kw_lease *lease, kw_error *err);
+/** For __attribute__((cleanup)): KW_LEASE_SCOPED kw_lease *lease = NULL; … checked in at scope exit. */
+KW_API void kw_lease_closep(kw_lease **lease);
+#if defined(__GNUC__) || defined(__clang__)
+#  define KW_LEASE_SCOPED __attribute__((cleanup(kw_lease_closep)))
+#endif
+/** Frees a lease without checking it in (its heartbeats stop): a program keeping it offline. */
+KW_API void kw_lease_free(kw_lease *lease);
+
+/* ---------------------------------------------------------------------------------------------
+ * Offline leases: the key set (JWKS) and verification.
+ */
+
+typedef struct kw_jwks kw_jwks;
+
+/** A key set from its JSON text ({"keys":[…]}); keys other than Ed25519 are kept out. */
+KW_API kw_status kw_jwks_parse(const char *json, size_t len, kw_jwks **out, kw_error *err);
+/** Reads a saved key set (kw_jwks_save). */
+KW_API kw_status kw_jwks_load(const char *path, kw_jwks **out, kw_error *err);
+/** Saves the key set's JSON text as fetched, atomically (a new file renamed over the old one). */
+KW_API kw_status kw_jwks_save(const kw_jwks *jwks, const char *path, kw_error *err);
+/** Fetches the server's published keys: GET /.well-known/jwks.json (no credentials). */
+KW_API kw_status kw_jwks_fetch(kw_session *session, kw_jwks **out, kw_error *err);
+/** The key set's JSON text. */
+KW_API const char *kw_jwks_json(const kw_jwks *jwks);
+/** How many Ed25519 keys it holds. */
+KW_API size_t kw_jwks_count(const kw_jwks *jwks);
+KW_API void kw_jwks_free(kw_jwks *jwks);
+
+/** A verified lease's claims: every string owned by the claims, NULL where the lease has none. */
+typedef struct kw_claims {
+  const char *iss;
+  /** The lease id (also jti). */
+  const char *sub;
+  const char *jti;
+  /** The appKey that checked it out. */
+  const char *aud;
+  int64_t iat, nbf, exp; /* epoch seconds */
+  /** "lock" or "member". */
+  const char *holder_kind;
+  /** For a lock holder: its asset number. */
+  const char *holder_asset_num;
+  /** For a member holder. */
+  const char *member_global_id;
+  const char *enterprise_global_id;
+  const char *fingerprint;
+  const char *asset_num;
+  kw_product product;
+  kw_limits limits;
+  /** "offline-days", "license-end" or "time-duration"; NULL for leases of servers before it. */
+  const char *exp_bound;
+  /** The whole payload as JSON, for claims this struct does not name. */
+  const char *payload_json;
+} kw_claims;
+
+/**
+ * Verifies an offline lease without the server: an EdDSA signature by a key of jwks (by kid),
+ * header typ keyward-lease+jwt, issuer keyward, nbf ≤ now < exp, the audience when given, the
+ * lease's shape, this machine's fingerprint, and the license not ended (limits.endDate). The
+ * first check that fails answers KW_ERR_LEASE_REFUSED with the reason in err->code (see
+ * KW_REASON_*). now_ms is the clock to judge by (epoch ms), 0 for the system's. out may be NULL;
+ * else it receives claims to free with kw_claims_free. audience may be NULL (not checked).
+ */
+KW_API kw_status kw_verify_lease(const kw_jwks *jwks, const char *token, const char *fingerprint,
+                                 const char *audience, int64_t now_ms, kw_claims **out, kw_error *err);
+KW_API void kw_claims_free(kw_claims *claims);
+
+/** Saves a signed lease (text) to path, atomically, readable by its owner only. */
+KW_API kw_status kw_lease_token_save(const char *token, const char *path, kw_error *err);
+/** Reads a saved signed lease; free *token_out with kw_string_free. Trailing whitespace is dropped. */
+KW_API kw_status kw_lease_token_load(const char *path, char **token_out, kw_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Webhooks (the vendor's back end): Standard Webhooks, HMAC-SHA256.
+ */
+
+/** A verified webhook: the body's id and type; timestamp as the body says. */
+typedef struct kw_webhook_event {
+  const char *id;
+  const char *type;
+  const char *timestamp;
+  /** The body, as received (NUL-terminated copy). */
+  const char *json;
+} kw_webhook_event;
+
+/**
+ * Verifies a webhook: one of the space-separated "v1,<base64>" entries of webhook_signature must
+ * be the HMAC-SHA256 of "id.timestamp.body" under one of secrets ("whsec_<base64>"; two while a
+ * rotation overlaps), compared in constant time; webhook_timestamp within tolerance_seconds of now
+ * (0: 300); and the body's "id" equal to webhook_id. A missing header is NULL. now_s is the clock
+ * (epoch seconds), 0 for the system's. The body is the raw bytes, exactly as received. out may be
+ * NULL; else free it with kw_webhook_event_free. Refusals are KW_ERR_WEBHOOK_REFUSED, code
+ * "missing-header", "timestamp", "signature", "event-id" or "malformed".
+ */
+KW_API kw_status kw_verify_webhook(const char *const *secrets, size_t secret_count, const char *body,
+                                   size_t body_len, const char *webhook_id, const char *webhook_timestamp,
+                                   const char *webhook_signature, int64_t now_s, int tolerance_seconds,
+                                   kw_webhook_event **out, kw_error *err);
+KW_API void kw_webhook_event_free(kw_webhook_event *event);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KEYWARD_H */
