@@ -69,6 +69,13 @@ export const WEBHOOKS = {
 } as const;
 
 /**
+ * The stalled-tenant webhooks scenario: one app's endpoints (the most an app may have) that never
+ * answer, `events` events queued to each; meanwhile another app sends `orders` async orders, one
+ * every `gapMs`, and the lag of their events is measured.
+ */
+export const STALLED_TENANT = { endpoints: 20, events: 100, orders: 30, gapMs: 250 } as const;
+
+/**
  * Names for `npm run bench -- --only a,b`: each runs its scenarios and the references they are
  * compared with. reads-at-10: op 3 and op 5 at 10 connections; big: member lists at 1M assets vs
  * 10k; embedded: op 3 and op 5 on the embedded database.
@@ -85,6 +92,7 @@ export const SCENARIOS = [
   'op1',
   'console',
   'webhooks',
+  'webhooks-stalled',
   'rss',
   'embedded',
 ] as const;

@@ -1,11 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
+import type { Db } from '../src/db/client.js';
 import { freshNonce, percentile } from './load.js';
 import { scrapeMetrics } from './processes.js';
 import { productOf } from './requests.js';
 import { customerId } from './seed.js';
-import { CHANNEL, SMALL_TENANTS, WEBHOOKS } from './settings.js';
+import { CHANNEL, SMALL_TENANTS, STALLED_TENANT, WEBHOOKS } from './settings.js';
 
 // The webhooks scenario (issue 19): async orders sent as a CRM sends them, their events delivered
 // by the server's own worker to a receiver here that verifies every signature the way an
@@ -42,11 +45,23 @@ class Receiver {
   duplicates = 0;
   badSignatures = 0;
   private verifier: Webhook | undefined;
+  private held: { prefix: string; onHold: () => void } | undefined;
   private readonly server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => res.writeHead(this.receive(req, Buffer.concat(chunks).toString('utf8'))).end());
+    req.on('end', () => {
+      if (this.held !== undefined && (req.url ?? '').startsWith(this.held.prefix)) {
+        this.held.onHold();
+        return; // never answered
+      }
+      res.writeHead(this.receive(req, Buffer.concat(chunks).toString('utf8'))).end();
+    });
   });
+
+  /** Requests under `prefix` are read and never answered: an endpoint that hangs. */
+  hold(prefix: string, onHold: () => void): void {
+    this.held = { prefix, onHold };
+  }
 
   /** The endpoint's secret, known once it is registered (no event comes before). */
   trust(secret: string): void {
@@ -100,8 +115,12 @@ async function json<T>(response: Response): Promise<T> {
   return parsed;
 }
 
-/** An app of the bench's channel that sends orders and has webhooks, and its token. */
-async function webhookApp(url: string, adminKey: string): Promise<{ appKey: string; token: string }> {
+/** An app of the bench's channel (or `channel`) that sends orders and has webhooks, and its token. */
+async function webhookApp(
+  url: string,
+  adminKey: string,
+  channel = CHANNEL,
+): Promise<{ appKey: string; token: string }> {
   const app = await json<{ appKey: string; appSecret: string }>(
     await fetch(`${url}/admin/apps`, {
       method: 'POST',
@@ -109,7 +128,7 @@ async function webhookApp(url: string, adminKey: string): Promise<{ appKey: stri
       body: JSON.stringify({
         name: 'bench webhooks',
         scopes: ['auth_order', 'auth_webhooks'],
-        channels: [CHANNEL],
+        channels: [channel],
       }),
     }),
   );
@@ -245,6 +264,118 @@ export async function runWebhooks(url: string, adminKey: string): Promise<Webhoo
       method: 'DELETE',
       headers: { authorization: auth.authorization },
     });
+    await receiver.close();
+  }
+}
+
+export interface StalledOutcome {
+  /** The other app's events verified, of `expected`. */
+  events: number;
+  expected: number;
+  /** Their lag, from the event's own time to its verified arrival, ms. */
+  lag: { p50: number; p99: number; max: number };
+  /** Connections the stalled endpoints received while the other app's events went out. */
+  stalledHits: number;
+  /** The stalled tenant's deliveries still pending at the end, of its queued ones. */
+  stalledPending: number;
+  stalledQueued: number;
+}
+
+/** An endpoint registered through the API: its id and secret. */
+async function register(url: string, token: string, target: string, eventTypes?: string[]) {
+  const created = await json<{ data: { id: string; secret: string } }>(
+    await fetch(`${url}/v1/webhooks/endpoints?g_nonce=${freshNonce()}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: target, ...(eventTypes === undefined ? {} : { eventTypes }) }),
+    }),
+  );
+  return created.data;
+}
+
+async function unregister(url: string, token: string, id: string): Promise<void> {
+  await fetch(`${url}/v1/webhooks/endpoints/${id}?g_nonce=${freshNonce()}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${token}` },
+  });
+}
+
+/**
+ * One tenant stalling every tenant's webhooks, measured: tenant S has STALLED_TENANT.endpoints endpoints that accept the
+ * connection and never answer (each attempt held to the server's WEBHOOK_TIMEOUT_MS, 15 s), with
+ * STALLED_TENANT.events events queued to each, written into the outbox directly (a backlog, not
+ * what is measured). Tenant F, an app of the bench's channel, then sends STALLED_TENANT.orders
+ * async orders one every STALLED_TENANT.gapMs; the lag of their order.accepted and order.completed
+ * events, from the event's time to its verified arrival, is the row. S's endpoints are deleted at
+ * the end, its backlog with them.
+ */
+export async function runStalledTenant(url: string, adminKey: string, db: Db): Promise<StalledOutcome> {
+  const receiver = new Receiver();
+  let stalledHits = 0;
+  const receiverUrl = await receiver.listen();
+  // Stalled paths: the request is read and never answered; closing the receiver ends them.
+  receiver.hold('/stalled/', () => void (stalledHits += 1));
+  const stalled = await webhookApp(url, adminKey, `STALL${randomBytes(3).toString('hex').toUpperCase()}`);
+  const fair = await webhookApp(url, adminKey);
+  const stalledEndpoints: string[] = [];
+  let fairEndpoint: { id: string; secret: string } | undefined;
+  try {
+    for (let i = 0; i < STALLED_TENANT.endpoints; i += 1) {
+      stalledEndpoints.push((await register(url, stalled.token, `${receiverUrl}/stalled/${i}`)).id);
+    }
+    const { id: appId } = await db
+      .selectFrom('apps')
+      .select('id')
+      .where('app_key', '=', stalled.appKey)
+      .executeTakeFirstOrThrow();
+    const prefix = `evt_stall_${randomBytes(4).toString('hex')}_`;
+    await sql`
+      insert into webhook_events (id, type, app_id, data)
+      select ${prefix} || n, 'lease.denied', ${appId}, '{}'::jsonb
+        from generate_series(1, ${STALLED_TENANT.events}::int) n
+    `.execute(db);
+    await sql`
+      insert into webhook_deliveries (event_id, endpoint_id)
+      select ${prefix} || n, ep
+        from generate_series(1, ${STALLED_TENANT.events}::int) n, unnest(${stalledEndpoints}::text[]) ep
+    `.execute(db);
+    const stalledQueued = STALLED_TENANT.events * STALLED_TENANT.endpoints;
+    // S's attempts have taken the worker's slots before F's first event.
+    await until('the stalled endpoints to be tried', 10_000, () => stalledHits >= 8);
+
+    fairEndpoint = await register(url, fair.token, `${receiverUrl}/keyward`, [
+      'order.accepted',
+      'order.completed',
+    ]);
+    receiver.trust(fairEndpoint.secret);
+    const tag = `st${Date.now().toString(36)}${process.pid}`;
+    for (let n = 1; n <= STALLED_TENANT.orders; n += 1) {
+      const began = Date.now();
+      await sendOrder(url, fair, n, tag);
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(0, STALLED_TENANT.gapMs - (Date.now() - began))),
+      );
+    }
+    const expected = 2 * STALLED_TENANT.orders;
+    await until('the other app’s events', 60_000, () => receiver.arrivals.size >= expected);
+    const lags = [...receiver.arrivals.values()].map((a) => a.lagMs).sort((a, b) => a - b);
+    const pending = await db
+      .selectFrom('webhook_deliveries')
+      .select(({ fn }) => fn.countAll<string>().as('n'))
+      .where('endpoint_id', 'in', stalledEndpoints)
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return {
+      events: receiver.arrivals.size,
+      expected,
+      lag: { p50: percentile(lags, 50), p99: percentile(lags, 99), max: lags.at(-1) ?? NaN },
+      stalledHits,
+      stalledPending: Number(pending.n),
+      stalledQueued,
+    };
+  } finally {
+    for (const id of stalledEndpoints) await unregister(url, stalled.token, id);
+    if (fairEndpoint !== undefined) await unregister(url, fair.token, fairEndpoint.id);
     await receiver.close();
   }
 }
