@@ -138,6 +138,8 @@ async function leaseCases(): Promise<LeaseCase[]> {
   };
   const { expBound: _dropped, ...older } = claims;
   const { holder: _noHolder, ...shapeless } = claims;
+  const { nbf: _noNbf, ...withoutNbf } = claims;
+  const { aud: _noAud, ...withoutAud } = claims;
   const hs256 = await new SignJWT({ ...claims })
     .setProtectedHeader({ alg: 'HS256', kid: await kidOf('A'), typ: LEASE_TYP })
     .sign(new TextEncoder().encode('a-shared-secret-an-attacker-chose-0123456789'));
@@ -271,6 +273,43 @@ async function leaseCases(): Promise<LeaseCase[]> {
       token: await sign({ ...claims, iss: 'somebody-else' }),
       ...base,
       expect: { valid: false, reason: 'malformed' },
+    },
+    {
+      name: 'missing-nbf',
+      description: 'no nbf claim: a required claim absent is malformed, not a time refusal',
+      token: await sign(withoutNbf),
+      ...base,
+      expect: { valid: false, reason: 'malformed' },
+    },
+    {
+      name: 'missing-aud',
+      description: 'no aud claim while the caller asks for an audience',
+      token: await sign(withoutAud),
+      ...base,
+      expect: { valid: false, reason: 'malformed' },
+    },
+    {
+      name: 'expired-and-other-application',
+      description: 'two defects: the times are checked before the audience',
+      token: await sign({ ...claims, exp: NOW - 60 }),
+      ...base,
+      audience: 'kw_another_app',
+      expect: { valid: false, reason: 'expired' },
+    },
+    {
+      name: 'tampered-and-expired',
+      description: 'two defects: the signature is checked before any claim',
+      token: `${header}.${b64url({ ...claims, exp: NOW - 60 })}.${token.split('.')[2]}`,
+      ...base,
+      expect: { valid: false, reason: 'signature' },
+    },
+    {
+      name: 'other-machine-and-license-ended',
+      description: 'two defects: the machine is checked before the license’s end',
+      token: await sign(ended),
+      ...base,
+      fingerprint: 'fp-conformance-another-machine',
+      expect: { valid: false, reason: 'fingerprint' },
     },
     {
       name: 'license-ended',

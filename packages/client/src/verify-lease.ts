@@ -43,8 +43,9 @@ function keySetOf(keys: LeaseKeys): JWTVerifyGetKey {
 function reasonOf(error: unknown, remote: boolean): LeaseFailure | undefined {
   if (error instanceof errors.JWTExpired) return 'expired';
   if (error instanceof errors.JWTClaimValidationFailed) {
+    // A required claim that is absent is a malformed lease, whichever claim it is.
+    if (error.reason === 'missing') return 'malformed';
     if (error.claim === 'nbf') return 'not-yet-valid';
-    if (error.claim === 'aud') return 'audience';
     return 'malformed';
   }
   // Another algorithm (none, HS256…) is no signature of a Keyward key, whatever the token claims.
@@ -97,9 +98,10 @@ function asLeaseClaims(payload: JWTPayload): OfflineLeaseClaims | undefined {
  * application's appKey. Resolves to the lease's claims; rejects with `KeywardLeaseError`, whose
  * `reason` says why.
  *
- * The checks run in this order and the first that fails answers: the signature, its key and the
- * JWT claims (issuer, type, audience, `nbf`, `exp`), as jose checks them; then the claims' shape
- * (`malformed`); then the machine (`fingerprint`); then the license's end (`license-ended`). So a
+ * The checks run in this order and the first that fails answers, as every SDK checks them
+ * (sdks/conformance/README.md): the signature and its key; the JWT claims (issuer, type, required
+ * claims present, `nbf`, `exp`); then the audience; then the claims' shape (`malformed`); then the
+ * machine (`fingerprint`); then the license's end (`license-ended`). So a
  * forged or stale lease never says anything about a machine or a license, and a lease for another
  * machine never says whether its license still runs.
  */
@@ -113,7 +115,7 @@ export async function verifyLease(token: string, options: VerifyLeaseOptions): P
       issuer: LEASE_ISSUER,
       typ: LEASE_TYP,
       requiredClaims: ['sub', 'jti', 'aud', 'iat', 'nbf', 'exp'],
-      ...(options.audience === undefined ? {} : { audience: options.audience }),
+      // The audience is compared below, after the times: jose would compare it first.
       ...(options.now === undefined ? {} : { currentDate: options.now }),
     }));
   } catch (error) {
@@ -122,6 +124,12 @@ export async function verifyLease(token: string, options: VerifyLeaseOptions): P
     throw new KeywardLeaseError(reason, `lease refused (${reason}): ${(error as Error).message}`, {
       cause: error,
     });
+  }
+  if (options.audience !== undefined && payload.aud !== options.audience) {
+    throw new KeywardLeaseError(
+      'audience',
+      `lease refused (audience): it was checked out by another application than ${options.audience}`,
+    );
   }
   const claims = asLeaseClaims(payload);
   if (claims === undefined) {
