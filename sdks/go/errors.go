@@ -2,6 +2,7 @@ package keyward
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -84,7 +85,8 @@ var (
 // endsLease reports whether err is the server saying the lease is over: checked in or unknown
 // (90008), revoked (90009) or expired (90010). No heartbeat brings such a lease back.
 func endsLease(err error) bool {
-	if e, ok := err.(*APIError); ok {
+	var e *APIError
+	if errors.As(err, &e) {
 		return e.Code == "90008" || e.Code == "90009" || e.Code == "90010"
 	}
 	return false

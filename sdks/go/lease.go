@@ -294,6 +294,9 @@ func Every(d time.Duration) KeepAliveOption {
 // minInterval keeps a loop from spinning when a server answers no interval.
 const minInterval = time.Second
 
+// minBeatTimeout is the least time a KeepAlive heartbeat is given (else its interval).
+const minBeatTimeout = 5 * time.Second
+
 type keepAlive struct {
 	onBeat func(*HeartbeatResult, error)
 	every  time.Duration
@@ -363,7 +366,14 @@ func (l *Lease) keepAlive(ctx context.Context, k *keepAlive) error {
 			return nil
 		case <-timer.C:
 		}
-		result, err := l.Heartbeat(ctx)
+		// A heartbeat that hangs must not hold the loop past the next one.
+		timeout := interval()
+		if timeout < minBeatTimeout {
+			timeout = minBeatTimeout
+		}
+		beatCtx, cancel := context.WithTimeout(ctx, timeout)
+		result, err := l.Heartbeat(beatCtx)
+		cancel()
 		if ctx.Err() != nil {
 			return nil // stopped while the heartbeat was on its way
 		}

@@ -50,8 +50,11 @@ type Session struct {
 // Option configures a Session.
 type Option func(*Session)
 
-// WithHTTPClient sends the calls with client instead of http.DefaultClient: set its Timeout, a
-// proxy or TLS roots there. Context deadlines bound each call as well.
+// DefaultTimeout bounds each call of a Session made without WithHTTPClient.
+const DefaultTimeout = 30 * time.Second
+
+// WithHTTPClient sends the calls with client instead of a client with DefaultTimeout: set its
+// Timeout, a proxy or TLS roots there. Context deadlines bound each call as well.
 func WithHTTPClient(client *http.Client) Option {
 	return func(s *Session) {
 		if client != nil {
@@ -101,7 +104,7 @@ func NewSession(baseURL, appKey, appSecret string, opts ...Option) (*Session, er
 		base:      base,
 		appKey:    appKey,
 		appSecret: appSecret,
-		client:    http.DefaultClient,
+		client:    &http.Client{Timeout: DefaultTimeout},
 		now:       time.Now,
 		userAgent: "keyward-go/" + Version,
 		renewing:  make(chan struct{}, 1),
