@@ -32,15 +32,20 @@ func fail(err error) {
 }
 
 func report(step string, fields map[string]interface{}) {
-	line := map[string]interface{}{"step": step}
-	for k, v := range fields {
-		line[k] = v
-	}
-	out, err := json.Marshal(line)
+	head, err := json.Marshal(map[string]string{"step": step})
 	if err != nil {
 		fail(err)
 	}
-	fmt.Println(string(out))
+	line := string(head)
+	if len(fields) > 0 {
+		rest, err := json.Marshal(fields)
+		if err != nil {
+			fail(err)
+		}
+		// {"step":…} first, then the step's fields: {"step":…,"leaseId":…}.
+		line = line[:len(line)-1] + "," + string(rest[1:])
+	}
+	fmt.Println(line)
 }
 
 // codeOf answers the Keyward code a refusal carries.
