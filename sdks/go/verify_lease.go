@@ -267,20 +267,10 @@ func secondsTime(seconds float64) time.Time {
 	return time.Unix(whole, int64((seconds-float64(whole))*1e9))
 }
 
-// hasAudience: aud is the audience, or a list holding it.
+// hasAudience: aud is the audience (a list of audiences is no lease's).
 func hasAudience(raw json.RawMessage, audience string) bool {
-	if text, ok := stringOf(raw); ok {
-		return text == audience
-	}
-	var list []string
-	if jsonKind(raw) == '[' && json.Unmarshal(raw, &list) == nil {
-		for _, item := range list {
-			if item == audience {
-				return true
-			}
-		}
-	}
-	return false
+	text, ok := stringOf(raw)
+	return ok && text == audience
 }
 
 // leaseClaimsOf answers the claims when they have the lease's shape.

@@ -192,11 +192,16 @@ func TestVerifyLeaseOrderAndBoundaries(t *testing.T) {
 			p["aud"] = "kw_other"
 			return key.sign(t, leaseHeader("kid-a"), p)
 		}, opts: func(o *VerifyOptions) { o.Audience = "" }},
-		{name: "audience list: not a lease's shape", token: func() string {
+		{name: "audience list holding the audience: another audience", token: func() string {
 			p := leasePayload()
 			p["aud"] = []string{testAudience}
 			return key.sign(t, leaseHeader("kid-a"), p)
-		}, reason: ReasonMalformed},
+		}, reason: ReasonAudience},
+		{name: "audience list, none asked: not a lease's shape", token: func() string {
+			p := leasePayload()
+			p["aud"] = []string{testAudience}
+			return key.sign(t, leaseHeader("kid-a"), p)
+		}, opts: func(o *VerifyOptions) { o.Audience = "" }, reason: ReasonMalformed},
 		{name: "no holder and another machine: malformed first", token: func() string {
 			p := leasePayload()
 			delete(p, "holder")
