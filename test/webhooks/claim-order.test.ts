@@ -191,6 +191,29 @@ describe('a claim', () => {
     expect(await svc.claim(10, [endpoint])).toHaveLength(PER_ENDPOINT);
   });
 
+  it('ends an endpoint’s pause when an operator retries one of its deliveries', async () => {
+    const { endpoints } = await appWith(1, 2);
+    const [endpoint] = endpoints as [string];
+    const svc = service();
+    const [first] = await svc.claim(1, endpoints);
+    if (first === undefined) throw new Error('nothing claimed');
+    const timeout: AttemptResult = {
+      ok: false,
+      statusCode: null,
+      latencyMs: 15_000,
+      responseExcerpt: null,
+      error: 'timed out after 15000 ms',
+      timedOut: true,
+    };
+    await svc.record([outcome(first, timeout)]);
+    expect(await svc.claim(10, endpoints)).toEqual([]);
+    await h.app.services.webhookAdmin.retry(first.id, { ...NO_REQUEST, operator: 'test' });
+    // Due now, and its endpoint no longer paused: one attempt (it timed out last time).
+    const retried = await svc.claim(10, endpoints);
+    expect(retried).toHaveLength(1);
+    expect(await endpointRow(endpoint)).toMatchObject({ paused_until: null, consecutive_timeouts: 1 });
+  });
+
   it('sends again what a worker that died had claimed, once its lease ends, not counting it in flight', async () => {
     const { endpoints } = await appWith(1, 2);
     const t0 = Date.now();

@@ -191,13 +191,29 @@ export class WebhookAdminRepository {
     }));
   }
 
-  /** The delivery, locked to the transaction, with its endpoint's status. */
+  /**
+   * The delivery, locked to the transaction, with its endpoint's status. Its endpoint is locked
+   * first: the order a recording worker and an endpoint's deletion lock them in, so none of them
+   * waits on another in a cycle.
+   */
   async lockDelivery(
     id: number,
   ): Promise<
     | { id: number; endpointId: string; eventId: string; status: DeliveryStatus; endpointStatus: string }
     | undefined
   > {
+    const owner = await this.db
+      .selectFrom('webhook_deliveries')
+      .select('endpoint_id')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (owner === undefined) return undefined;
+    await this.db
+      .selectFrom('webhook_endpoints')
+      .select('id')
+      .where('id', '=', owner.endpoint_id)
+      .forNoKeyUpdate()
+      .execute();
     const row = await this.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as ep', 'ep.id', 'd.endpoint_id')
@@ -216,12 +232,22 @@ export class WebhookAdminRepository {
     );
   }
 
-  /** Due at `now` again; a delivery that had failed is pending once more. */
-  async makeDue(id: number, now: Date): Promise<void> {
+  /**
+   * Due at `now` again; a delivery that had failed is pending once more. Its endpoint's pause after
+   * a timeout ends too, or "now" would mean when the pause ends; it still gets one attempt at a
+   * time until it answers.
+   */
+  async makeDue(id: number, endpointId: string, now: Date): Promise<void> {
     await this.db
       .updateTable('webhook_deliveries')
       .set({ status: 'pending', next_attempt_at: now })
       .where('id', '=', id)
+      .execute();
+    await this.db
+      .updateTable('webhook_endpoints')
+      .set({ paused_until: null })
+      .where('id', '=', endpointId)
+      .where('paused_until', '>', now)
       .execute();
   }
 

@@ -94,7 +94,7 @@ export class WebhookAdminService {
           'delivered',
         );
       }
-      await repo.makeDue(deliveryId, new Date(this.now()));
+      await repo.makeDue(deliveryId, delivery.endpointId, new Date(this.now()));
       await new AuditRepository(trx).record(operatorActor(request), [
         {
           action: 'webhook.delivery_retried',
