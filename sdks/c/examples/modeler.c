@@ -88,8 +88,8 @@ static void on_beat(kw_lease *lease, kw_status status, const kw_error *err, void
   (void)user;
   if (status == KW_OK) return;
   if (kw_lease_get_state(lease, NULL) == KW_LEASE_ENDED) {
-    fprintf(stderr, "modeler: the license server ended the lease (%s): %s\n", err->code, err->message);
-    atomic_store(&revoked, 1);
+    if (!atomic_exchange(&revoked, 1))
+      fprintf(stderr, "modeler: the license server ended the lease (%s): %s\n", err->code, err->message);
   } else {
     fprintf(stderr, "modeler: heartbeat failed, trying again at the next one: %s\n", err->message);
   }
@@ -155,12 +155,16 @@ static int run(const char *asset_num, const char *product, long seconds, int off
     if (interrupted) break;
     kw_consumption used;
     if (kw_lease_consume(lease, 1, &used, &err) != KW_OK) {
+      if (kw_lease_get_state(lease, NULL) == KW_LEASE_ENDED) { /* revoked, expired: stop working */
+        if (!atomic_exchange(&revoked, 1))
+          fprintf(stderr, "modeler: the license server ended the lease (%s): %s\n", err.code, err.message);
+        break;
+      }
       if (err.status == KW_ERR_API && strcmp(err.code, "90007") == 0) {
         printf("solve %ld refused: %s\n", tick, err.message);
         break;
       }
-      if (err.status == KW_ERR_LEASE_ENDED) break;
-      fprintf(stderr, "modeler: consume: %s\n", err.message);
+      fprintf(stderr, "modeler: consume: %s\n", err.message); /* the network, say: go on */
       continue;
     }
     if (used.remaining == KW_UNSET) printf("solve %ld: %lld consumed (no limit)\n", tick, (long long)used.consumed);

@@ -204,16 +204,9 @@ static bool is_object(const cJSON *item) { return cJSON_IsObject(item); }
 
 static bool is_text(const cJSON *object, const char *name) { return kw__json_string(object, name) != NULL; }
 
-/* jose's audience presence: the string itself, or an array holding it. */
+/* The audience asked for: aud must be that very string (as packages/client compares it). */
 static bool audience_holds(const cJSON *aud, const char *audience) {
-  if (cJSON_IsString(aud)) return strcmp(aud->valuestring, audience) == 0;
-  if (cJSON_IsArray(aud)) {
-    const cJSON *item;
-    cJSON_ArrayForEach(item, aud) {
-      if (cJSON_IsString(item) && strcmp(item->valuestring, audience) == 0) return true;
-    }
-  }
-  return false;
+  return cJSON_IsString(aud) && strcmp(aud->valuestring, audience) == 0;
 }
 
 /* The lease's shape (packages/client's asLeaseClaims): holder, texts, product, limits, expBound. */

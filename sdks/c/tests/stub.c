@@ -222,6 +222,9 @@ size_t stub_count_path(stub *s, const char *path) {
   return n;
 }
 
+void stub_lock(stub *s) { pthread_mutex_lock(&s->lock); }
+void stub_unlock(stub *s) { pthread_mutex_unlock(&s->lock); }
+
 void stub_stop(stub *s) {
   pthread_mutex_lock(&s->lock);
   s->stopping = true;

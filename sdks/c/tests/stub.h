@@ -35,6 +35,9 @@ size_t stub_count(stub *s);
 stub_request stub_get(stub *s, size_t i);
 /* How many requests arrived whose path is path (exact). */
 size_t stub_count_path(stub *s, const char *path);
+/* The handlers' lock: a test changing what its handler reads holds it, so the change is ordered. */
+void stub_lock(stub *s);
+void stub_unlock(stub *s);
 void stub_stop(stub *s);
 
 #endif

@@ -144,9 +144,9 @@ static void test_order_of_checks(void) {
             "valid");
   CHECK_STR(judge_payload(HEADER, "{\"limits.endDate\":\"tomorrow\"}", NULL), "malformed");
   CHECK_STR(judge_payload(HEADER, "{\"product\":\"P-1\"}", NULL), "malformed");
-  /* An audience array holding the app passes the audience check, then is no lease's shape. */
-  CHECK_STR(judge_payload(HEADER, "{\"aud\":[\"kw_app\"]}", "kw_app"), "malformed");
-  CHECK_STR(judge_payload(HEADER, "{\"aud\":[\"kw_other\"]}", "kw_app"), "audience");
+  /* aud is one string: an array is another audience when one is asked for, else no lease's shape. */
+  CHECK_STR(judge_payload(HEADER, "{\"aud\":[\"kw_app\"]}", "kw_app"), "audience");
+  CHECK_STR(judge_payload(HEADER, "{\"aud\":[\"kw_app\"]}", NULL), "malformed");
 }
 
 static void test_header_checks(void) {

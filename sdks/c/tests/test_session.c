@@ -110,6 +110,21 @@ static void handler(const stub_request *req, size_t n, stub_reply *reply, void *
   }
 }
 
+/* Changes what the handler answers, under the stub's lock. */
+#define SET(s, stmt)                                                                                                   \
+  do {                                                                                                                 \
+    stub_lock(s);                                                                                                      \
+    stmt;                                                                                                              \
+    stub_unlock(s);                                                                                                    \
+  } while (0)
+
+static int issued(stub *s, const world *w) {
+  stub_lock(s);
+  int n = w->tokens_issued;
+  stub_unlock(s);
+  return n;
+}
+
 static kw_session *session_for(stub *s) {
   kw_session *session = NULL;
   kw_error err;
@@ -236,7 +251,7 @@ static void test_token_renewal(void) {
   CHECK(kw_session_token(session, token, sizeof token, &err) == KW_OK && strcmp(token, "tok-2") == 0,
         "renewed a minute before it expires: %s", token);
   /* A short lifetime: renewed at 90% of it. */
-  w.token_lifetime = 100;
+  SET(s, w.token_lifetime = 100);
   fake_now += 3600 * 1000; /* tok-2 is due */
   CHECK(kw_session_token(session, token, sizeof token, &err) == KW_OK && strcmp(token, "tok-3") == 0, "tok-3");
   fake_now += 89999;
@@ -246,7 +261,7 @@ static void test_token_renewal(void) {
   CHECK(kw_session_token(session, token, sizeof token, &err) == KW_OK && strcmp(token, "tok-4") == 0,
         "renewed at 90%%: %s", token);
   CHECK(kw_session_token(session, token, 4, &err) == KW_ERR_INVALID_ARGUMENT, "a buffer too small");
-  CHECK(w.tokens_issued == 4, "four tokens, not %d", w.tokens_issued);
+  CHECK(issued(s, &w) == 4, "four tokens, not %d", issued(s, &w));
   kw_session_free(session);
   stub_stop(s);
 }
@@ -260,9 +275,9 @@ static void test_retry_on_60000(void) {
   kw_checkout_params p = lock_params();
   CHECK(kw_checkout(session, &p, &lease, &err) == KW_OK, "%s", err.message);
   /* The token the session holds is refused once (revoked, say): a new token, the call again. */
-  w.fail_first_with_60000 = 1;
+  SET(s, w.fail_first_with_60000 = 1);
   CHECK(kw_lease_heartbeat(lease, NULL, &err) == KW_OK, "retried: %s %s", err.code, err.message);
-  CHECK(w.tokens_issued == 2, "a second token: %d", w.tokens_issued);
+  CHECK(issued(s, &w) == 2, "a second token: %d", issued(s, &w));
   size_t n = stub_count(s);
   CHECK(n == 5, "token, check-out, heartbeat, token, heartbeat: %zu", n);
   if (n == 5) {
@@ -276,12 +291,12 @@ static void test_retry_on_60000(void) {
     CHECK(nonce_of(first.query, a) && nonce_of(again.query, b) && strcmp(a, b) != 0, "a new nonce for the retry");
   }
   /* Refused again with the new token: once only, and the caller gets 60000. */
-  w.fail_first_with_60000 = 2;
+  SET(s, w.fail_first_with_60000 = 2);
   size_t before = stub_count_path(s, "/runtime/v1/leases/L-1/heartbeat");
   CHECK(kw_lease_heartbeat(lease, NULL, &err) == KW_ERR_API, "refused");
   CHECK_STR(err.code, "60000");
   CHECK(stub_count_path(s, "/runtime/v1/leases/L-1/heartbeat") == before + 2, "one retry, not more");
-  CHECK(w.tokens_issued == 3, "one new token for the retry: %d", w.tokens_issued);
+  CHECK(issued(s, &w) == 3, "one new token for the retry: %d", issued(s, &w));
   CHECK(kw_lease_get_state(lease, NULL) == KW_LEASE_ACTIVE, "60000 does not end the lease");
   kw_lease_free(lease);
   kw_session_free(session);
@@ -293,7 +308,7 @@ static void test_retry_on_60000(void) {
   session = session_for(s);
   CHECK(kw_checkout(session, &p, &lease, &err) == KW_ERR_API && lease == NULL, "refused");
   CHECK_STR(err.code, "60000");
-  CHECK(stub_count_path(s, "/runtime/v1/leases") == 1 && fresh.tokens_issued == 1, "no retry with a fresh token");
+  CHECK(stub_count_path(s, "/runtime/v1/leases") == 1 && issued(s, &fresh) == 1, "no retry with a fresh token");
   kw_session_free(session);
   stub_stop(s);
 }
@@ -321,16 +336,16 @@ static void test_failures(void) {
   CHECK_STR(last.code, "90005");
 
   /* Not an envelope: HTTP's status as the code, never a bare failure. */
-  w.runtime_code = NULL;
-  w.html_502 = true;
+  SET(s, w.runtime_code = NULL);
+  SET(s, w.html_502 = true);
   CHECK(kw_checkout(session, &p, &lease, &err) == KW_ERR_PROTOCOL, "502");
   CHECK_STR(err.code, "502");
   CHECK(err.http_status == 502, "HTTP %ld", err.http_status);
   kw_session_free(session);
 
   /* The token endpoint refuses the credentials. */
-  w.html_502 = false;
-  w.token_refused = true;
+  SET(s, w.html_502 = false);
+  SET(s, w.token_refused = true);
   session = session_for(s);
   CHECK(kw_checkout(session, &p, &lease, &err) == KW_ERR_AUTH, "refused credentials");
   CHECK_STR(err.code, "invalid_client");
@@ -408,8 +423,13 @@ static void test_heartbeat_thread(void) {
     pthread_mutex_unlock(&b.lock);
   }
   CHECK(ended, "the loop reported the revocation");
-  CHECK(b.ok == 2 && b.failed == 1, "two beats then the refusal: %d ok, %d failed", b.ok, b.failed);
-  CHECK_STR(b.last_code, "90009");
+  pthread_mutex_lock(&b.lock);
+  int ok = b.ok, failed = b.failed;
+  char last_code[48];
+  memcpy(last_code, b.last_code, sizeof last_code);
+  pthread_mutex_unlock(&b.lock);
+  CHECK(ok == 2 && failed == 1, "two beats then the refusal: %d ok, %d failed", ok, failed);
+  CHECK_STR(last_code, "90009");
   CHECK(kw_lease_heartbeat_count(lease) == 2, "count %llu", (unsigned long long)kw_lease_heartbeat_count(lease));
   kw_error why;
   CHECK(kw_lease_get_state(lease, &why) == KW_LEASE_ENDED, "ended");
@@ -466,7 +486,7 @@ static void test_check_in_and_scope(void) {
   kw_consumption used;
   CHECK(kw_lease_consume(lease, 2, &used, &err) == KW_OK, "%s", err.message);
   CHECK(used.consumed == 2 && used.limit == 100 && used.remaining == 98, "consume answer");
-  w.consume_answer = "{\"consumed\":7,\"limit\":null,\"remaining\":null}";
+  SET(s, w.consume_answer = "{\"consumed\":7,\"limit\":null,\"remaining\":null}");
   CHECK(kw_lease_consume(lease, 5, &used, &err) == KW_OK, "%s", err.message);
   CHECK(used.consumed == 7 && used.limit == KW_UNSET && used.remaining == KW_UNSET, "no limit");
   size_t sent = stub_count(s);
