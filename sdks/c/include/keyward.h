@@ -17,8 +17,9 @@
  *   - Call kw_global_init once before anything else, from one thread, and kw_global_cleanup
  *     once at the end. The library keeps no other global state.
  *   - Thread safety: a kw_session and a kw_lease may be used from several threads at once (the
- *     heartbeat thread does); a kw_jwks is read-only once made and may be shared freely;
- *     kw_verify_lease and kw_verify_webhook are pure functions.
+ *     heartbeat thread does); a kw_jwks may be shared by threads (its keys never change; the
+ *     signatures it has verified are remembered under a lock of its own); kw_verify_webhook is a
+ *     pure function.
  *   - Times: epoch milliseconds where the server speaks milliseconds (expiresAt, seatFreeAt,
  *     limits' dates), epoch seconds for JWT claims (iat, nbf, exp), as the protocol has them.
  *   - A number the server may answer as null is KW_UNSET.
@@ -351,6 +352,8 @@ typedef struct kw_claims {
  * first check that fails answers KW_ERR_LEASE_REFUSED with the reason in err->code (see
  * KW_REASON_*). now_ms is the clock to judge by (epoch ms), 0 for the system's. out may be NULL;
  * else it receives claims to free with kw_claims_free. audience may be NULL (not checked).
+ * The key set remembers the last 16 signatures it verified (by a SHA-256 of key, signed text and
+ * signature): checking the same lease again skips the Ed25519 verification, never a claim.
  */
 KW_API kw_status kw_verify_lease(const kw_jwks *jwks, const char *token, const char *fingerprint,
                                  const char *audience, int64_t now_ms, kw_claims **out, kw_error *err);

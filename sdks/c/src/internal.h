@@ -110,6 +110,9 @@ KW_INTERNAL void kw__session_release(kw_session *session);
 /** A fresh nonce: 32 hex digits from OpenSSL's CSPRNG. out holds 33 bytes. */
 KW_INTERNAL bool kw__nonce(char out[33]);
 
+/** Tests and the benchmark: whether the key set remembers the signatures it verified (on by default). */
+KW_INTERNAL void kw__jwks_remember(kw_jwks *jwks, bool on);
+
 /** Tests: the clock the token's renewal is judged by (monotonic milliseconds). */
 KW_INTERNAL void kw__session_set_clock(kw_session *session, kw__clock_fn clock_ms);
 

@@ -24,10 +24,22 @@ typedef struct jwk {
   EVP_PKEY *key;
 } jwk;
 
+/*
+ * Signatures this key set has verified, remembered by a SHA-256 of (key, signed text, signature):
+ * a program checks its one lease again and again (at each start, before each feature), and a
+ * signature that verified once verifies again. A repeat costs a hash instead of an Ed25519
+ * verification; every claim is still judged at every call. Only successes are kept.
+ */
+#define SEEN_SLOTS 16
+
 struct kw_jwks {
   char *json;
   jwk *keys;
   size_t count;
+  pthread_mutex_t seen_lock;
+  unsigned char seen[SEEN_SLOTS][32];
+  size_t seen_count, seen_next;
+  bool remember;
 };
 
 void kw_jwks_free(kw_jwks *jwks) {
@@ -38,6 +50,7 @@ void kw_jwks_free(kw_jwks *jwks) {
   }
   free(jwks->keys);
   free(jwks->json);
+  pthread_mutex_destroy(&jwks->seen_lock);
   free(jwks);
 }
 
@@ -51,6 +64,7 @@ kw_status kw_jwks_parse(const char *json, size_t len, kw_jwks **out, kw_error *e
     return kw__fail(err, KW_ERR_JWKS, KW_REASON_JWKS_UNAVAILABLE, "not a JWKS: no \"keys\" array");
   }
   kw_jwks *set = calloc(1, sizeof *set);
+  if (set != NULL) pthread_mutex_init(&set->seen_lock, NULL);
   size_t n = (size_t)cJSON_GetArraySize(keys);
   if (set == NULL || (set->json = malloc(len + 1)) == NULL ||
       (n > 0 && (set->keys = calloc(n, sizeof *set->keys)) == NULL)) {
@@ -60,6 +74,7 @@ kw_status kw_jwks_parse(const char *json, size_t len, kw_jwks **out, kw_error *e
   }
   memcpy(set->json, json, len);
   set->json[len] = '\0';
+  set->remember = true;
   const cJSON *key;
   cJSON_ArrayForEach(key, keys) {
     const char *kty = kw__json_string(key, "kty");
@@ -242,6 +257,58 @@ static const jwk *key_of(const kw_jwks *jwks, const char *kid) {
   return NULL;
 }
 
+/* The digest a verified signature is remembered by: which key, what it signed, the signature. */
+static void seen_digest(const kw_jwks *jwks, const jwk *key, const char *signed_part, size_t signed_len,
+                        const unsigned char *sig, size_t sig_len, unsigned char out[32]) {
+  size_t index = (size_t)(key - jwks->keys);
+  unsigned char tag[sizeof index];
+  memcpy(tag, &index, sizeof index);
+#ifdef KEYWARD_HAVE_SODIUM
+  crypto_hash_sha256_state st;
+  crypto_hash_sha256_init(&st);
+  crypto_hash_sha256_update(&st, tag, sizeof tag);
+  crypto_hash_sha256_update(&st, sig, sig_len);
+  crypto_hash_sha256_update(&st, (const unsigned char *)signed_part, signed_len);
+  crypto_hash_sha256_final(&st, out);
+#else
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  unsigned int n = 0;
+  if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 || EVP_DigestUpdate(ctx, tag, sizeof tag) != 1 ||
+      EVP_DigestUpdate(ctx, sig, sig_len) != 1 || EVP_DigestUpdate(ctx, signed_part, signed_len) != 1 ||
+      EVP_DigestFinal_ex(ctx, out, &n) != 1)
+    memset(out, 0, 32); /* all zero is never looked up: see seen_before */
+  EVP_MD_CTX_free(ctx);
+#endif
+}
+
+static const unsigned char ZERO[32];
+
+static bool seen_before(kw_jwks *jwks, const unsigned char digest[32]) {
+  if (memcmp(digest, ZERO, 32) == 0) return false;
+  bool found = false;
+  pthread_mutex_lock(&jwks->seen_lock);
+  for (size_t i = 0; i < jwks->seen_count && !found; i++) found = memcmp(jwks->seen[i], digest, 32) == 0;
+  pthread_mutex_unlock(&jwks->seen_lock);
+  return found;
+}
+
+static void remember(kw_jwks *jwks, const unsigned char digest[32]) {
+  if (memcmp(digest, ZERO, 32) == 0) return;
+  pthread_mutex_lock(&jwks->seen_lock);
+  memcpy(jwks->seen[jwks->seen_next], digest, 32);
+  jwks->seen_next = (jwks->seen_next + 1) % SEEN_SLOTS;
+  if (jwks->seen_count < SEEN_SLOTS) jwks->seen_count++;
+  pthread_mutex_unlock(&jwks->seen_lock);
+}
+
+void kw__jwks_remember(kw_jwks *jwks, bool on) {
+  pthread_mutex_lock(&jwks->seen_lock);
+  jwks->remember = on;
+  jwks->seen_count = 0;
+  jwks->seen_next = 0;
+  pthread_mutex_unlock(&jwks->seen_lock);
+}
+
 static bool signature_holds(const jwk *key, const char *signed_part, size_t signed_len, const unsigned char *sig,
                             size_t sig_len) {
   if (sig_len != 64) return false;
@@ -348,9 +415,21 @@ kw_status kw_verify_lease(const kw_jwks *jwks, const char *token, const char *fi
     st = refuse(err, KW_REASON_UNKNOWN_KEY, "no key of the key set has its kid (fetch the JWKS again when online)");
     goto done;
   }
-  if (!signature_holds(key, token, header_len + 1 + payload_len, sig, sig_len)) {
-    st = refuse(err, KW_REASON_SIGNATURE, "the signature does not verify");
-    goto done;
+  {
+    kw_jwks *set = (kw_jwks *)jwks; /* its memory of verified signatures has a lock of its own */
+    size_t signed_len = header_len + 1 + payload_len;
+    unsigned char digest[32];
+    pthread_mutex_lock(&set->seen_lock);
+    bool use_memory = set->remember;
+    pthread_mutex_unlock(&set->seen_lock);
+    if (use_memory) seen_digest(set, key, token, signed_len, sig, sig_len, digest);
+    if (!use_memory || !seen_before(set, digest)) {
+      if (!signature_holds(key, token, signed_len, sig, sig_len)) {
+        st = refuse(err, KW_REASON_SIGNATURE, "the signature does not verify");
+        goto done;
+      }
+      if (use_memory) remember(set, digest);
+    }
   }
   /* Signed by a Keyward key from here on. */
   if (cJSON_GetObjectItemCaseSensitive(header, "crit") != NULL) {

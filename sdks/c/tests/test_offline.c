@@ -299,6 +299,52 @@ static void test_claims_answered(void) {
   free(token);
 }
 
+/* A remembered signature skips the Ed25519 check, never a claim's, and vouches for nothing else. */
+static void test_remembered_signatures(void) {
+  char *payload = payload_with("{}");
+  char *token = sign_token(HEADER, payload, NULL);
+  kw_error err;
+  for (int i = 0; i < 3; i++) CHECK_STR(judge(token, NULL), "valid");
+  /* The same token later, elsewhere, for another application: judged afresh each time. */
+  CHECK(kw_verify_lease(jwks, token, FP, NULL, 1900000000000LL, NULL, &err) == KW_ERR_LEASE_REFUSED &&
+            strcmp(err.code, "expired") == 0,
+        "remembered, still expired later: %s", err.code);
+  CHECK_STR(judge(token, "kw_other"), "audience");
+  CHECK(kw_verify_lease(jwks, token, "another-machine", NULL, NOW_MS, NULL, &err) == KW_ERR_LEASE_REFUSED &&
+            strcmp(err.code, "fingerprint") == 0,
+        "remembered, another machine: %s", err.code);
+  /* Its signature on other claims, or another signature on its claims, is checked in full. */
+  EVP_PKEY *other = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+  char *forged = sign_token(HEADER, payload, other);
+  CHECK_STR(judge(forged, NULL), "signature");
+  char *longer = payload_with("{\"exp\":1900000000}");
+  char *other_claims = sign_token(HEADER, longer, NULL);
+  char *spliced = malloc(strlen(other_claims) + strlen(token) + 1);
+  size_t head = (size_t)(strrchr(other_claims, '.') - other_claims);
+  memcpy(spliced, other_claims, head);
+  strcpy(spliced + head, strrchr(token, '.'));
+  CHECK_STR(judge(spliced, NULL), "signature");
+  /* More tokens than it remembers: each still verifies, the first again too. */
+  for (int i = 0; i < 40; i++) {
+    char o[64];
+    snprintf(o, sizeof o, "{\"sub\":\"L-%d\"}", i);
+    CHECK_STR(judge_payload(HEADER, o, NULL), "valid");
+  }
+  CHECK_STR(judge(token, NULL), "valid");
+  /* And with the memory off (the benchmark's cold runs), the same answers. */
+  kw__jwks_remember(jwks, false);
+  CHECK_STR(judge(token, NULL), "valid");
+  CHECK_STR(judge(spliced, NULL), "signature");
+  kw__jwks_remember(jwks, true);
+  free(payload);
+  free(token);
+  free(forged);
+  free(longer);
+  free(other_claims);
+  free(spliced);
+  EVP_PKEY_free(other);
+}
+
 static void test_jwks(void) {
   kw_jwks *set = NULL;
   kw_error err;
@@ -503,6 +549,7 @@ int main(void) {
   test_header_checks();
   test_malformed_texts();
   test_claims_answered();
+  test_remembered_signatures();
   test_jwks();
   test_webhooks();
 
