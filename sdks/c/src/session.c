@@ -279,7 +279,11 @@ kw_status kw__http(kw_session *s, const char *method, const char *url, const cha
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM for timeouts */
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85 */
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "keyward-c/" KW_VERSION);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The C SDK's live scenario, as scripts/sdk-live.ts runs it (sdks/c/scenario): builds the program
-# when it is missing (the build's output goes to stderr: stdout is the scenario's), then runs it.
+# The C SDK's live scenario, as scripts/sdk-live.ts runs it (sdks/c/scenario): brings the program
+# up to date (configuring sdks/c/build when it is not; the build's output goes to stderr, since
+# stdout is the scenario's), then runs it.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-if [[ ! -x "$here/build/live_scenario" ]]; then
-  cmake -S "$here" -B "$here/build" >&2
-  cmake --build "$here/build" --target live_scenario -j2 >&2
+if [[ ! -f "$here/build/CMakeCache.txt" ]]; then
+  cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release >&2
 fi
+cmake --build "$here/build" --target live_scenario -j2 >&2
 exec "$here/build/live_scenario"
