@@ -40,7 +40,7 @@ static void die(const char *what, const kw_error *err) {
   if (err->status == KW_ERR_API)
     fprintf(stderr, "modeler: %s: Keyward refused (%s): %s\n", what, err->code, err->message);
   else
-    fprintf(stderr, "modeler: %s: %s%s%s\n", what, err->message, err->code[0] ? " " : "", err->code);
+    fprintf(stderr, "modeler: %s: %s (%s)\n", what, err->message, kw_status_name(err->status));
   exit(1);
 }
 
