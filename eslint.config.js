@@ -2,7 +2,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'coverage/**', 'bench/results/**', 'packages/*/dist/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'data/**',
+      'coverage/**',
+      'bench/results/**',
+      'packages/*/dist/**',
+      'sdks/*/build*/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

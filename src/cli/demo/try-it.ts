@@ -16,6 +16,8 @@ export interface CurlCommands {
 /** The variables the tour (docs/tour.md) uses, named as it names them. */
 export interface TourVariables {
   APP_KEY: string;
+  /** The demo app's secret: the tour's licensed program (a C example) signs in with it. */
+  APP_SECRET: string;
   CHANNEL: string;
   ENTERPRISE: string;
   LICENSE_ORDER: string;
@@ -63,6 +65,7 @@ export function tourVariables(facts: Facts, numbers: DemoNumbers): TourVariables
   const lender = facts.members.find((m) => m.memberGlobalId === facts.lending.memberGlobalId);
   return {
     APP_KEY: facts.app.appKey,
+    APP_SECRET: facts.app.appSecret,
     CHANNEL: facts.app.channel,
     ENTERPRISE: facts.enterprise.enterpriseGlobalId,
     LICENSE_ORDER: asset(numbers.lock)?.licenseOrderId ?? '',

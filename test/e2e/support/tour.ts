@@ -10,6 +10,35 @@ export const TOUR_SERVER = '${KEYWARD_URL:-http://127.0.0.1:8080}';
 export const TOUR_RECEIVER = '${RECEIVER:-http://127.0.0.1:8090/keyward}';
 /** The tour's section after the operations of the interface documents. */
 export const WEBHOOKS_SECTION = 'Webhooks';
+/** The section that builds and runs a licensed program: its answers are text, not JSON. */
+export const C_PROGRAM_SECTION = 'Licensing a C program';
+
+/**
+ * Whether a program's text output fits the documented lines: each documented line, its `…` any
+ * text, matches an output line, in order; a line that is only `…` stands for any lines.
+ */
+export function textFits(documented: string, output: string): boolean {
+  const lines = output.split('\n');
+  let at = 0;
+  let skipping = false;
+  for (const want of documented.split('\n')) {
+    if (want.trim() === '…') {
+      skipping = true;
+      continue;
+    }
+    const pattern = new RegExp(
+      `^${want
+        .split('…')
+        .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
+    const found = lines.findIndex((line, i) => i >= at && pattern.test(line));
+    if (found < 0 || (!skipping && found !== at)) return false;
+    at = found + 1;
+    skipping = false;
+  }
+  return true;
+}
 
 export interface TourStep {
   /** The heading and bold label before the block: "Order service: Op 1, bind a customer …" */
