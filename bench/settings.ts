@@ -55,6 +55,12 @@ export const MEMBERS_PER_ADD = 100;
 export const RUNTIME_COPIES = 1000;
 
 /**
+ * Monday 9:00: `machines` copies of a program start within `seconds` against `licenses` locks of
+ * `seats` seats each (bench/checkout-storm.ts).
+ */
+export const CHECKOUT_STORM = { licenses: 1000, seats: 3, machines: 5000, seconds: 60 } as const;
+
+/**
  * The webhooks scenario: async batchOrders of one order each, sent by as many callers at once as
  * the batchOrder scenario uses (a CRM's sync job). Each makes an order.accepted event at once and
  * an order.completed when the order worker has applied it, one batch at a time. `waitMs` bounds the
@@ -84,6 +90,7 @@ export const SCENARIOS = [
   'op3',
   'op5',
   'heartbeat',
+  'storm',
   'reads-at-10',
   'big',
   'op6',
