@@ -190,6 +190,8 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
 
   it('fits the apps table, actions included, on a 1280-pixel screen', async () => {
     await operatorPage();
+    const name = `Wide ${Date.now()}`;
+    await createApp(page, name, { channel: `W${Date.now()}`, pending: false });
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto('/console/operator/apps');
     const widths = await page.evaluate(() => {
@@ -204,7 +206,7 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
     expect(widths.wrapClient).toBeGreaterThan(0);
     expect(widths.wrapScroll).toBeLessThanOrEqual(widths.wrapClient);
     await expect
-      .poll(() => appRow(page, 'Keyward console').getByRole('button', { name: 'Disable' }).isVisible())
+      .poll(() => appRow(page, name).getByRole('button', { name: 'Disable' }).isVisible())
       .toBe(true);
   });
 
