@@ -17,6 +17,7 @@ import { LoginService } from './domain/members/login.service.js';
 import { MemberAdminService } from './domain/members/member-admin.service.js';
 import { MembersService } from './domain/members/members.service.js';
 import { OrdersService } from './domain/orders/orders.service.js';
+import { ActivationService } from './domain/activation/activation.service.js';
 import { RuntimeService } from './domain/runtime/runtime.service.js';
 import { RuntimeKeysService } from './domain/runtime-keys/runtime-keys.service.js';
 import { ServerStatusService } from './domain/status/server-status.service.js';
@@ -46,6 +47,7 @@ export interface Services {
   status: ServerStatusService;
   consoleSessions: ConsoleSessionsService;
   runtime: RuntimeService;
+  activation: ActivationService;
   runtimeKeys: RuntimeKeysService;
   webhookEndpoints: WebhookEndpointsService;
   webhookDeliveries: WebhookDeliveryService;
@@ -76,6 +78,13 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     variable: config.runtimeSigningKey,
     dataDir: config.dataDir,
   });
+  const runtime = new RuntimeService(db, {
+    settings: config.runtime,
+    signer: runtimeKeys,
+    offlineDaysOf: (appId) => apps.offlineLeaseMaxDays(appId),
+    offlineEarlyReturnOf: (appId) => apps.offlineEarlyReturn(appId),
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
   return {
     apps,
     tokens,
@@ -97,11 +106,10 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     lending: new LendingService(db),
     status: new ServerStatusService(db),
     consoleSessions: new ConsoleSessionsService(db, { tokens, login, tokenLimits }),
-    runtime: new RuntimeService(db, {
-      settings: config.runtime,
+    runtime,
+    activation: new ActivationService(db, {
+      runtime,
       signer: runtimeKeys,
-      offlineDaysOf: (appId) => apps.offlineLeaseMaxDays(appId),
-      offlineEarlyReturnOf: (appId) => apps.offlineEarlyReturn(appId),
       ...(options.now === undefined ? {} : { now: options.now }),
     }),
     runtimeKeys,

@@ -28,6 +28,7 @@ import * as m0154 from './migrations/0154_member_page_version_once_per_transacti
 import * as m0155 from './migrations/0155_offline_lease_seat_hold.js';
 import * as m0156 from './migrations/0156_app_lease_and_login_settings.js';
 import * as m0160 from './migrations/0160_webhook_fair_delivery.js';
+import * as m0165 from './migrations/0165_runtime_activations.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 const migrations: Record<string, Migration> = {
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '0155_offline_lease_seat_hold': m0155,
   '0156_app_lease_and_login_settings': m0156,
   '0160_webhook_fair_delivery': m0160,
+  '0165_runtime_activations': m0165,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

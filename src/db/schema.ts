@@ -397,6 +397,22 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
+/** Offline activations answered (migration 0165): one per app and request nonce. */
+export interface RuntimeActivationsTable {
+  id: Generated<string>;
+  app_id: string;
+  nonce: string;
+  lease_id: string;
+  enterprise_id: number | null;
+  asset_num: string;
+  crm_product_id: string;
+  days: number;
+  fingerprint_hash: string;
+  via: 'console' | 'operator' | 'admin' | 'runtime';
+  created_at: Generated<Date>;
+  returned_at: Date | null;
+}
+
 export interface Database {
   apps: AppsTable;
   tokens: TokensTable;
@@ -423,6 +439,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   runtime_leases: RuntimeLeasesTable;
   runtime_usage: RuntimeUsageTable;
+  runtime_activations: RuntimeActivationsTable;
   runtime_signing_keys: RuntimeSigningKeysTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;

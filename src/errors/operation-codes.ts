@@ -177,6 +177,19 @@ const runtimeTable: Record<string, readonly string[]> = {
   'POST /leases/{leaseId}/heartbeat': leaseCodes,
   'POST /leases/{leaseId}/check-in': [R.leaseNotFound],
   'POST /leases/{leaseId}/consume': [...leaseCodes, R.amountUsedUp],
+  // An activation is a check-out for the requesting machine: its refusals, and a replay.
+  'POST /activations': [
+    R.notEntitled,
+    R.assetDisabled,
+    R.notYetValid,
+    R.validityEnded,
+    R.seatsInUse,
+    R.timeUsedUp,
+    R.amountUsedUp,
+    R.offlineNotAllowed,
+    R.alreadyActivated,
+  ],
+  'POST /activations/return': [R.leaseNotFound, R.earlyReturnNotAllowed],
 };
 
 const runtimeByKey = new Map(

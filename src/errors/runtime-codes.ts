@@ -16,6 +16,8 @@ export const RuntimeCode = {
   leaseRevoked: '90009',
   leaseExpired: '90010',
   offlineNotAllowed: '90011',
+  alreadyActivated: '90012',
+  earlyReturnNotAllowed: '90013',
 } as const;
 
 export type RuntimeCodeValue = (typeof RuntimeCode)[keyof typeof RuntimeCode];
@@ -34,4 +36,6 @@ export const runtimeMessages: Record<RuntimeCodeValue, string> = {
   '90009': 'the lease was revoked: {0}',
   '90010': 'the lease expired',
   '90011': 'offline leases of {0} days are not allowed for this application (at most {1})',
+  '90012': 'this activation request was already answered',
+  '90013': 'this application does not allow early return: the seat stays held until the lease expires',
 };

@@ -53,7 +53,9 @@ export type LeaseFailure =
   | 'malformed'
   | 'audience'
   | 'jwks-unavailable'
-  | 'license-ended';
+  | 'license-ended'
+  /** An activation answer to another request than the machine's own (verifyActivation). */
+  | 'request';
 
 /** A lease `verifyLease` refused, and why (`reason`). */
 export class KeywardLeaseError extends Error {

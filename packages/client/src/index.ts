@@ -25,3 +25,34 @@ export {
   type VerifyWebhookOptions,
   type WebhookEvent,
 } from './verify-webhook.js';
+export {
+  createActivationRequest,
+  readActivationRequest,
+  returnCodeFor,
+  verifyActivation,
+  type ActivatedLease,
+  type ActivationAnswerFile,
+  type ActivationRequestFile,
+  type PendingActivation,
+} from './activation/activation.js';
+export {
+  ActivationFormatError,
+  activatedFingerprint,
+  bindingOf,
+  bytesOfTyped,
+  decodeRequest,
+  decodeReturnCode,
+  decodeTypedLease,
+  encodeRequest,
+  encodeReturnCode,
+  encodeTypedLeaseBody,
+  fingerprintHashOf,
+  kidPrefixOf,
+  MAX_ACTIVATION_DAYS,
+  nonceText,
+  typedLeaseSigningInput,
+  type ActivationRequest,
+  type ReturnCode,
+  type TypedLeaseBody,
+} from './activation/messages.js';
+export { decodeTyped, encodeTyped, TypedCodeError } from './activation/typed-code.js';

@@ -38,6 +38,11 @@ export interface OfflineLeaseClaims {
    * of the server signs carries it; leases signed by earlier servers do not.
    */
   expBound?: LeaseExpBound;
+  /**
+   * On a lease made by offline activation (docs/activation.md): the request's nonce, base64url, so
+   * the machine knows the answer is to its own request. Its `fingerprint` is then `fph1:…`.
+   */
+  activation?: { nonce: string };
 }
 
 /** The bounds an offline lease's `exp` is the earliest of (`OfflineLeaseClaims.expBound`). */

@@ -486,6 +486,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/runtime/v1/activations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Turn an offline machine's activation request into a signed lease */
+    post: operations['activateOfflineMachine'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/runtime/v1/activations/return': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Free the seat of an activated lease the machine deleted (where its app allows) */
+    post: operations['returnActivatedLease'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/webhooks/endpoints': {
     parameters: {
       query?: never;
@@ -808,6 +842,40 @@ export interface webhooks {
     put?: never;
     /** Event lease.revoked */
     post: operations['webhook_lease_revoked'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'lease.activated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event lease.activated */
+    post: operations['webhook_lease_activated'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'lease.returned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event lease.returned */
+    post: operations['webhook_lease_returned'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3873,6 +3941,238 @@ export interface operations {
       };
     };
   };
+  activateOfflineMachine: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the activation request: its typed code, or the request file’s text (docs/activation.md) */
+          request: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              leaseId: string;
+              appKey: string;
+              assetNum: string;
+              crmProductId: string;
+              days: number;
+              /** @description epoch ms: when the lease, and its seat, end */
+              expiresAt: number;
+              /** @enum {string} */
+              expBound: 'offline-days' | 'license-end' | 'time-duration';
+              /** @description the signed lease (compact JWS), for the answer file */
+              lease: string;
+              /** @description the answer’s typed form, for a person to type in */
+              code: string;
+              file: {
+                /** @enum {string} */
+                keyward: 'activation-answer';
+                /** @enum {number} */
+                version: 1;
+                leaseId: string;
+                lease: string;
+                code: string;
+                expiresAt: string;
+              };
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `90000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `90001` | no asset of this holder carries the product |
+       *     | `90002` | the asset carrying the product is disabled |
+       *     | `90003` | the license is not valid yet (from {0}) |
+       *     | `90004` | the license ended (at {0}) |
+       *     | `90005` | all {0} seats of the product are in use ({1} in use) |
+       *     | `90006` | the product has used its {0} s of usage time ({1} s used) |
+       *     | `90007` | the product has consumed its amount of {0} ({1} consumed, {2} asked) |
+       *     | `90011` | offline leases of {0} days are not allowed for this application (at most {1}) |
+       *     | `90012` | this activation request was already answered |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code:
+              | '90000'
+              | '60000'
+              | '60005'
+              | '70001'
+              | '500'
+              | '90001'
+              | '90002'
+              | '90003'
+              | '90004'
+              | '90005'
+              | '90006'
+              | '90007'
+              | '90011'
+              | '90012';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
+  returnActivatedLease: {
+    parameters: {
+      query: {
+        /**
+         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @example nonce-0123456789
+         */
+        g_nonce: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the return code the machine wrote when it deleted its activated lease */
+          code: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Handled: `code` 0 and the operation's `data` */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {number} */
+            code: 0;
+            message: string;
+            data: {
+              leaseId: string;
+              assetNum: string;
+            };
+          };
+        };
+      };
+      /**
+       * @description Business failure: `code` says which, `message` and `cause` explain it.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `90000` | invalid parameter |
+       *     | `60000` | application token check failed |
+       *     | `60005` | invalid user login token |
+       *     | `70001` | security check failed |
+       *     | `500` | network error, retry |
+       *     | `90008` | no such lease |
+       *     | `90013` | this application does not allow early return: the seat stays held until the lease expires |
+       */
+      299: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '90000' | '60000' | '60005' | '70001' | '500' | '90008' | '90013';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Over the per-app rate limit; retry in the next minute.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `429` | too many requests |
+       */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+    };
+  };
   listWebhookEndpoints: {
     parameters: {
       query: {
@@ -5363,6 +5663,125 @@ export interface operations {
             /** @enum {string} */
             holderKind?: 'member' | 'lock';
             fingerprint?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_lease_activated: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'lease.activated';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            leaseId: string;
+            crmProductId?: string;
+            appKey?: string;
+            days?: number;
+            expiresAt: string;
+            /** @enum {string} */
+            via?: 'console' | 'operator' | 'admin' | 'runtime';
+            fingerprint?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_lease_returned: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'lease.returned';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            leaseId: string;
+            appKey?: string;
+            via?: string;
           } & {
             [key: string]: unknown;
           };

@@ -44,6 +44,9 @@ export const AUDIT_ACTIONS = [
   // The license runtime: check-outs refused, and leases a heartbeat found withdrawn.
   'lease.denied',
   'lease.revoked',
+  // Offline activation: a request turned into a lease, and a machine's early return of one.
+  'lease.activated',
+  'lease.returned',
   // Webhooks: an endpoint that kept failing, disabled by the delivery worker.
   'endpoint.disabled',
   // Webhooks: the operator's repairs through the admin API.

@@ -118,6 +118,20 @@ export class RuntimeKeysService implements LeaseSigner {
     return { token, kid };
   }
 
+  /**
+   * Signs raw bytes with the current key (Ed25519): the typed form of an activation's answer,
+   * which names the key in its own layout rather than in a JWS header, so `build` makes the bytes
+   * knowing the kid of the key that will sign them.
+   */
+  async signBytes(
+    build: (kid: string) => Promise<Uint8Array>,
+  ): Promise<{ data: Uint8Array; signature: Uint8Array; kid: string }> {
+    const { kid, key } = await this.current();
+    const data = await build(kid);
+    const signature = await crypto.subtle.sign('Ed25519', key, data as Uint8Array<ArrayBuffer>);
+    return { data, signature: new Uint8Array(signature), kid };
+  }
+
   /** Every key ever registered, retired ones too: leases they signed may still be running. */
   async jwks(): Promise<Jwks> {
     const published = await this.keys.list();

@@ -13,4 +13,8 @@ export {
 /** Signs offline leases with the current runtime key; every key ever used stays published. */
 export interface LeaseSigner {
   sign(claims: OfflineLeaseClaims): Promise<{ token: string; kid: string }>;
+  /** Raw bytes (an activation's typed answer) made by `build` for the key that signs them. */
+  signBytes(
+    build: (kid: string) => Promise<Uint8Array>,
+  ): Promise<{ data: Uint8Array; signature: Uint8Array; kid: string }>;
 }

@@ -50,6 +50,8 @@ export interface CheckOutInput {
   assetNum?: string;
   /** Asks for an offline lease of this many days (at most the app's setting). */
   offlineDays?: number;
+  /** An offline activation's request nonce (base64url): the signed lease names it. */
+  activationNonce?: string;
   actor: AuditActor;
 }
 
@@ -309,6 +311,7 @@ export class RuntimeService {
       product: answer.product,
       limits: answer.limits,
       expBound,
+      ...(input.activationNonce === undefined ? {} : { activation: { nonce: input.activationNonce } }),
     });
     return { ...answer, offlineLease: token };
   }

@@ -23,6 +23,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'app.disabled',
   'lease.denied',
   'lease.revoked',
+  'lease.activated',
+  'lease.returned',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -58,6 +60,9 @@ export const EVENT_OF_ACTION: Partial<Record<AuditAction, EventSource>> = {
   'app.disabled': { type: 'app.disabled', subjectField: 'appKey', app: 'detail.appId' },
   'lease.denied': { type: 'lease.denied', subjectField: 'holder', app: 'actor' },
   'lease.revoked': { type: 'lease.revoked', subjectField: 'assetNum', app: 'actor' },
+  // The activated lease's app, whoever answered the request (an administrator, the operator).
+  'lease.activated': { type: 'lease.activated', subjectField: 'assetNum', app: 'detail.appId' },
+  'lease.returned': { type: 'lease.returned', subjectField: 'assetNum', app: 'detail.appId' },
 };
 
 type Schema = Record<string, unknown>;
@@ -128,6 +133,17 @@ export const EVENT_DATA_SCHEMAS: Record<WebhookEventType, Schema> = {
     productUri: strOrNull,
     fingerprint: str,
   }),
+  'lease.activated': dataOf(['assetNum', 'leaseId', 'expiresAt'], {
+    assetNum: str,
+    leaseId: str,
+    crmProductId: str,
+    appKey: str,
+    days: int,
+    expiresAt: str,
+    via: { type: 'string', enum: ['console', 'operator', 'admin', 'runtime'] },
+    fingerprint: str,
+  }),
+  'lease.returned': dataOf(['assetNum', 'leaseId'], { assetNum: str, leaseId: str, appKey: str, via: str }),
   'lease.revoked': dataOf(['assetNum', 'leaseId'], {
     assetNum: str,
     leaseId: str,

@@ -8,6 +8,7 @@ import {
 import { KeywardError } from '../../errors/keyward-error.js';
 import type { App } from '../app-type.js';
 import { formatValidationError } from '../validation.js';
+import { activationAdminRoutes } from './activate-offline-machine.js';
 import { appActionRoutes } from './app-actions.js';
 import { auditRoute } from './audit.js';
 import { createAppRoute } from './create-app.js';
@@ -69,6 +70,7 @@ export function adminApi() {
     showEnterpriseRoute(app);
     statusRoute(app);
     listLeasesRoute(app);
+    activationAdminRoutes(app);
     listRuntimeKeysRoute(app);
     rotateRuntimeKeyRoute(app);
     listWebhookEndpointsRoute(app);

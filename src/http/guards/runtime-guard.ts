@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { MemberPrincipal } from './principal.js';
 import { CommonCode } from '../../errors/common-codes.js';
 import type { Services } from '../../services.js';
 import {
@@ -41,4 +42,19 @@ export function runtimeGuard(services: Services) {
     }
     request.appPrincipal = { appId: grant.appId, appKey: grant.appKey, channels: grant.channels };
   };
+}
+
+/**
+ * The member a runtime call acts for, where the operation needs one (an activation by a
+ * connected machine): 60005 when the call sent no user token.
+ */
+export function runtimeMember(request: FastifyRequest): MemberPrincipal {
+  const member = request.memberPrincipal;
+  if (member === undefined) {
+    throw deny(
+      CommonCode.userTokenInvalid,
+      'userToken missing: a member of the lock’s enterprise makes an activation',
+    );
+  }
+  return member;
 }
