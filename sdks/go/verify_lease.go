@@ -14,7 +14,7 @@ import (
 // (sdks/conformance/README.md).
 type Reason string
 
-// The reasons VerifyLease refuses a lease with.
+// The reasons VerifyLease refuses a lease with, and VerifyActivation an activation answer.
 const (
 	// ReasonMalformed: not a compact JWS, not a Keyward lease (typ, iss, a missing claim), or its
 	// claims lack a lease's shape.
@@ -36,6 +36,9 @@ const (
 	ReasonLicenseEnded Reason = "license-ended"
 	// ReasonJWKSUnavailable: no key set to verify with.
 	ReasonJWKSUnavailable Reason = "jwks-unavailable"
+	// ReasonRequest: an activation answer (VerifyActivation) answers another request than the
+	// machine's own: its nonce, app, lock or product differ.
+	ReasonRequest Reason = "request"
 )
 
 // LeaseError is a lease VerifyLease refused, and why:
@@ -46,6 +49,9 @@ type LeaseError struct {
 	Reason Reason
 	// Detail says what failed, for logs.
 	Detail string
+	// Group is, for a typed activation answer refused as malformed, the group of the code (from 1)
+	// that does not check: "group 5 is mistyped". 0 otherwise.
+	Group int
 }
 
 func (e *LeaseError) Error() string {
