@@ -89,6 +89,22 @@ public final class Jwks {
     }
 
     /**
+     * The Ed25519 keys whose {@code kid} starts with {@code prefix} (its base64url decoded): how a
+     * typed activation answer names the key that signed it.
+     */
+    List<JsonNode> ed25519KeysWithKidPrefix(byte[] prefix) {
+        List<JsonNode> found = new ArrayList<>();
+        for (JsonNode key : keys) {
+            String kid = Json.text(key, "kid");
+            if (kid != null && "OKP".equals(Json.text(key, "kty")) && "Ed25519".equals(Json.text(key, "crv"))
+                    && java.util.Arrays.equals(ActivationMessages.kidPrefix(kid), prefix)) {
+                found.add(key);
+            }
+        }
+        return found;
+    }
+
+    /**
      * The JDK's public key for an Ed25519 JWK. {@code x} is the RFC 8032 encoding of the point: y in
      * little-endian, whose top bit is the parity of x.
      */

@@ -2,6 +2,7 @@ package dev.keyward;
 
 import java.util.Arrays;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /** An offline lease that {@link LeaseVerifier} refused, and why ({@link #reason()}). */
 public class LeaseVerificationException extends Exception {
@@ -24,7 +25,9 @@ public class LeaseVerificationException extends Exception {
         /** It was checked out for another machine. */
         FINGERPRINT("fingerprint"),
         /** The license it came from ended ({@code limits.endDate} is past). */
-        LICENSE_ENDED("license-ended");
+        LICENSE_ENDED("license-ended"),
+        /** An activation's answer that answers another request than the machine's own (its nonce, app, lock or product). */
+        REQUEST("request");
 
         private final String wire;
 
@@ -48,13 +51,30 @@ public class LeaseVerificationException extends Exception {
     }
 
     private final Reason reason;
+    private final int mistypedGroup;
 
     public LeaseVerificationException(Reason reason, String message) {
         super("lease refused (" + reason.wire() + "): " + message);
         this.reason = reason;
+        this.mistypedGroup = 0;
+    }
+
+    /** An activation's answer refused: {@code activation refused (reason): message}. */
+    LeaseVerificationException(Reason reason, String message, ActivationFormatException cause) {
+        super("activation refused (" + reason.wire() + "): " + message, cause);
+        this.reason = reason;
+        this.mistypedGroup = cause == null ? 0 : cause.group().orElse(0);
     }
 
     public Reason reason() {
         return reason;
+    }
+
+    /**
+     * For a typed answer that does not read ({@link Reason#MALFORMED}): the group of the code to
+     * type again, counted from 1; empty otherwise.
+     */
+    public OptionalInt mistypedGroup() {
+        return mistypedGroup > 0 ? OptionalInt.of(mistypedGroup) : OptionalInt.empty();
     }
 }

@@ -33,6 +33,7 @@ class LeaseVerifierTest {
         assertEquals("audience", Reason.AUDIENCE.wire());
         assertEquals("fingerprint", Reason.FINGERPRINT.wire());
         assertEquals("license-ended", Reason.LICENSE_ENDED.wire());
+        assertEquals("request", Reason.REQUEST.wire());
         assertEquals(Reason.LICENSE_ENDED, Reason.fromWire("license-ended").orElseThrow());
         assertTrue(Reason.fromWire("LICENSE_ENDED").isEmpty());
     }
