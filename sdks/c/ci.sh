@@ -11,8 +11,8 @@ cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release -DKEYWARD_WERROR=ON
 cmake --build "$here/build" -j2 >/dev/null
 ctest --test-dir "$here/build" --output-on-failure
 
-# Without libsodium, Ed25519 by OpenSSL: the offline tests again.
+# Without libsodium, Ed25519 by OpenSSL: the offline and activation tests again.
 cmake -S "$here" -B "$here/build-openssl" -DCMAKE_BUILD_TYPE=Release -DKEYWARD_WERROR=ON -DKEYWARD_SODIUM=OFF \
   -DKEYWARD_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$here/build-openssl" -j2 --target test_vectors test_offline >/dev/null
-ctest --test-dir "$here/build-openssl" --output-on-failure -R '^(conformance_vectors|offline)$'
+cmake --build "$here/build-openssl" -j2 --target test_vectors test_offline test_activation >/dev/null
+ctest --test-dir "$here/build-openssl" --output-on-failure -R '^(conformance_vectors|offline|activation)$'

@@ -84,7 +84,12 @@ typedef enum kw_status {
   /** The lease is over (checked in, or ended by the server): no call is sent for it. */
   KW_ERR_LEASE_ENDED = 11,
   /** kw_global_init failed (libcurl could not start). */
-  KW_ERR_INIT = 12
+  KW_ERR_INIT = 12,
+  /**
+   * An offline activation's request or typed code that does not read (code "malformed"): message
+   * says why, kw_error.group names the typed code's mistyped group when that is why.
+   */
+  KW_ERR_FORMAT = 13
 } kw_status;
 
 /** The details of a failure. Fixed-size and caller-owned: nothing in it needs freeing. */
@@ -104,6 +109,11 @@ typedef struct kw_error {
   long http_status;
   /** The server's x-request-id of the answer, for its logs; empty when none. */
   char request_id[136];
+  /**
+   * A typed code (offline activation) that does not read: the group to look at again, counted
+   * from 1 as a person reads ("group 5 is mistyped"); 0 otherwise.
+   */
+  int group;
 } kw_error;
 
 /* Lease refusal reasons (kw_error.code of KW_ERR_LEASE_REFUSED), as the conformance suite names them. */
@@ -116,6 +126,8 @@ typedef struct kw_error {
 #define KW_REASON_AUDIENCE "audience"
 #define KW_REASON_LICENSE_ENDED "license-ended"
 #define KW_REASON_JWKS_UNAVAILABLE "jwks-unavailable"
+/** An activation answer that answers another request than the machine's own (kw_verify_activation). */
+#define KW_REASON_REQUEST "request"
 
 /* ---------------------------------------------------------------------------------------------
  * Library
@@ -363,6 +375,124 @@ KW_API void kw_claims_free(kw_claims *claims);
 KW_API kw_status kw_lease_token_save(const char *token, const char *path, kw_error *err);
 /** Reads a saved signed lease; free *token_out with kw_string_free. Trailing whitespace is dropped. */
 KW_API kw_status kw_lease_token_load(const char *path, char **token_out, kw_error *err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Offline activation (docs/activation.md): a machine that never reaches Keyward writes a request
+ * (a typed code or a file), someone who can reach Keyward turns it into an answer (a typed code or
+ * a file holding a signed lease), and the machine verifies the answer with the keys it shipped
+ * with. Everything here is local: no call is sent. Structs are plain and caller-owned.
+ */
+
+/** The longest activation a request may ask for, in days. */
+#define KW_ACTIVATION_MAX_DAYS 365
+#define KW_ACTIVATION_NONCE_BYTES 8
+#define KW_ACTIVATION_FINGERPRINT_HASH_BYTES 10
+/** The buffer kw_activation_fingerprint fills: "fph1:" and 16 characters, NUL-terminated. */
+#define KW_ACTIVATION_FINGERPRINT_SIZE 22
+
+/** What to ask for. Zero-initialise it ({0}) and set what applies. */
+typedef struct kw_activation_params {
+  /** Required, each 1–255 bytes of UTF-8: the app's key, the lock's asset number, the product. */
+  const char *app_key;
+  const char *asset_num;
+  const char *crm_product_id;
+  /** Required: 1–365 (at most the app's offline maximum, which the server checks). */
+  int days;
+  /** Required: this machine's fingerprint; only the first 10 bytes of its SHA-256 leave the machine. */
+  const char *fingerprint;
+  /** When the request is made, epoch seconds; 0 for the system's clock. */
+  int64_t now_s;
+  /** 8 bytes of nonce; NULL for random ones (OpenSSL's CSPRNG). Tests give theirs. */
+  const unsigned char *nonce;
+} kw_activation_params;
+
+/**
+ * An activation request, as its code carries it (version 1). The machine keeps it, nonce included,
+ * until the answer comes back (kw_activation_request_save): the answer is verified against it.
+ */
+typedef struct kw_activation_request {
+  char app_key[256];
+  char asset_num[256];
+  char crm_product_id[256];
+  int days;
+  /** When the machine made it, epoch seconds. */
+  int64_t created_at;
+  unsigned char nonce[KW_ACTIVATION_NONCE_BYTES];
+  /** The first 10 bytes of SHA-256 of the machine's fingerprint (UTF-8). */
+  unsigned char fingerprint_hash[KW_ACTIVATION_FINGERPRINT_HASH_BYTES];
+} kw_activation_request;
+
+/** What a verified activation answer says. */
+typedef struct kw_activated_lease {
+  /** The lease id, a UUID. */
+  char lease_id[37];
+  /** Epoch seconds. */
+  int64_t issued_at;
+  int64_t expires_at;
+  /** What bounded the expiry: "offline-days", "license-end" or "time-duration". */
+  char exp_bound[16];
+  char asset_num[256];
+  char crm_product_id[256];
+  char app_key[256];
+} kw_activated_lease;
+
+/** A new request for this machine. KW_ERR_INVALID_ARGUMENT names the field that is wrong. */
+KW_API kw_status kw_activation_request_create(const kw_activation_params *params, kw_activation_request *out,
+                                              kw_error *err);
+/** The request's typed code (XXXXXX-XXXXXX-…); free *code_out with kw_string_free. */
+KW_API kw_status kw_activation_request_code(const kw_activation_request *request, char **code_out, kw_error *err);
+/**
+ * The request file's JSON text, {"keyward":"activation-request","version":1,"code":…} and, for
+ * people, appKey, assetNum, crmProductId, days and createdAt (ISO 8601); free it with kw_string_free.
+ */
+KW_API kw_status kw_activation_request_file(const kw_activation_request *request, char **json_out, kw_error *err);
+/**
+ * A request from its typed code or its file's text (the file's code is what counts). A code that
+ * does not read is KW_ERR_FORMAT, with err->group naming a mistyped group.
+ */
+KW_API kw_status kw_activation_request_read(const char *text, kw_activation_request *out, kw_error *err);
+/** Keeps a pending request: its file (kw_activation_request_file), atomically, readable by its owner only. */
+KW_API kw_status kw_activation_request_save(const kw_activation_request *request, const char *path, kw_error *err);
+/** Reads a kept request back (a request file, or a file holding its typed code). */
+KW_API kw_status kw_activation_request_load(const char *path, kw_activation_request *out, kw_error *err);
+
+/**
+ * Verifies an activation's answer on the machine that asked: its typed code, the answer file's
+ * text, or the signed lease (JWS) alone, against the pending request, the shipped key set, this
+ * machine's fingerprint and now_ms (epoch ms; 0 for the system's clock). Refusals are
+ * KW_ERR_LEASE_REFUSED with the reason in err->code, the first that fails:
+ *   typed code: malformed (err->group names a mistyped group), unknown-key, signature,
+ *               not-yet-valid, expired, request, fingerprint;
+ *   JWS or file: kw_verify_lease's reasons (fingerprint "fph1:…" of this machine, audience the
+ *               request's appKey), then request (activation.nonce, assetNum, crmProductId).
+ * out may be NULL.
+ */
+KW_API kw_status kw_verify_activation(const kw_jwks *jwks, const char *answer, const kw_activation_request *request,
+                                      const char *fingerprint, int64_t now_ms, kw_activated_lease *out,
+                                      kw_error *err);
+
+/** The code a machine shows after deleting its activated lease; free *code_out with kw_string_free. */
+KW_API kw_status kw_activation_return_code(const kw_activation_request *request, const char *lease_id,
+                                           char **code_out, kw_error *err);
+
+/**
+ * The fingerprint an activated lease's JWS names: "fph1:" and the fingerprint hash in base32, into
+ * buf (at least KW_ACTIVATION_FINGERPRINT_SIZE bytes). kw_verify_lease takes it for such a lease.
+ */
+KW_API kw_status kw_activation_fingerprint(const char *fingerprint, char *buf, size_t buf_size, kw_error *err);
+
+/**
+ * Typed codes themselves: bytes in Crockford base32, groups of five characters each followed by a
+ * Luhn-mod-32 check character, joined by "-". Encoding: free *code_out with kw_string_free.
+ */
+KW_API kw_status kw_typed_code_encode(const unsigned char *bytes, size_t len, char **code_out, kw_error *err);
+/**
+ * Decoding forgives case, O for 0, I and L for 1, spaces and missing dashes. The bytes go to buf;
+ * *len_out receives their number (also when buf is too small: KW_ERR_INVALID_ARGUMENT). A code
+ * that does not read is KW_ERR_FORMAT, err->group naming the first group that does not check.
+ */
+KW_API kw_status kw_typed_code_decode(const char *text, unsigned char *buf, size_t buf_size, size_t *len_out,
+                                      kw_error *err);
 
 /* ---------------------------------------------------------------------------------------------
  * Webhooks (the vendor's back end): Standard Webhooks, HMAC-SHA256.

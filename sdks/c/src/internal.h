@@ -110,6 +110,13 @@ KW_INTERNAL void kw__session_release(kw_session *session);
 /** A fresh nonce: 32 hex digits from OpenSSL's CSPRNG. out holds 33 bytes. */
 KW_INTERNAL bool kw__nonce(char out[33]);
 
+/**
+ * A typed activation answer's signature: the first key of the set whose kid, base64url-decoded,
+ * starts with prefix verifies sig over msg. 0: no such key; 1: the signature does not verify; 2: it does.
+ */
+KW_INTERNAL int kw__jwks_verify_prefixed(const kw_jwks *jwks, const unsigned char prefix[4], const unsigned char *msg,
+                                         size_t len, const unsigned char sig[64]);
+
 /** Tests and the benchmark: whether the key set remembers the signatures it verified (on by default). */
 KW_INTERNAL void kw__jwks_remember(kw_jwks *jwks, bool on);
 

@@ -324,6 +324,21 @@ static bool signature_holds(const jwk *key, const char *signed_part, size_t sign
 #endif
 }
 
+int kw__jwks_verify_prefixed(const kw_jwks *jwks, const unsigned char prefix[4], const unsigned char *msg, size_t len,
+                             const unsigned char sig[64]) {
+  for (size_t i = 0; i < jwks->count; i++) {
+    /* Eight base64url characters are six whole bytes: the first four are the prefix. */
+    const char *kid = jwks->keys[i].kid;
+    if (strlen(kid) < 8) continue;
+    size_t n = 0;
+    unsigned char *head = kw__b64url_decode(kid, 8, &n);
+    bool match = head != NULL && n == 6 && memcmp(head, prefix, 4) == 0;
+    free(head);
+    if (match) return signature_holds(&jwks->keys[i], (const char *)msg, len, sig, 64) ? 2 : 1;
+  }
+  return 0;
+}
+
 /* The claims, owning payload and its text. */
 static claims_box *claims_of(cJSON *payload, char *text, kw_error *err) {
   claims_box *box = calloc(1, sizeof *box);

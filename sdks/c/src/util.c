@@ -55,6 +55,7 @@ const char *kw_status_name(kw_status status) {
   case KW_ERR_JWKS: return "KW_ERR_JWKS";
   case KW_ERR_LEASE_ENDED: return "KW_ERR_LEASE_ENDED";
   case KW_ERR_INIT: return "KW_ERR_INIT";
+  case KW_ERR_FORMAT: return "KW_ERR_FORMAT";
   }
   return "KW_ERR_UNKNOWN";
 }
