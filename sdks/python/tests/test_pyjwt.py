@@ -1,9 +1,11 @@
 """An independent check: PyJWT (Debian's python3-jwt), a library Keyward did not write, and
-verify_lease judge the conformance vectors alike. The live scenario (live_scenario.py) does the
-same with a lease signed by a real Keyward server."""
+verify_lease judge the conformance vectors alike, and verify the activated lease of the
+activation vectors as verify_activation does. The live scenario (live_scenario.py) does the same
+with a lease signed by a real Keyward server."""
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
 import unittest
 from typing import Any, Dict, Optional
@@ -11,7 +13,7 @@ from unittest import mock
 
 import jwt
 
-from keyward import LeaseError, verify_lease
+from keyward import LeaseError, activated_fingerprint, read_activation_request, verify_activation, verify_lease
 
 from ._support import load_conformance
 
@@ -84,6 +86,40 @@ class PyJwtAgrees(unittest.TestCase):
                 reason = case["expect"].get("reason")
                 self.assertNotIn(reason, PYJWT_REASONS, "PyJWT accepted a lease verify_lease must refuse")
         self.assertTrue(checked, "PyJWT refused no vector at all")
+
+
+class PyJwtVerifiesTheActivatedLease(unittest.TestCase):
+    """The JWS an activation answers with is an offline lease PyJWT verifies (EdDSA, the key by
+    kid, the request's appKey as the audience), naming the machine by ``fph1:`` and the request by
+    ``activation.nonce``."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.vectors = load_conformance("activation.json")
+
+    def test_the_valid_jws_answers_decode_with_the_same_claims(self) -> None:
+        jws = [c for c in self.vectors["answers"] if c["expect"]["valid"] and c["answer"].count(".") == 2 and not c["answer"].lstrip().startswith("{")]
+        self.assertTrue(jws, "the vectors hold no activated JWS")
+        for case in jws:
+            with self.subTest(case=case["name"]):
+                request = read_activation_request(case["request"])
+                independent = pyjwt_decode(case["answer"], self.vectors["jwks"], request.app_key, self.vectors["now"])
+                self.assertEqual(independent["sub"], case["expect"]["leaseId"])
+                self.assertEqual(independent["exp"], case["expect"]["expiresAt"])
+                self.assertEqual(independent["fingerprint"], activated_fingerprint(case["fingerprint"]))
+                self.assertEqual(independent["activation"]["nonce"], base64.urlsafe_b64encode(request.nonce).rstrip(b"=").decode())
+                self.assertEqual(independent["assetNum"], request.asset_num)
+                self.assertEqual(independent["product"]["crmProductId"], request.crm_product_id)
+                lease = verify_activation(case["answer"], request, self.vectors["jwks"], case["fingerprint"], self.vectors["now"])
+                assert lease.claims is not None
+                self.assertEqual(dict(lease.claims.raw), independent)
+
+    def test_pyjwt_refuses_it_for_another_app_and_after_it_expires(self) -> None:
+        case = next(c for c in self.vectors["answers"] if c["name"] == "jws")
+        with self.assertRaises(jwt.InvalidAudienceError):
+            pyjwt_decode(case["answer"], self.vectors["jwks"], "kw_another_app", self.vectors["now"])
+        with self.assertRaises(jwt.ExpiredSignatureError):
+            pyjwt_decode(case["answer"], self.vectors["jwks"], None, case["expect"]["expiresAt"] + 1)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Keyward for Python programs: check out a license seat, heartbeat while running, consume
-metered amounts, check in on exit, verify signed offline leases, and verify Keyward's webhooks.
+metered amounts, check in on exit, verify signed offline leases, activate machines that never
+reach the server (offline activation), and verify Keyward's webhooks.
 
 .. code-block:: python
 
@@ -15,9 +16,24 @@ metered amounts, check in on exit, verify signed offline leases, and verify Keyw
 import logging as _logging
 
 from ._version import API_VERSION, __version__
+from .activation import (
+    ActivatedLease,
+    ActivationRequest,
+    ReturnCode,
+    activated_fingerprint,
+    create_activation_request,
+    decode_typed,
+    encode_typed,
+    fingerprint_hash,
+    read_activation_request,
+    read_return_code,
+    return_code_for,
+    verify_activation,
+)
 from .errors import (
     LEASE_ENDED_CODES,
     LEASE_REASONS,
+    ActivationFormatError,
     KeywardAuthError,
     KeywardConnectionError,
     KeywardError,
@@ -60,6 +76,19 @@ __all__ = [
     "verify_lease",
     "save_lease",
     "load_lease",
+    "ActivationRequest",
+    "ActivatedLease",
+    "ReturnCode",
+    "create_activation_request",
+    "read_activation_request",
+    "verify_activation",
+    "return_code_for",
+    "read_return_code",
+    "encode_typed",
+    "decode_typed",
+    "fingerprint_hash",
+    "activated_fingerprint",
+    "ActivationFormatError",
     "WebhookEvent",
     "verify_webhook",
     "KeywardError",

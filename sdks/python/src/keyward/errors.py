@@ -5,7 +5,10 @@
 - :class:`KeywardConnectionError`: the server could not be reached or did not answer in time.
   It is a :class:`ConnectionError`, never a :class:`KeywardError`: the program may run on and
   try again later.
-- :class:`LeaseError`: :func:`keyward.verify_lease` refused an offline lease; ``reason`` says why.
+- :class:`LeaseError`: :func:`keyward.verify_lease` refused an offline lease, or
+  :func:`keyward.verify_activation` an activation's answer; ``reason`` says why.
+- :class:`ActivationFormatError`: a typed code or an activation message does not read; ``group``
+  names the typed code's mistyped group.
 - :class:`WebhookError`: :func:`keyward.verify_webhook` refused a webhook.
 """
 
@@ -19,6 +22,7 @@ __all__ = [
     "KeywardConnectionError",
     "LeaseError",
     "LEASE_REASONS",
+    "ActivationFormatError",
     "WebhookError",
     "LEASE_ENDED_CODES",
 ]
@@ -105,7 +109,8 @@ class KeywardConnectionError(ConnectionError):
     """Keyward could not be reached: refused or dropped connection, DNS, TLS, timeout."""
 
 
-#: The reasons :class:`LeaseError` may carry (sdks/conformance/README.md).
+#: The reasons :class:`LeaseError` may carry (sdks/conformance/README.md; ``request`` is
+#: :func:`keyward.verify_activation`'s alone, docs/activation.md).
 LEASE_REASONS = frozenset(
     {
         "malformed",
@@ -116,28 +121,51 @@ LEASE_REASONS = frozenset(
         "audience",
         "fingerprint",
         "license-ended",
+        "request",
     }
 )
 
 
 class LeaseError(Exception):
-    """An offline lease refused by :func:`keyward.verify_lease`.
+    """An offline lease refused by :func:`keyward.verify_lease`, or an activation's answer by
+    :func:`keyward.verify_activation`.
 
     ``reason`` is one of ``malformed``, ``signature``, ``unknown-key``, ``not-yet-valid``,
-    ``expired``, ``audience``, ``fingerprint``, ``license-ended``. ``unknown-key`` with a saved
-    JWKS means a key newer than the copy: fetch the JWKS again when online.
+    ``expired``, ``audience``, ``fingerprint``, ``license-ended``, and for an activation
+    ``request`` (it answers another request). ``unknown-key`` with a saved JWKS means a key newer
+    than the copy: fetch the JWKS again when online. ``group`` is set when a typed answer does not
+    read because of one of its groups (counted from 1, as a person reads): show it, so the person
+    types that group again.
     """
 
     reason: str
     detail: str
+    group: Optional[int]
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, group: Optional[int] = None) -> None:
         super().__init__(f"lease refused ({reason}): {message}")
         self.reason = reason
         self.detail = message
+        self.group = group
 
     def __reduce__(self) -> Any:
-        return (type(self), (self.reason, self.detail))
+        return (type(self), (self.reason, self.detail, self.group))
+
+
+class ActivationFormatError(ValueError):
+    """A typed code or an activation message (request, answer, return code) that does not read:
+    a group that does not check, a character that is none of the code's, a message cut short, of
+    another kind or of an unknown version. ``group`` names the typed code's group at fault,
+    counted from 1, when one is (``"group 5 is mistyped"``); None otherwise."""
+
+    group: Optional[int]
+
+    def __init__(self, message: str, group: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.group = group
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.group))
 
 
 class WebhookError(Exception):

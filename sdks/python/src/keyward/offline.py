@@ -18,7 +18,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -116,9 +116,16 @@ class Jwks:
 
     def _verifiers(self, kid: str) -> List[Ed25519PublicKey]:
         """The set's Ed25519 signing keys with this kid (a key is chosen by kid alone)."""
+        return self._verifiers_where(lambda key_id: key_id == kid)
+
+    def _verifiers_where(self, kid_matches: Callable[[str], bool]) -> List[Ed25519PublicKey]:
+        """The set's Ed25519 signing keys whose kid matches."""
         found: List[Ed25519PublicKey] = []
         for key in self.keys:
-            if key.get("kid") != kid or key.get("kty") != "OKP" or key.get("crv") != "Ed25519":
+            kid = key.get("kid")
+            if not isinstance(kid, str) or not kid_matches(kid):
+                continue
+            if key.get("kty") != "OKP" or key.get("crv") != "Ed25519":
                 continue
             if key.get("use", "sig") != "sig" or key.get("alg", "EdDSA") != "EdDSA":
                 continue
