@@ -32,7 +32,7 @@ with zipfile.ZipFile(wheel) as archive:
     names = set(archive.namelist())
     for needed in ("keyward/__init__.py", "keyward/py.typed", "keyward/session.py",
                    "keyward/offline.py", "keyward/webhooks.py", "keyward/errors.py",
-                   "keyward/activation.py"):
+                   "keyward/activation.py", "keyward/activate.py"):
         if needed not in names:
             sys.exit(f"{wheel} lacks {needed}")
     metadata = archive.read("keyward-0.1.0.dist-info/METADATA").decode()
