@@ -567,6 +567,7 @@ def verify_activation(
         ``unknown-key``, ``signature``, ``not-yet-valid``, ``expired``, ``request`` (it answers
         another request: nonce, app, lock or product) or ``fingerprint``, in that order; for a JWS
         also :func:`keyward.verify_lease`'s ``audience`` and ``license-ended``.
+    :raises ActivationFormatError: when ``request`` is text that is no request.
     """
     pending = request if isinstance(request, ActivationRequest) else ActivationRequest.read(request)
     keys = jwks if isinstance(jwks, Jwks) else Jwks.from_dict(jwks)
