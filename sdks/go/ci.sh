@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Go SDK and runs its tests, offline: gofmt, go vet, go test (every conformance vector
-# of sdks/conformance and the session against a local stub), and builds the live scenario program
-# into sdks/go/build/keyward-scenario (the command in sdks/go/scenario). KEYWARD_GO_RACE=1 runs
+# of sdks/conformance, the session against a local stub, and keyward-activate built and run end to
+# end), and builds the live scenario program into sdks/go/build/keyward-scenario (the command in
+# sdks/go/scenario) and the offline activation program into sdks/go/build/keyward-activate. KEYWARD_GO_RACE=1 runs
 # the tests under the race detector as well (needs gcc; compiles the standard library once).
 set -euo pipefail
 
@@ -33,4 +34,5 @@ if [ "${KEYWARD_GO_RACE:-0}" = "1" ]; then
   "$go_bin" test -count=1 -race ./...
 fi
 "$go_bin" build -o "$build/keyward-scenario" ./cmd/keyward-scenario
-echo "sdks/go: ok (scenario: sdks/go/build/keyward-scenario)"
+"$go_bin" build -o "$build/keyward-activate" ./cmd/keyward-activate
+echo "sdks/go: ok (scenario: sdks/go/build/keyward-scenario; activation: sdks/go/build/keyward-activate)"
