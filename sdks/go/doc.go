@@ -20,5 +20,10 @@
 // *NetworkError. VerifyLease refuses with a *LeaseError whose Reason is one of the Reason
 // constants, the same strings in every Keyward SDK.
 //
+// A machine that never reaches Keyward is activated offline (docs/activation.md):
+// NewActivationRequest makes its request (a typed code or a file), VerifyActivation verifies the
+// answer (typed code, answer file or JWS) against the shipped JWKS and the kept request, and
+// ActivationReturnCode frees the seat early. cmd/keyward-activate is such a program.
+//
 // The package speaks API v1 on the standard library alone.
 package keyward
