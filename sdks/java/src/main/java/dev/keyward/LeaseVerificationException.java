@@ -51,11 +51,13 @@ public class LeaseVerificationException extends Exception {
     }
 
     private final Reason reason;
+    private final String detail;
     private final int mistypedGroup;
 
     public LeaseVerificationException(Reason reason, String message) {
         super("lease refused (" + reason.wire() + "): " + message);
         this.reason = reason;
+        this.detail = message;
         this.mistypedGroup = 0;
     }
 
@@ -63,11 +65,17 @@ public class LeaseVerificationException extends Exception {
     LeaseVerificationException(Reason reason, String message, ActivationFormatException cause) {
         super("activation refused (" + reason.wire() + "): " + message, cause);
         this.reason = reason;
+        this.detail = message;
         this.mistypedGroup = cause == null ? 0 : cause.group().orElse(0);
     }
 
     public Reason reason() {
         return reason;
+    }
+
+    /** What is wrong, without the reason: {@code group 5 does not check: a character in it is mistyped}. */
+    public String detail() {
+        return detail;
     }
 
     /**
