@@ -25,6 +25,8 @@ export function keywardProgram(register: (program: Command) => void): Command {
     .helpOption('-h, --help', 'print this help and exit')
     .helpCommand('help [command]', 'print the help of a command')
     .showSuggestionAfterError(true)
+    // A command's options are its own: `leases --json` and `leases offline --json` differ.
+    .enablePositionalOptions()
     .exitOverride()
     .configureOutput({
       outputError: (message, write) =>

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { adminCall } from '../admin-client.js';
 import { printableJson, text } from '../printable.js';
 import { examples } from '../program.js';
+import { registerActivationCommands } from './activation.js';
 
 interface LeaseRow {
   id: string;
@@ -53,7 +54,7 @@ async function leases(options: LeasesOptions): Promise<void> {
 
 /** `keyward leases`: who runs which product right now. */
 export function registerLeasesCommand(program: Command): void {
-  program
+  const leasesCommand = program
     .command('leases')
     .description('print runtime leases, newest first: live ones unless --all (tab-separated, with a header)')
     .option('--app <APP_KEY>', 'only leases checked out through this application')
@@ -70,5 +71,10 @@ export function registerLeasesCommand(program: Command): void {
         'keyward leases --asset 8000000001 --json',
       ]),
     )
-    .action(leases);
+    .action(leases)
+    // `leases --json` and `leases offline --json` are each their own command's.
+    .enablePositionalOptions()
+    // A command with an action of its own gets no help command from commander: `leases help`.
+    .helpCommand('help [command]', 'print the help of a command');
+  registerActivationCommands(leasesCommand);
 }

@@ -9,6 +9,7 @@ const OPERATOR_NAV: Array<[string, MessageKey]> = [
   ['/console/operator/enterprises', 'nav.enterprises'],
   ['/console/operator/orders', 'nav.orders'],
   ['/console/operator/leases', 'nav.leases'],
+  ['/console/operator/offline-machines', 'nav.offlineMachines'],
   ['/console/operator/webhooks', 'nav.webhooks'],
   ['/console/operator/audit', 'nav.audit'],
 ];
@@ -17,6 +18,7 @@ const ENTERPRISE_NAV: Array<[string, MessageKey]> = [
   ['/console/enterprise', 'nav.members'],
   ['/console/enterprise/assets', 'nav.assets'],
   ['/console/enterprise/lent-locks', 'nav.lentLocks'],
+  ['/console/enterprise/offline-machines', 'nav.offlineMachines'],
 ];
 
 const LANGUAGE_NAMES: Record<(typeof LOCALES)[number], string> = { en: 'English', 'zh-CN': '简体中文' };

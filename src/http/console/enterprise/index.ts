@@ -3,6 +3,7 @@ import { assetAssignRoute } from './asset-assign.js';
 import { assetPageRoute } from './asset-page.js';
 import { assetsRoute } from './assets.js';
 import { lentLocksRoute } from './lent-locks.js';
+import { offlineMachinesRoutes } from '../activation/offline-machines.js';
 import { addMemberRoutes } from './member-add.js';
 import { assignRoutes } from './member-assign.js';
 import { deleteMemberRoute } from './member-delete.js';
@@ -29,4 +30,5 @@ export function enterprisePages(app: App): void {
   assetPageRoute(app);
   assetAssignRoute(app);
   lentLocksRoute(app);
+  offlineMachinesRoutes(app, 'enterprise');
 }

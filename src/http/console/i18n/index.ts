@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { activationEn, activationZh } from './activation.js';
 import { commonEn, commonZh } from './common.js';
 import { enterpriseEn, enterpriseZh } from './enterprise.js';
 import { operatorEn, operatorZh } from './operator.js';
@@ -6,9 +7,9 @@ import { operatorEn, operatorZh } from './operator.js';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const en = { ...commonEn, ...operatorEn, ...enterpriseEn };
+const en = { ...commonEn, ...operatorEn, ...enterpriseEn, ...activationEn };
 export type MessageKey = keyof typeof en;
-const zh: Record<MessageKey, string> = { ...commonZh, ...operatorZh, ...enterpriseZh };
+const zh: Record<MessageKey, string> = { ...commonZh, ...operatorZh, ...enterpriseZh, ...activationZh };
 const catalogs: Record<Locale, Record<MessageKey, string>> = { en, 'zh-CN': zh };
 
 /** The cookie that keeps a chosen language (not a secret; no session needed). */

@@ -5,6 +5,7 @@ import { dashboardRoute } from './dashboard.js';
 import { enterpriseRoutes } from './enterprise.js';
 import { enterprisesRoute } from './enterprises.js';
 import { leasesRoute } from './leases.js';
+import { offlineMachinesRoutes } from '../activation/offline-machines.js';
 import { ordersRoute } from './orders.js';
 import { webhookActionRoutes } from './webhook-actions.js';
 import { webhookEndpointRoute } from './webhook-endpoint.js';
@@ -18,6 +19,7 @@ export function operatorPages(app: App): void {
   enterpriseRoutes(app);
   ordersRoute(app);
   leasesRoute(app);
+  offlineMachinesRoutes(app, 'operator');
   webhooksRoute(app);
   webhookEndpointRoute(app);
   webhookActionRoutes(app);
