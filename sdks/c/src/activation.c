@@ -648,18 +648,9 @@ kw_status kw_activation_request_save(const kw_activation_request *request, const
   char *json = NULL;
   kw_status st = kw_activation_request_file(request, &json, err);
   if (st != KW_OK) return st;
-  size_t n = strlen(json);
-  char *text = malloc(n + 2);
-  if (text == NULL) {
-    kw_string_free(json);
-    return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "out of memory");
-  }
-  memcpy(text, json, n);
-  text[n] = '\n';
-  text[n + 1] = '\0';
+  /* One line of JSON, nothing after it: the file is sent to Keyward as it is. */
+  st = kw__write_file_atomic(path, json, strlen(json), 0600, err);
   kw_string_free(json);
-  st = kw__write_file_atomic(path, text, n + 1, 0600, err);
-  free(text);
   if (st == KW_OK) kw__clear(err);
   return st;
 }
@@ -740,6 +731,11 @@ static kw_status verify_jws(const kw_jwks *jwks, const char *token, const kw_act
   if (st != KW_OK) return st;
   kw_claims *claims = NULL;
   st = kw_verify_lease(jwks, token, fph, request->app_key, now_ms, &claims, err);
+  if (st == KW_ERR_LEASE_REFUSED && err != NULL && strncmp(err->message, "lease refused", 13) == 0) {
+    char why[sizeof err->message];
+    kw__copy_text(why, sizeof why, err->message + 13);
+    snprintf(err->message, sizeof err->message, "activation refused%.490s", why);
+  }
   if (st != KW_OK) return st;
   /* Signed by a Keyward key, for this machine and app: does it answer this very request? */
   cJSON *payload = cJSON_Parse(claims->payload_json);

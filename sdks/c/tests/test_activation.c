@@ -437,6 +437,7 @@ typedef struct answer_spec {
   unsigned bound;
   const unsigned char *nonce;
   const char *fingerprint;
+  const unsigned char *fingerprint_hash; /* in place of the fingerprint's, when not NULL */
   const char *app_key, *asset_num, *crm_product_id; /* the binding */
   bool tamper;                                      /* one bit of the body changed after signing */
   unsigned kind, version;
@@ -444,7 +445,7 @@ typedef struct answer_spec {
 } answer_spec;
 
 static answer_spec good_spec(void) {
-  answer_spec s = {(uint32_t)(NOW_S - 300), (uint32_t)(NOW_S + 30 * 86400), 0, NONCE, FP, "kw_app", "A-1",
+  answer_spec s = {(uint32_t)(NOW_S - 300), (uint32_t)(NOW_S + 30 * 86400), 0, NONCE, FP, NULL, "kw_app", "A-1",
                    "modeler-pro", false, 0x4c, 1, 0};
   return s;
 }
@@ -469,7 +470,7 @@ static char *typed_answer(answer_spec s) {
   unsigned char digest[32];
   unsigned int n;
   EVP_Digest(s.fingerprint, strlen(s.fingerprint), digest, &n, EVP_sha256(), NULL);
-  memcpy(b + at, digest, 10);
+  memcpy(b + at, s.fingerprint_hash != NULL ? s.fingerprint_hash : digest, 10);
   at += 10;
   char binding[1024];
   snprintf(binding, sizeof binding, "%s\n%s\n%s", s.app_key, s.asset_num, s.crm_product_id);
@@ -617,6 +618,7 @@ static void typed_answers(void) {
   CHECK_STR(err.code, "malformed");
   CHECK(kw_verify_activation(test_jwks, "a.b.c", &r, FP, NOW_S * 1000, NULL, &err) == KW_ERR_LEASE_REFUSED, "jws");
   CHECK_STR(err.code, "malformed");
+  CHECK(strncmp(err.message, "activation refused (malformed): ", 32) == 0, "%s", err.message);
   CHECK(kw_verify_activation(NULL, code, &r, FP, 0, NULL, &err) == KW_ERR_INVALID_ARGUMENT, "no keys");
   CHECK(kw_verify_activation(test_jwks, code, NULL, FP, 0, NULL, &err) == KW_ERR_INVALID_ARGUMENT, "no request");
   kw_string_free(code);
@@ -667,6 +669,10 @@ static void requests(void) {
   CHECK(kw_activation_request_save(&r, path, &err) == KW_OK, "%s", err.message);
   struct stat st;
   CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "mode %o", st.st_mode & 0777);
+  char *saved = NULL;
+  CHECK(kw__read_file(path, 1 << 16, &saved, NULL, &err) == KW_OK && strcmp(saved, json) == 0,
+        "the file is the request file's JSON, one line, nothing after it");
+  free(saved);
   memset(&back, 0, sizeof back);
   CHECK(kw_activation_request_load(path, &back, &err) == KW_OK, "%s", err.message);
   CHECK(memcmp(&back, &r, sizeof r) == 0, "the loaded request is the saved one");
@@ -806,12 +812,47 @@ static void typed_codes(void) {
   CHECK(kw_typed_code_decode(NULL, out, sizeof out, &len, &err) == KW_ERR_INVALID_ARGUMENT, "NULL");
 }
 
+/*
+ * For tests/modeler_activation.sh: the typed answer to a kept request, as Keyward would sign it
+ * (here with this run's key, written as OUT_DIR/jwks.json), valid for life seconds from now.
+ */
+static int answer_for(const char *request_path, const char *out_dir, long life) {
+  kw_activation_request r;
+  kw_error err;
+  if (kw_activation_request_load(request_path, &r, &err) != KW_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    return 2;
+  }
+  setup_key();
+  char path[4096];
+  snprintf(path, sizeof path, "%s/jwks.json", out_dir);
+  const char *json = kw_jwks_json(test_jwks);
+  if (kw__write_file_atomic(path, json, strlen(json), 0644, &err) != KW_OK) {
+    fprintf(stderr, "%s\n", err.message);
+    return 2;
+  }
+  int64_t now = kw__realtime_ms() / 1000;
+  answer_spec s = {(uint32_t)(now - 5), (uint32_t)(now + life), 0, r.nonce, "", r.fingerprint_hash, r.app_key,
+                   r.asset_num, r.crm_product_id, false, 0x4c, 1, 0};
+  char *code = typed_answer(s);
+  printf("%s\n", code);
+  kw_string_free(code);
+  kw_jwks_free(test_jwks);
+  EVP_PKEY_free(key);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: %s CONFORMANCE_DIR\n", argv[0]);
+    fprintf(stderr, "usage: %s CONFORMANCE_DIR\n       %s --answer REQUEST_FILE OUT_DIR [SECONDS]\n", argv[0], argv[0]);
     return 2;
   }
   if (kw_global_init(NULL) != KW_OK) return 2;
+  if (strcmp(argv[1], "--answer") == 0 && argc >= 4) {
+    int rc = answer_for(argv[2], argv[3], argc >= 5 ? strtol(argv[4], NULL, 10) : 7 * 86400L);
+    kw_global_cleanup();
+    return rc;
+  }
   vectors(argv[1]);
   printf("%d vectors passed, %d failed\n", passed, failed);
   setup_key();
