@@ -97,6 +97,9 @@ export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 /** The login only compares what it is given: there only what the database refuses is refused. */
 // eslint-disable-next-line no-control-regex -- finding them is the point
 export const NUL_CHARACTER = /\u0000/;
+/** What a field declared multi-line may hold beside text: tabs and line breaks, nothing else. */
+// eslint-disable-next-line no-control-regex -- finding them is the point
+export const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
 export interface CharacterFound {
   /** JSON pointer of the string holding it. */
@@ -158,27 +161,55 @@ function pointerOf(step: WalkStep): string {
  */
 export async function refuseControlCharacters(request: FastifyRequest): Promise<void> {
   const refused = surfaceOfRequest(request) === 'oauth' ? NUL_CHARACTER : CONTROL_CHARACTER;
+  // A route may declare body fields that hold several lines (a pasted activation request file):
+  // they may break lines, never carry another control character.
+  const multiline = request.routeOptions.config.multilineFields ?? [];
+  const body = request.body as Record<string, unknown> | null | undefined;
+  const lines = multiline.length === 0 || body === null || typeof body !== 'object' ? undefined : body;
+  if (lines !== undefined) {
+    const found = refusedCharacterAt(
+      Object.fromEntries(multiline.map((name) => [name, lines[name]])),
+      CONTROL_BUT_LINES,
+    );
+    if (found !== undefined) throw controlCharacterError(found, 'body');
+  }
   const parts = [
     ['params', request.params],
     ['querystring', request.query],
-    ['body', request.body],
+    [
+      'body',
+      lines === undefined
+        ? request.body
+        : Object.fromEntries(Object.entries(lines).filter(([name]) => !multiline.includes(name))),
+    ],
   ] as const;
   for (const [part, value] of parts) {
     const found = refusedCharacterAt(value, refused);
     if (found === undefined) continue;
-    const validation: ErrorObject[] = [
-      {
-        keyword: 'x-text',
-        instancePath: found.pointer,
-        schemaPath: '',
-        params: {},
-        message: `must not contain the character ${found.character}`,
-      },
-    ];
-    throw Object.assign(new Error(formatValidationError(validation, part)), {
-      statusCode: 400,
-      validation,
-      validationContext: part,
-    });
+    throw controlCharacterError(found, part);
+  }
+}
+
+function controlCharacterError(found: CharacterFound, part: 'params' | 'querystring' | 'body'): Error {
+  const validation: ErrorObject[] = [
+    {
+      keyword: 'x-text',
+      instancePath: found.pointer,
+      schemaPath: '',
+      params: {},
+      message: `must not contain the character ${found.character}`,
+    },
+  ];
+  return Object.assign(new Error(formatValidationError(validation, part)), {
+    statusCode: 400,
+    validation,
+    validationContext: part,
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Body fields that may hold line breaks and tabs (validation.ts, refuseControlCharacters). */
+    multilineFields?: readonly string[];
   }
 }

@@ -114,10 +114,15 @@ describe('offline activation by the operator (admin API)', () => {
     });
   });
 
-  it('takes the request file as well, and lists the machine among the offline ones', async () => {
+  it('takes the request file as well, as an editor saves it, and lists the machine among the offline ones', async () => {
     const l = await lock();
     const pending = await ask(l, machine(), 3);
-    const answer = await activated(JSON.stringify(pending.file));
+    // Pretty-printed with CRLF line ends: line breaks are a file's, any other control character is refused.
+    const file = `${JSON.stringify(pending.file, null, 2).replace(/\n/g, '\r\n')}\r\n`;
+    expect(await refusal(file.replace('{', '{\u001b'))).toMatch(
+      /^request: must not contain the character U\+001B/,
+    );
+    const answer = await activated(file);
     const listed = await h.app.inject({
       method: 'GET',
       url: '/admin/runtime/offline-machines',

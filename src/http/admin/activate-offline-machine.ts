@@ -16,7 +16,7 @@ const adminActor = (request: Parameters<typeof requestIdsOf>[0]) => operatorActo
 export function activationAdminRoutes(app: App): void {
   app.post(
     '/runtime/activations',
-    { config: { access: ACCESS.adminKey }, schema: { body: ActivationBody } },
+    { config: { access: ACCESS.adminKey, multilineFields: ['request'] }, schema: { body: ActivationBody } },
     async (request) =>
       app.services.activation.activate(request.body.request, { via: 'admin', actor: adminActor(request) }),
   );

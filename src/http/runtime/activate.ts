@@ -16,7 +16,7 @@ export function activateRoute(app: App): void {
   app.post(
     '/activations',
     {
-      config: { access: ACCESS.runtime },
+      config: { access: ACCESS.runtime, multilineFields: ['request'] },
       schema: {
         operationId: 'activateOfflineMachine',
         summary: "Turn an offline machine's activation request into a signed lease",

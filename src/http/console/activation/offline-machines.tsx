@@ -234,23 +234,28 @@ export function offlineMachinesRoutes(app: App, area: Area): void {
     show(request, reply, {}),
   );
 
-  app.post(`/${area}/offline-machines/activate`, { config: { access } }, async (request, reply) => {
-    const { context, by } = actingAs(area, request);
-    const text = postedRequest(request);
-    try {
-      const answer = await app.services.activation.activate(text, by);
-      const svg = await QRCode.toString(answer.code, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
-      const qr = `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
-      return show(request, reply, { answer: { ...answer, qr } });
-    } catch (error) {
-      return show(
-        request,
-        reply,
-        { error: refusalOf(context, error, 'request'), request: text.slice(0, 4096) },
-        400,
-      );
-    }
-  });
+  // A request file's text, pasted, spans lines.
+  app.post(
+    `/${area}/offline-machines/activate`,
+    { config: { access, multilineFields: ['request'] } },
+    async (request, reply) => {
+      const { context, by } = actingAs(area, request);
+      const text = postedRequest(request);
+      try {
+        const answer = await app.services.activation.activate(text, by);
+        const svg = await QRCode.toString(answer.code, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
+        const qr = `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
+        return show(request, reply, { answer: { ...answer, qr } });
+      } catch (error) {
+        return show(
+          request,
+          reply,
+          { error: refusalOf(context, error, 'request'), request: text.slice(0, 4096) },
+          400,
+        );
+      }
+    },
+  );
 
   app.post(`/${area}/offline-machines/return`, { config: { access } }, async (request, reply) => {
     const { context, by } = actingAs(area, request);
