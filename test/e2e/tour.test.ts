@@ -14,7 +14,7 @@ import {
   TOUR_RECEIVER,
   TOUR_SERVER,
   tourSteps,
-  C_PROGRAM_SECTION,
+  PROGRAM_SECTIONS,
   textFits,
   WEBHOOKS_SECTION,
 } from './support/tour.js';
@@ -25,7 +25,9 @@ import {
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 const steps = tourSteps(read('docs/tour.md'));
-const programSteps = steps.filter((s) => s.label.startsWith(`${C_PROGRAM_SECTION}: `));
+const programSteps = steps.filter((s) =>
+  PROGRAM_SECTIONS.some((section) => s.label.startsWith(`${section}: `)),
+);
 const apiSteps = steps.filter((s) => !programSteps.includes(s));
 const operationSteps = apiSteps.filter((s) => !s.label.startsWith(`${WEBHOOKS_SECTION}: `));
 /** The webhooks section's last step: the receiver's verified event. */
@@ -71,6 +73,8 @@ beforeAll(async () => {
   // Its TMPDIR, where the receiver's events go, is the run's own.
   workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-tour-'));
   shell = startShellSession({
+    // As a reader runs `keyward` where the server keeps its admin key (the tour's activation step).
+    KEYWARD_ADMIN_KEY: live.cliEnv.KEYWARD_ADMIN_KEY ?? '',
     KEYWARD_URL: live.server.url,
     RECEIVER: `http://127.0.0.1:${await freePort()}/keyward`,
     TMPDIR: workDir,

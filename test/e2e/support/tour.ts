@@ -10,8 +10,8 @@ export const TOUR_SERVER = '${KEYWARD_URL:-http://127.0.0.1:8080}';
 export const TOUR_RECEIVER = '${RECEIVER:-http://127.0.0.1:8090/keyward}';
 /** The tour's section after the operations of the interface documents. */
 export const WEBHOOKS_SECTION = 'Webhooks';
-/** The section that builds and runs a licensed program: its answers are text, not JSON. */
-export const C_PROGRAM_SECTION = 'Licensing a C program';
+/** The sections that build and run a licensed program: their answers are text, not JSON. */
+export const PROGRAM_SECTIONS = ['Licensing a C program', 'A machine with no network'];
 
 /**
  * Whether a program's text output fits the documented lines: each documented line, its `…` any
