@@ -13,6 +13,9 @@ const OPERATIONS = [
   'POST /leases/{leaseId}/heartbeat',
   'POST /leases/{leaseId}/check-in',
   'POST /leases/{leaseId}/consume',
+  // Offline activation: a connected machine's call (without a member here: 60005 past the schema).
+  'POST /activations',
+  'POST /activations/return',
 ];
 
 // Generated calls of every runtime operation, read from /openapi.json: each answer is a proper
