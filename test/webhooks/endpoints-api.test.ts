@@ -86,7 +86,7 @@ describe('/v1/webhooks/endpoints', () => {
   });
 
   it.each([
-    [{ url: 'http://hooks.example.com/x' }, 'url: must be an https URL'],
+    [{ url: 'http://hooks.example.com/x' }, 'url: must be an https URL (WEBHOOK_ALLOW_HTTP=1 on the server'],
     [{ url: 'https://hooks.example.com/a\u0001b' }, 'url'],
     [{ url: 'https://10.0.0.1/x' }, 'url: must not be a private, loopback, link-local or reserved address'],
     [
@@ -114,7 +114,8 @@ describe('/v1/webhooks/endpoints', () => {
     'https://192.0.2.10/x',
     'https://100.64.0.1/x',
   ])('refuses %s, on create and on update, changing nothing', async (url) => {
-    const refused = 'url: must not be a private, loopback, link-local or reserved address';
+    const refused =
+      'url: must not be a private, loopback, link-local or reserved address (WEBHOOK_ALLOW_PRIVATE=1 on the server admits it, for a local receiver)';
     const created = await call('POST', '/endpoints', { url });
     expect(created.body).toMatchObject({ code: '95000', message: refused });
     const kept = (await call('POST', '/endpoints', { url: URL_OK })).body.data as { id: string };

@@ -92,30 +92,31 @@ describe('which addresses a webhook may reach', () => {
   });
 });
 
+/** What a refusal of a private address adds: the setting that admits one. */
+const PRIVATE_HINT = '(WEBHOOK_ALLOW_PRIVATE=1 on the server admits it, for a local receiver)';
+const PRIVATE = `must not be a private, loopback, link-local or reserved address ${PRIVATE_HINT}`;
+
 describe('the endpoint URL', () => {
   const policy = { allowHttp: false, allowPrivate: false };
   it.each([
-    ['http://hooks.example.com/x', 'must be an https URL'],
+    [
+      'http://hooks.example.com/x',
+      'must be an https URL (WEBHOOK_ALLOW_HTTP=1 on the server admits http, for a local receiver)',
+    ],
     ['ftp://hooks.example.com/x', 'must be an https URL'],
     ['hooks.example.com/x', 'must be an absolute URL'],
     ['https://user:pw@hooks.example.com/x', 'must not carry a user name or password'],
     ['https://hooks.example.com/x#frag', 'must not have a fragment'],
     ['https://hooks.example.com/\u0007', 'must not contain control characters or spaces'],
     ['https://hooks.example.com/\u0085', 'must not contain control characters or spaces'],
-    ['https://127.0.0.1/x', 'must not be a private, loopback, link-local or reserved address'],
-    ['https://[::1]/x', 'must not be a private, loopback, link-local or reserved address'],
-    [
-      'https://169.254.169.254/latest/meta-data',
-      'must not be a private, loopback, link-local or reserved address',
-    ],
-    ['https://[::ffff:7f00:1]/x', 'must not be a private, loopback, link-local or reserved address'],
-    ['https://[2002:7f00:1::1]/x', 'must not be a private, loopback, link-local or reserved address'],
-    ['https://[64:ff9b::7f00:1]/x', 'must not be a private, loopback, link-local or reserved address'],
-    [
-      'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x',
-      'must not be a private, loopback, link-local or reserved address',
-    ],
-    ['https://192.0.2.1/x', 'must not be a private, loopback, link-local or reserved address'],
+    ['https://127.0.0.1/x', PRIVATE],
+    ['https://[::1]/x', PRIVATE],
+    ['https://169.254.169.254/latest/meta-data', PRIVATE],
+    ['https://[::ffff:7f00:1]/x', PRIVATE],
+    ['https://[2002:7f00:1::1]/x', PRIVATE],
+    ['https://[64:ff9b::7f00:1]/x', PRIVATE],
+    ['https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x', PRIVATE],
+    ['https://192.0.2.1/x', PRIVATE],
     [`https://hooks.example.com/${'a'.repeat(2048)}`, 'must be at most 2048 characters'],
   ])('refuses %s', (url, problem) => {
     expect(endpointUrlProblem(url, policy)).toBe(problem);
@@ -141,7 +142,7 @@ describe('the endpoint host, resolved at registration', () => {
       await endpointHostProblem('https://hooks.example.com/x', policy, resolvingTo('10.0.0.5', 'fd12::1')),
     ).toBe(
       'must name a host with a public address (hooks.example.com resolves only to private, loopback, ' +
-        'link-local or reserved addresses: 10.0.0.5, fd12::1)',
+        `link-local or reserved addresses: 10.0.0.5, fd12::1; ${PRIVATE_HINT.slice(1)}`,
     );
     expect(
       await endpointHostProblem('https://hooks.example.com/x', policy, resolvingTo('64:ff9b::a9fe:a9fe')),
@@ -159,14 +160,14 @@ describe('the endpoint host, resolved at registration', () => {
 
   it('refuses localhost by what it resolves to, and a local name that does not resolve by its name', async () => {
     expect(await endpointHostProblem('https://localhost/x', policy, resolvingTo('127.0.0.1'))).toMatch(
-      /^must name a host with a public address \(localhost resolves only to .*: 127\.0\.0\.1\)$/,
+      /^must name a host with a public address \(localhost resolves only to .*: 127\.0\.0\.1; WEBHOOK_ALLOW_PRIVATE=1 /,
     );
     const none = async () => [];
     expect(await endpointHostProblem('https://hooks.localhost/x', policy, none)).toBe(
-      'must not be a local host name',
+      `must not be a local host name ${PRIVATE_HINT}`,
     );
     expect(await endpointHostProblem('https://localhost./x', policy, none)).toBe(
-      'must not be a local host name',
+      `must not be a local host name ${PRIVATE_HINT}`,
     );
   });
 

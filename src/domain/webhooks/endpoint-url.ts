@@ -9,6 +9,10 @@ export const REGISTRATION_RESOLVE_MS = 3000;
 
 type UrlPolicy = { allowHttp: boolean; allowPrivate: boolean };
 
+/** The settings that widen the policy (config.ts), named in refusals so a developer finds them. */
+const ALLOW_HTTP = 'WEBHOOK_ALLOW_HTTP';
+const PRIVATE_HINT = 'WEBHOOK_ALLOW_PRIVATE=1 on the server admits it, for a local receiver';
+
 /** The host of a URL, an IPv6 literal without its brackets. */
 function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -29,14 +33,18 @@ export function endpointUrlProblem(raw: string, policy: UrlPolicy): string | und
     return 'must be an absolute URL';
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) {
-    return policy.allowHttp ? 'must be an http or https URL' : 'must be an https URL';
+    // The caller may be the server's own operator trying a local receiver: name the setting.
+    if (policy.allowHttp) return 'must be an http or https URL';
+    return url.protocol === 'http:'
+      ? `must be an https URL (${ALLOW_HTTP}=1 on the server admits http, for a local receiver)`
+      : 'must be an https URL';
   }
   if (url.username !== '' || url.password !== '') return 'must not carry a user name or password';
   if (url.hash !== '') return 'must not have a fragment';
   if (url.hostname === '') return 'must name a host';
   const host = hostOf(url);
   if (!policy.allowPrivate && isIP(host) !== 0 && addressRefusal(host) !== undefined) {
-    return 'must not be a private, loopback, link-local or reserved address';
+    return `must not be a private, loopback, link-local or reserved address (${PRIVATE_HINT})`;
   }
   return undefined;
 }
@@ -57,9 +65,9 @@ export async function endpointHostProblem(
   const addresses = await resolveWithin(resolve, host, REGISTRATION_RESOLVE_MS);
   if (addresses.length > 0 && addresses.every((a) => addressRefusal(a.address) !== undefined)) {
     const shown = [...new Set(addresses.map((a) => a.address))].slice(0, 4).join(', ');
-    return `must name a host with a public address (${host} resolves only to ${REFUSED_ADDRESSES}: ${shown})`;
+    return `must name a host with a public address (${host} resolves only to ${REFUSED_ADDRESSES}: ${shown}; ${PRIVATE_HINT})`;
   }
   // RFC 6761: such names are this machine wherever they resolve, and a resolver may only learn that later.
-  if (/^localhost\.?$|\.localhost\.?$/i.test(host)) return 'must not be a local host name';
+  if (/^localhost\.?$|\.localhost\.?$/i.test(host)) return `must not be a local host name (${PRIVATE_HINT})`;
   return undefined;
 }
