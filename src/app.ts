@@ -27,6 +27,7 @@ import { runtimeSurface } from './http/runtime/index.js';
 import { jwksRoute } from './http/runtime/jwks.js';
 import { webhooksSurface } from './http/webhooks/index.js';
 import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
+import { installRequestLog } from './http/request-log.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX, WEBHOOKS_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
@@ -51,6 +52,8 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   const { trustProxy } = config;
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
+    // One line per request, at completion (request-log.ts), rather than Fastify's two.
+    disableRequestLogging: true,
     bodyLimit: config.limits.bodyBytes,
     // Who the caller is for login lockouts (request.ip): see TRUST_PROXY in config.ts. A number
     // of proxies is the hops to believe, which Fastify's types only take as a function.
@@ -89,11 +92,10 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
 
   // A request or an async batch holds the database (on the embedded one: the whole server's) for
   // a bounded time.
-  const services = createServices(
-    withTimeLimit(db, config.limits.transactionLimitMs),
-    config,
-    options.now === undefined ? {} : { now: options.now },
-  );
+  const services = createServices(withTimeLimit(db, config.limits.transactionLimitMs), config, {
+    unlimitedDb: db,
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
   app.decorate('services', services);
   app.decorate('config', config);
   app.decorate('db', db);
@@ -107,6 +109,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     stampRequestIds(request, reply);
   });
   installSecurityHeaders(app);
+  installRequestLog(app);
   app.addHook('onClose', async () => {
     await services.gate.close();
   });

@@ -19,11 +19,18 @@ function shown(value: unknown): string {
   return printable(JSON.stringify(value) ?? String(value));
 }
 
+/**
+ * Fields a request's line (http/request-log.ts) carries for machines and already says in its
+ * message: `GET /docs 200 3.2 ms`.
+ */
+const REQUEST_FIELDS = new Set(['req', 'res', 'responseTime']);
+
 /** `req.method=GET req.url=/docs`: objects one level deep flattened into dotted keys. */
 function fields(entry: Record<string, unknown>): string[] {
   const out: string[] = [];
+  const requestLine = typeof entry.responseTime === 'number';
   for (const [key, value] of Object.entries(entry)) {
-    if (HEAD_FIELDS.has(key)) continue;
+    if (HEAD_FIELDS.has(key) || (requestLine && REQUEST_FIELDS.has(key))) continue;
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
       for (const [inner, v] of Object.entries(value)) {
         if (v !== undefined) out.push(`${printable(key)}.${printable(inner)}=${shown(v)}`);

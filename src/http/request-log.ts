@@ -1,0 +1,39 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { redactUrl } from './log-serializers.js';
+
+/**
+ * Paths a load balancer or Prometheus asks every few seconds: at info they would bury the calls a
+ * person is looking for, so they log at debug.
+ */
+export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** `3.2 ms` below ten milliseconds, `41 ms` above: as precise as a person reads it. */
+function shownTime(ms: number): string {
+  return `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
+}
+
+/** The line's text: `GET /order/api/order/v1/shellnums?g_nonce=… 200 3.2 ms`, credentials redacted. */
+export function requestLine(method: string, url: string, status: number, ms: number): string {
+  return `${method} ${redactUrl(url)} ${status} ${shownTime(ms)}`;
+}
+
+function logCompleted(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  const responseTime = reply.elapsedTime;
+  const path = request.url.split('?')[0] ?? '';
+  const level = PROBE_PATHS.has(path) ? 'debug' : 'info';
+  request.log[level](
+    { req: request, res: { statusCode: reply.statusCode }, responseTime },
+    requestLine(request.method, request.url, reply.statusCode, responseTime),
+  );
+  done();
+}
+
+/**
+ * One log line per request, when its answer has gone out, instead of Fastify's two (one on
+ * arrival, one at completion): method, URL, status and time in the message, and the same as
+ * fields (`req`, `res.statusCode`, `responseTime`) for a machine. The app is built with
+ * `disableRequestLogging`.
+ */
+export function installRequestLog(app: FastifyInstance): void {
+  app.addHook('onResponse', logCompleted);
+}
