@@ -27,7 +27,7 @@ import { runtimeSurface } from './http/runtime/index.js';
 import { jwksRoute } from './http/runtime/jwks.js';
 import { webhooksSurface } from './http/webhooks/index.js';
 import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
-import { installRequestLog } from './http/request-log.js';
+import { RequestLogController } from './http/request-log.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX, WEBHOOKS_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
@@ -52,8 +52,8 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   const { trustProxy } = config;
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
-    // One line per request, at completion (request-log.ts), rather than Fastify's two.
-    disableRequestLogging: true,
+    // One line per request, at completion, rather than Fastify's two.
+    logController: new RequestLogController(),
     bodyLimit: config.limits.bodyBytes,
     // Who the caller is for login lockouts (request.ip): see TRUST_PROXY in config.ts. A number
     // of proxies is the hops to believe, which Fastify's types only take as a function.
@@ -109,7 +109,6 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     stampRequestIds(request, reply);
   });
   installSecurityHeaders(app);
-  installRequestLog(app);
   app.addHook('onClose', async () => {
     await services.gate.close();
   });

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { redactUrl } from './log-serializers.js';
 
 /**
@@ -17,23 +17,28 @@ export function requestLine(method: string, url: string, status: number, ms: num
   return `${method} ${redactUrl(url)} ${status} ${shownTime(ms)}`;
 }
 
-function logCompleted(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-  const responseTime = reply.elapsedTime;
-  const path = request.url.split('?')[0] ?? '';
-  const level = PROBE_PATHS.has(path) ? 'debug' : 'info';
-  request.log[level](
-    { req: request, res: { statusCode: reply.statusCode }, responseTime },
-    requestLine(request.method, request.url, reply.statusCode, responseTime),
-  );
-  done();
-}
-
 /**
  * One log line per request, when its answer has gone out, instead of Fastify's two (one on
  * arrival, one at completion): method, URL, status and time in the message, and the same as
- * fields (`req`, `res.statusCode`, `responseTime`) for a machine. The app is built with
- * `disableRequestLogging`.
+ * fields (`req`, `res.statusCode`, `responseTime`) for a machine. Fastify's other lines (errors it
+ * handles itself) stay as they are.
  */
-export function installRequestLog(app: FastifyInstance): void {
-  app.addHook('onResponse', logCompleted);
+export class RequestLogController extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const responseTime = reply.elapsedTime;
+    const fields = { req: request, res: { statusCode: reply.statusCode }, responseTime };
+    const line = requestLine(request.method, request.url, reply.statusCode, responseTime);
+    if (error) {
+      request.log.error({ ...fields, err: error }, line);
+      return;
+    }
+    const path = request.url.split('?')[0] ?? '';
+    request.log[PROBE_PATHS.has(path) ? 'debug' : 'info'](fields, line);
+  }
 }

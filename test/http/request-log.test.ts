@@ -22,6 +22,8 @@ interface Line {
 }
 
 const written: string[] = [];
+/** Warnings emitted while the app was built: a deprecated option would print one at every start. */
+const warnings: string[] = [];
 let app: App;
 let database: DatabaseHandle;
 
@@ -31,6 +33,8 @@ beforeAll(async () => {
     { write: (line: string) => void written.push(line) },
   );
   database = await openTestDatabase();
+  const onWarning = (warning: Error) => void warnings.push(`${warning.name}: ${warning.message}`);
+  process.on('warning', onWarning);
   app = await buildApp({
     config: loadConfig({ DATA_DIR: '/nonexistent-test-data', ...TEST_ENV }),
     db: database.db,
@@ -38,6 +42,9 @@ beforeAll(async () => {
     logger,
   });
   await app.ready();
+  // Warnings are emitted on the next tick.
+  await new Promise((resolve) => setImmediate(resolve));
+  process.off('warning', onWarning);
 });
 afterAll(async () => {
   await app?.close();
@@ -88,6 +95,10 @@ describe('the request log', () => {
     // Not a probe: a path that merely starts like one.
     const [other] = await logged(() => app.inject({ method: 'GET', url: '/healthz-not' }));
     expect(other?.level).toBe(30);
+  });
+
+  it('is configured without a deprecated option (no warning at start)', () => {
+    expect(warnings.filter((w) => w.includes('Fastify'))).toEqual([]);
   });
 
   it('reads as one short line on a terminal', async () => {
