@@ -22,14 +22,22 @@ export function adminUrl(env: NodeJS.ProcessEnv = process.env): string {
   return apart === undefined ? serverUrl(env) : localUrl(apart.host, apart.port);
 }
 
-/** The admin key the server uses, read where it keeps it; the CLI never makes one of its own. */
-function adminKeyOf(config: Config): string {
+/** The CLI found no admin key: neither KEYWARD_ADMIN_KEY nor DATA_DIR/admin.key holds one. */
+export class AdminKeyMissing extends CliError {}
+
+/** The server refused the admin key the CLI sent. */
+export class AdminKeyRefused extends CliError {}
+
+/** The admin key the server uses and where the CLI found it, read where the server keeps it. */
+function adminKeyOf(config: Config): { key: string; from: string } {
   const key = readAdminKey(config);
-  if (key !== undefined) return key;
-  throw new CliError(
-    text`no admin key: KEYWARD_ADMIN_KEY is not set and ${adminKeyFile(config)} does not exist (or is empty). ` +
-      'The server writes that file at its first start: start it, run the CLI with the DATA_DIR the ' +
-      "server uses, or set KEYWARD_ADMIN_KEY to the server's key",
+  const file = adminKeyFile(config);
+  if (key !== undefined) return { key, from: config.adminKey === undefined ? file : 'KEYWARD_ADMIN_KEY' };
+  // The CLI never makes a key of its own: one the server does not hold would open nothing.
+  throw new AdminKeyMissing(
+    text`admin key missing: KEYWARD_ADMIN_KEY is not set and ${file} does not exist (or is empty). ` +
+      "Set KEYWARD_ADMIN_KEY to the server's key, or run keyward in the folder the server runs in " +
+      '(the server writes data/admin.key there at its first start) or with the DATA_DIR it uses',
   );
 }
 
@@ -44,7 +52,7 @@ export function unreachable(base: string): CliError {
 export async function adminCall<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
   const config = loadConfig();
   const base = adminUrl();
-  const key = adminKeyOf(config);
+  const { key, from } = adminKeyOf(config);
   let response: Response;
   try {
     response = await fetch(`${base}/admin${path}`, {
@@ -61,6 +69,12 @@ export async function adminCall<T>(method: 'GET' | 'POST', path: string, body?: 
   const answer = await response.text();
   const parsed: unknown = answer === '' ? undefined : JSON.parse(answer);
   if (!response.ok) {
+    if (response.status === 401) {
+      throw new AdminKeyRefused(
+        text`admin key wrong: the server at ${base} refused the key in ${from}. It takes the key it was ` +
+          'started with: its KEYWARD_ADMIN_KEY, else the admin.key in its DATA_DIR',
+      );
+    }
     if (response.status === 404 && !(parsed !== null && typeof parsed === 'object' && 'error' in parsed)) {
       throw new CliError(
         text`${base} does not serve the admin API: a server on a public HOST or with ADMIN_PORT serves it ` +

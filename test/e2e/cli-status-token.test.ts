@@ -75,10 +75,50 @@ describe('keyward status', () => {
     }
   });
 
-  it('refuses a wrong admin key', async () => {
+  it('says the server answers without the admin key, and where the CLI looked for one', async () => {
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-nokey-'));
+    try {
+      const noKey = { ...env, KEYWARD_ADMIN_KEY: '', DATA_DIR: scratch };
+      const result = await runCli(['status'], noKey);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toContain(`server      ${live.server.url} (reachable)`);
+      expect(result.stdout).toContain(`version     ${PACKAGE_VERSION}`);
+      expect(result.stdout).toContain(`admin API   ${live.server.url}: not read`);
+      expect(result.stderr).toContain(
+        `keyward: admin key missing: KEYWARD_ADMIN_KEY is not set and ${path.join(scratch, 'admin.key')} does not exist`,
+      );
+      expect(result.stderr).toContain(
+        "Set KEYWARD_ADMIN_KEY to the server's key, or run keyward in the folder",
+      );
+      const json = await runCli(['status', '--json'], noKey);
+      expect(json.code).toBe(2);
+      expect(JSON.parse(json.stdout)).toEqual({
+        url: live.server.url,
+        adminUrl: live.server.url,
+        version: PACKAGE_VERSION,
+        error: expect.stringMatching(/^admin key missing: /),
+      });
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
+  it('says the server refused a wrong admin key, and where the CLI found it', async () => {
     const result = await runCli(['status'], { ...env, KEYWARD_ADMIN_KEY: 'wrong' });
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('admin key missing or wrong');
+    expect(result.code).toBe(2);
+    expect(result.stdout).toContain(`server      ${live.server.url} (reachable)`);
+    expect(result.stderr).toContain(
+      `keyward: admin key wrong: the server at ${live.server.url} refused the key in KEYWARD_ADMIN_KEY`,
+    );
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-wrongkey-'));
+    try {
+      fs.writeFileSync(path.join(scratch, 'admin.key'), 'not-the-key\n');
+      const fromFile = await runCli(['app', 'list'], { ...env, KEYWARD_ADMIN_KEY: '', DATA_DIR: scratch });
+      expect(fromFile.code).toBe(1);
+      expect(fromFile.stderr).toContain(`refused the key in ${path.join(scratch, 'admin.key')}`);
+    } finally {
+      fs.rmSync(scratch, { recursive: true, force: true });
+    }
   });
 });
 
@@ -142,7 +182,7 @@ describe('the admin key', () => {
       for (const dataDir of [path.join(scratch, 'absent'), scratch]) {
         const result = await runCli(['app', 'list'], { ...env, KEYWARD_ADMIN_KEY: '', DATA_DIR: dataDir });
         expect(result.code).toBe(1);
-        expect(result.stderr).toContain('KEYWARD_ADMIN_KEY is not set');
+        expect(result.stderr).toContain('admin key missing: KEYWARD_ADMIN_KEY is not set');
         expect(result.stderr).toContain(path.join(dataDir, 'admin.key'));
       }
       expect(fs.readdirSync(scratch)).toEqual([]);

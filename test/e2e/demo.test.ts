@@ -228,7 +228,7 @@ describe('keyward demo', () => {
   it('refuses a wrong admin key before creating anything', async () => {
     const result = await runCli(['demo'], { ...live.cliEnv, KEYWARD_ADMIN_KEY: 'wrong' });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('creating the application: admin key missing or wrong');
+    expect(result.stderr).toContain('creating the application: admin key wrong: the server at');
   });
 });
 

@@ -19,9 +19,15 @@ const admin = (method: 'GET' | 'POST', url: string, payload?: object, key = ADMI
   });
 
 describe('admin API', () => {
-  it('refuses a missing or wrong admin key', async () => {
-    expect((await h.app.inject({ method: 'GET', url: '/admin/apps' })).statusCode).toBe(401);
-    expect((await admin('GET', '/apps', undefined, 'wrong')).statusCode).toBe(401);
+  it('refuses a missing or wrong admin key, saying which', async () => {
+    const missing = await h.app.inject({ method: 'GET', url: '/admin/apps' });
+    expect(missing.statusCode).toBe(401);
+    expect(missing.json()).toEqual({
+      error: 'admin key missing: send it as Authorization: Bearer <admin key>',
+    });
+    const wrong = await admin('GET', '/apps', undefined, 'wrong');
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.json()).toEqual({ error: 'admin key wrong' });
   });
 
   it('creates, lists, disables and rotates an application, never showing a stored secret', async () => {

@@ -37,12 +37,19 @@ export async function judgeAdminKey(
 /** The admin API: the admin key as a bearer token. */
 export function adminKeyGuard(services: Services, adminKey: string): Check<'admin-key'> {
   return async function guardAdminKey(request: FastifyRequest, reply: FastifyReply) {
-    const verdict = await judgeAdminKey(services, request, bearerOf(request), adminKey);
+    const given = bearerOf(request);
+    const verdict = await judgeAdminKey(services, request, given, adminKey);
     switch (verdict.status) {
       case 'ok':
         return undefined;
       case 'wrong':
-        return reply.code(401).send({ error: 'admin key missing or wrong' });
+        // Which of the two: a caller who sent none has a setup to fix, not a key to check.
+        return reply.code(401).send({
+          error:
+            given === undefined
+              ? 'admin key missing: send it as Authorization: Bearer <admin key>'
+              : 'admin key wrong',
+        });
       case 'limited':
         return reply
           .code(429)
