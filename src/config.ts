@@ -55,6 +55,8 @@ export interface Config {
   runtime: { leaseSeconds: number; heartbeatSeconds: number };
   /** Outbound webhook deliveries (docs/webhooks.md). */
   webhooks: WebhookConfig;
+  /** Backups (docs/operations.md). */
+  backup: BackupConfig;
   limits: {
     ordersPerCall: number;
     arrayElements: number;
@@ -86,6 +88,43 @@ export interface WebhookConfig {
   worker: boolean;
   /** WEBHOOK_RETENTION_DAYS: how long events, deliveries and attempts are kept (and replayable). */
   retentionDays: number;
+}
+
+export interface BackupConfig {
+  /** BACKUP_DIR: where scheduled backups go; unset, none are taken. */
+  dir: string | undefined;
+  /** BACKUP_EVERY (`6h`, `1d`, `30m`): how often, in milliseconds; unset, none are taken. */
+  everyMs: number | undefined;
+  /** BACKUP_KEEP: how many scheduled backups are kept; older ones are deleted. */
+  keep: number;
+  /** BACKUP_PASSPHRASE: when set, backups are encrypted with it (and restores read it). Never logged. */
+  passphrase: string | undefined;
+}
+
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** BACKUP_EVERY: a whole number and a unit, `s`, `m`, `h` or `d` (`6h`, `1d`). */
+function durationFrom(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const match = /^([0-9]+)([smhd])$/.exec(raw.trim());
+  const ms = match === null ? 0 : Number(match[1]) * (UNIT_MS[match[2] ?? ''] ?? 0);
+  if (ms < 1000) throw new Error(`${name} must be a duration such as 30m, 6h or 1d, got "${raw}"`);
+  return ms;
+}
+
+function backupFrom(env: NodeJS.ProcessEnv): BackupConfig {
+  const dir =
+    env.BACKUP_DIR === undefined || env.BACKUP_DIR === '' ? undefined : path.resolve(env.BACKUP_DIR);
+  const everyMs = durationFrom('BACKUP_EVERY', env.BACKUP_EVERY);
+  if ((dir === undefined) !== (everyMs === undefined)) {
+    throw new Error('BACKUP_DIR and BACKUP_EVERY go together: set both for scheduled backups, or neither');
+  }
+  return {
+    dir,
+    everyMs,
+    keep: intFrom(env, 'BACKUP_KEEP', 7, 1),
+    passphrase: env.BACKUP_PASSPHRASE === '' ? undefined : env.BACKUP_PASSPHRASE,
+  };
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -231,6 +270,7 @@ export function loadConfig(
       // At least 4 days: longer than a delivery's 3 days of retries, so none is pruned mid-retry.
       retentionDays: intFrom(env, 'WEBHOOK_RETENTION_DAYS', 30, 4),
     },
+    backup: backupFrom(env),
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
       arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),

@@ -10,6 +10,7 @@ import { openDatabase } from './db/open.js';
 import { secureDataDir } from './db/data-dir-modes.js';
 import { startHousekeeping } from './jobs/housekeeping.js';
 import { startOrderWorker } from './jobs/order-worker.js';
+import { startScheduledBackups } from './jobs/scheduled-backup.js';
 import { SLOW_ATTEMPT_MS } from './domain/webhooks/delivery.service.js';
 import { startWebhookWorker } from './jobs/webhook-worker.js';
 import { prettyDestination } from './startup/pretty-log.js';
@@ -68,6 +69,7 @@ export async function serve(): Promise<void> {
   }
   app.log.info({ kid: runtimeKid, source: app.services.runtimeKeys.source }, 'runtime signing key ready');
   const stopHousekeeping = startHousekeeping(app.services, app.log);
+  const stopBackups = startScheduledBackups(app.services.backup, database.db, config.backup, app.log);
   const orderWorker = startOrderWorker(app.services.orders, app.log);
   const webhookWorker = config.webhooks.worker
     ? startWebhookWorker(app.services.webhookDeliveries, app.log, {
@@ -83,6 +85,7 @@ export async function serve(): Promise<void> {
     closing = true;
     app.log.info({ signal }, 'shutting down');
     stopHousekeeping();
+    stopBackups();
     Promise.all([orderWorker.stop(), webhookWorker?.stop()])
       .then(() => adminListener?.close())
       .then(() => app.close())

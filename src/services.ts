@@ -4,6 +4,7 @@ import { AppsService } from './domain/apps/apps.service.js';
 import { AssetNumbersService } from './domain/asset-numbers/asset-numbers.service.js';
 import { AssetsService } from './domain/assets/assets.service.js';
 import { AuditRepository } from './domain/audit/audit.repository.js';
+import { BackupService } from './domain/backup/backup.service.js';
 import { ConsoleSessionsService } from './domain/console/console-sessions.service.js';
 import { CustomersService } from './domain/customers/customers.service.js';
 import { EnterprisesService } from './domain/enterprises/enterprises.service.js';
@@ -53,11 +54,14 @@ export interface Services {
   webhookDeliveries: WebhookDeliveryService;
   webhookAdmin: WebhookAdminService;
   webhookRetention: WebhookRetentionService;
+  backup: BackupService;
 }
 
 /** What tests may replace: the runtime's clock. */
 export interface ServiceOptions {
   now?: () => number;
+  /** The handle without requests' time limit, for backups; the limited one when not given. */
+  unlimitedDb?: Db;
 }
 
 export function createServices(db: Db, config: Config, options: ServiceOptions = {}): Services {
@@ -117,5 +121,9 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     webhookDeliveries: new WebhookDeliveryService(db, config.webhooks),
     webhookAdmin: new WebhookAdminService(db, options.now),
     webhookRetention: new WebhookRetentionService(db, config.webhooks.retentionDays, options.now),
+    backup: new BackupService(options.unlimitedDb ?? db, {
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+    }),
   };
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { examples, keywardProgram } from './program.js';
 import { registerAppCommands } from './commands/app.js';
 import { registerAuditCommand } from './commands/audit.js';
+import { registerBackupCommands } from './commands/backup.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerEnterpriseCommands } from './commands/enterprise.js';
 import { registerLeasesCommand } from './commands/leases.js';
@@ -31,6 +32,7 @@ function register(program: Command): void {
   registerLeasesCommand(program);
   registerKeysCommands(program);
   registerWebhooksCommands(program);
+  registerBackupCommands(program);
   program.addHelpText('after', AFTER_HELP);
 }
 

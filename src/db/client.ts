@@ -23,6 +23,17 @@ export function isEmbedded(db: Db): boolean {
   return embedded.has(db);
 }
 
+/**
+ * The embedded database's own copy of its data directory (PGlite's dumpDataDir, gzip tar), by
+ * handle: a backup takes it while it holds the handle's one connection.
+ */
+const dumpers = new WeakMap<Db, () => Promise<Blob>>();
+
+/** How to copy the embedded database's data directory; undefined on PostgreSQL. */
+export function embeddedDumper(db: Db): (() => Promise<Blob>) | undefined {
+  return dumpers.get(db);
+}
+
 /** The dialect of every handle's Kysely, so that views of it can share its connections. */
 const dialects = new WeakMap<Db, ShareableDialect>();
 
@@ -43,6 +54,8 @@ export function withTimeLimit(db: Db, limitMs: number): Db {
   if (dialect === undefined) throw new Error("not a database handle: time limits apply to a handle's own db");
   const limited = new Kysely<Database>({ dialect: dialect.limitedTo(limitMs) });
   if (embedded.has(db)) embedded.add(limited);
+  const dump = dumpers.get(db);
+  if (dump !== undefined) dumpers.set(limited, dump);
   return limited;
 }
 
@@ -140,11 +153,17 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<DatabaseHa
         parsers: { [INT8_OID]: parseInt8 },
         postgresqlconf: EMBEDDED_SETTINGS,
       });
-    if (pgDataDir !== undefined && !fs.existsSync(`${pgDataDir}/PG_VERSION`))
+    // A snapshot to load is a whole cluster already (a restore): nothing to initialise.
+    if (
+      pgDataDir !== undefined &&
+      options.loadDataDir === undefined &&
+      !fs.existsSync(`${pgDataDir}/PG_VERSION`)
+    )
       await initEmbeddedCluster(pgDataDir);
     const pglite = await create();
     const db = kyselyOver(new ShareableDialect(new PgliteDialect(pglite)));
     embedded.add(db);
+    dumpers.set(db, () => pglite.dumpDataDir('gzip'));
     return {
       db,
       kind: 'embedded',

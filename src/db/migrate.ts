@@ -63,6 +63,9 @@ const migrations: Record<string, Migration> = {
   '0165_runtime_activations': m0165,
 };
 
+/** This version's migrations by name: a backup whose database has others is from a newer one. */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = migrations;
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 // Unordered: a migration merged after a later-numbered one still applies on existing data dirs.

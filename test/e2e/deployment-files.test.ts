@@ -1,13 +1,16 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { isLoopbackHost, loadConfig } from '../../src/config.js';
 import { runProcess, startServerProcess, type ServerProcess } from '../support/server-process.js';
 
-// Dockerfile, compose.yaml and the systemd unit cannot run here (no Docker daemon, no systemd):
-// they are parsed and held to what matters, and the image's file tree is built the way the
-// Dockerfile builds it (`npm ci --omit=dev`) and started.
+// Dockerfile, compose.yaml, its Caddyfile and the systemd unit cannot run here (no Docker daemon,
+// no systemd): they are parsed and held to what matters (the Caddyfile by Caddy itself where it is
+// installed), and the image's file tree is built the way the Dockerfile builds it
+// (`npm ci --omit=dev`) and started.
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -175,14 +178,30 @@ describe('compose.yaml', () => {
     image?: string;
     command?: string;
     ports?: string[];
+    volumes?: string[];
     environment?: Record<string, string>;
     depends_on?: Record<string, { condition: string }> | string[];
     healthcheck?: { test: string[] };
   }
-  const compose = parseYaml(read('compose.yaml')) as { services: Record<string, Service> };
+  // Compose reads YAML merge keys (`<<: *keyward`): so must this parse.
+  const compose = parseYaml(read('compose.yaml'), { merge: true }) as { services: Record<string, Service> };
   const services = Object.entries(compose.services);
   const instances = services.filter(([, s]) => s.build === '.');
   const postgres = services.find(([, s]) => s.image?.startsWith('postgres:'));
+  const proxy = services.find(([, s]) => s.image?.startsWith('caddy:'));
+
+  /** An instance's environment as Compose hands it over, `${…}` filled in, on top of the image's. */
+  const environmentOf = (instance: Service): Record<string, string> => ({
+    ...finalEnv,
+    ...Object.fromEntries(
+      Object.entries(instance.environment ?? {}).map(([name, value]) => [
+        name,
+        value.replace(/\$\{(\w+)(:[?-][^}]*)?\}/g, (_all, variable: string) =>
+          variable === 'KEYWARD_ADMIN_KEY' ? 'k'.repeat(32) : '',
+        ),
+      ]),
+    ),
+  });
 
   it('runs two Keyward instances from the Dockerfile on one healthy PostgreSQL', () => {
     expect(instances.length).toBeGreaterThanOrEqual(2);
@@ -204,17 +223,135 @@ describe('compose.yaml', () => {
       expect(instance.environment?.KEYWARD_ADMIN_KEY).toMatch(/^\$\{KEYWARD_ADMIN_KEY:\?/);
       // One runtime signing key for all when the operator sets one (empty means unset).
       expect(instance.environment?.RUNTIME_SIGNING_KEY).toBe('${RUNTIME_SIGNING_KEY:-}');
-      expect(instance.ports).toBeUndefined();
     }
   });
 
-  it('publishes one port, on a proxy that reaches every instance', () => {
-    const published = services.filter(([, s]) => (s.ports ?? []).length > 0);
-    expect(published).toHaveLength(1);
-    const [, proxy] = published[0] as [string, Service];
-    expect(proxy.ports).toEqual([`${finalEnv.PORT}:${finalEnv.PORT}`]);
-    for (const [name] of instances) expect(proxy.command).toContain(`--to ${name}:${finalEnv.PORT}`);
+  it('publishes the proxy on the public port, and nothing else beyond the host’s loopback', () => {
+    const [proxyName, caddy] = proxy as [string, Service];
+    expect(caddy.ports).toEqual([`${finalEnv.PORT}:${finalEnv.PORT}`]);
+    for (const [name, service] of services) {
+      if (name === proxyName) continue;
+      for (const port of service.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:/);
+    }
   });
+
+  it('configures the proxy by deploy/Caddyfile, mounted where the image reads it', () => {
+    const [, caddy] = proxy as [string, Service];
+    expect(caddy.command).toBeUndefined();
+    expect(caddy.volumes).toEqual(['./deploy/Caddyfile:/etc/caddy/Caddyfile:ro']);
+  });
+
+  it('serves the admin API and operator console of one instance on this host’s loopback, and keeps the CLI’s address', () => {
+    const published = instances.filter(([, s]) => (s.ports ?? []).length > 0);
+    expect(published).toHaveLength(1);
+    const [, console] = published[0] as [string, Service];
+    // The instance's own reading of its environment: where its admin listener is.
+    const listener = loadConfig(environmentOf(console)).adminListener;
+    expect(listener).toBeDefined();
+    // Published from the container's own address, so the listener must be on it.
+    expect(isLoopbackHost(listener?.host ?? '')).toBe(false);
+    expect(console.ports).toEqual([`127.0.0.1:${listener?.port}:${listener?.port}`]);
+    for (const [name, instance] of instances) {
+      const own = loadConfig(environmentOf(instance)).adminListener;
+      // Every instance keeps the admin API off the public port, where `docker compose exec`'s
+      // CLI finds it.
+      expect(own, name).toBeDefined();
+      expect(new URL(instance.environment?.KEYWARD_ADMIN_URL ?? '').port, name).toBe(String(own?.port));
+      if (instance !== console) expect(isLoopbackHost(own?.host ?? ''), name).toBe(true);
+    }
+  });
+});
+
+/** The Caddyfile's tokens: words and braces, comments dropped (Caddy's own lexer has quotes too, unused here). */
+function caddyTokens(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.replace(/(^|\s)#.*$/, ''))
+    .join('\n')
+    .split(/\s+/)
+    .filter((token) => token !== '');
+}
+
+/** A Caddyfile block: its directive lines, each a list of tokens with a nested block or none. */
+interface CaddyDirective {
+  tokens: string[];
+  block?: CaddyDirective[];
+}
+
+function caddyBlocks(text: string): CaddyDirective[] {
+  const lines = text
+    .split('\n')
+    .map((line) => caddyTokens(line))
+    .filter((tokens) => tokens.length > 0);
+  let at = 0;
+  const block = (): CaddyDirective[] => {
+    const out: CaddyDirective[] = [];
+    while (at < lines.length) {
+      const tokens = lines[at++] as string[];
+      if (tokens.join(' ') === '}') return out;
+      if (tokens.at(-1) === '{') out.push({ tokens: tokens.slice(0, -1), block: block() });
+      else out.push({ tokens });
+    }
+    return out;
+  };
+  return block();
+}
+
+describe('deploy/Caddyfile', () => {
+  const text = read('deploy/Caddyfile');
+  const [site, ...others] = caddyBlocks(text);
+  const instanceNames = Object.entries(
+    (parseYaml(read('compose.yaml'), { merge: true }) as { services: Record<string, { build?: string }> })
+      .services,
+  )
+    .filter(([, s]) => s.build === '.')
+    .map(([name]) => name);
+
+  it('has balanced braces and one site, on the public port', () => {
+    const tokens = caddyTokens(text);
+    expect(tokens.filter((t) => t === '{').length).toBe(tokens.filter((t) => t === '}').length);
+    expect(others).toEqual([]);
+    expect(site?.tokens).toEqual([`:${finalEnv.PORT}`]);
+  });
+
+  it('proxies to every instance, sending calls only to ready ones', () => {
+    const proxy = site?.block?.find((d) => d.tokens[0] === 'reverse_proxy');
+    expect(proxy?.tokens.slice(1).sort()).toEqual(instanceNames.map((n) => `${n}:${finalEnv.PORT}`).sort());
+    expect(proxy?.block?.find((d) => d.tokens[0] === 'health_uri')?.tokens[1]).toBe('/readyz');
+  });
+
+  // Debian's caddy package; CI installs it, so there this runs, never skips.
+  const caddy = spawnSync('caddy', ['version']).status === 0;
+  it.runIf(caddy || process.env.CI === 'true')(
+    'is what Caddy itself reads the same way (caddy adapt)',
+    async () => {
+      const adapted = await runProcess(
+        'caddy',
+        ['adapt', '--config', path.join(ROOT, 'deploy/Caddyfile'), '--adapter', 'caddyfile', '--validate'],
+        {},
+      );
+      expect(adapted.code, adapted.stderr).toBe(0);
+      // Caddy warns of a file `caddy fmt` would change; it must have nothing to say but its log lines.
+      expect(adapted.stderr).not.toMatch(/not formatted|warn/i);
+      const config = JSON.parse(adapted.stdout) as {
+        apps: {
+          http: { servers: Record<string, { listen: string[]; routes: Array<{ handle: unknown[] }> }> };
+        };
+      };
+      const servers = Object.values(config.apps.http.servers);
+      expect(servers.map((s) => s.listen)).toEqual([[`:${finalEnv.PORT}`]]);
+      const [handler] = servers[0]?.routes[0]?.handle as Array<{
+        handler: string;
+        upstreams: Array<{ dial: string }>;
+        health_checks: { active: { uri: string } };
+      }>;
+      expect(handler?.handler).toBe('reverse_proxy');
+      expect(handler?.upstreams.map((u) => u.dial).sort()).toEqual(
+        instanceNames.map((n) => `${n}:${finalEnv.PORT}`).sort(),
+      );
+      expect(handler?.health_checks.active.uri).toBe('/readyz');
+    },
+  );
 });
 
 describe('the systemd unit', () => {

@@ -1,5 +1,6 @@
 import type { FastifyError } from 'fastify';
 import { AppInputError, AppNotFoundError, AppProtectedError } from '../../domain/apps/apps.service.js';
+import { PgToolError } from '../../domain/backup/pg-tools.js';
 import { RuntimeKeyManagedError } from '../../domain/runtime-keys/runtime-keys.service.js';
 import {
   WebhookAdminInputError,
@@ -11,6 +12,7 @@ import { formatValidationError } from '../validation.js';
 import { activationAdminRoutes } from './activate-offline-machine.js';
 import { appActionRoutes } from './app-actions.js';
 import { auditRoute } from './audit.js';
+import { backupRoute } from './backup.js';
 import { createAppRoute } from './create-app.js';
 import { listAppsRoute } from './list-apps.js';
 import { listLeasesRoute } from './list-leases.js';
@@ -40,6 +42,8 @@ function statusOf(error: Error): number | undefined {
   if (error instanceof RuntimeKeyManagedError) return 409;
   // The console's own client: changed only when the operator insists (force).
   if (error instanceof AppProtectedError) return 409;
+  // pg_dump missing or failing on the server's machine: its message names what to install or fix.
+  if (error instanceof PgToolError) return 409;
   if (error instanceof KeywardError) return 400;
   return undefined;
 }
@@ -77,5 +81,6 @@ export function adminApi() {
     listWebhookDeliveriesRoute(app);
     retryWebhookDeliveryRoute(app);
     replayWebhookEventsRoute(app);
+    backupRoute(app);
   };
 }

@@ -1,0 +1,36 @@
+import { Readable } from 'node:stream';
+import { Type } from 'typebox';
+import type { App } from '../app-type.js';
+import { ACCESS } from '../access/access.js';
+
+const Body = Type.Object({
+  includeAdminKey: Type.Optional(Type.Boolean()),
+  // Sent in the body (never logged), so it stays off the process list and out of URLs.
+  passphrase: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+});
+
+/**
+ * `keyward backup` on the embedded database, which only the server may open: the snapshot is
+ * taken before the first byte is sent, then the file streams out. Its end (the trailer and its
+ * checksum) is what tells the CLI the stream arrived whole.
+ */
+export function backupRoute(app: App): void {
+  app.post(
+    '/backup',
+    { config: { access: ACCESS.adminKey }, schema: { body: Type.Optional(Body) } },
+    async (request, reply) => {
+      const taken = await app.services.backup.take({
+        includeAdminKey: request.body?.includeAdminKey === true,
+        passphrase: request.body?.passphrase,
+      });
+      request.log.info(
+        { database: taken.manifest.database, tables: taken.manifest.tables.length },
+        'backup taken; streaming it',
+      );
+      return reply
+        .header('content-type', 'application/octet-stream')
+        .header('cache-control', 'no-store')
+        .send(Readable.from(taken.bytes));
+    },
+  );
+}
