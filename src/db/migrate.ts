@@ -1,5 +1,6 @@
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, type MigrationProvider } from 'kysely';
 import type { Db } from './client.js';
+import { readMigrationStatus, runMigrations, type MigrationList } from './migration-runner.js';
 import * as m0001 from './migrations/0001_platform.js';
 import * as m0002 from './migrations/0002_enterprises.js';
 import * as m0003 from './migrations/0003_orders.js';
@@ -31,7 +32,7 @@ import * as m0160 from './migrations/0160_webhook_fair_delivery.js';
 import * as m0165 from './migrations/0165_runtime_activations.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
-const migrations: Record<string, Migration> = {
+export const MIGRATIONS: MigrationList = {
   '0001_platform': m0001,
   '0002_enterprises': m0002,
   '0003_orders': m0003,
@@ -63,32 +64,28 @@ const migrations: Record<string, Migration> = {
   '0165_runtime_activations': m0165,
 };
 
-/** This version's migrations by name: a backup whose database has others is from a newer one. */
-export const MIGRATIONS: Readonly<Record<string, Migration>> = migrations;
+const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
-
-// Unordered: a migration merged after a later-numbered one still applies on existing data dirs.
-const migratorOf = (db: Db) => new Migrator({ db, provider, allowUnorderedMigrations: true });
-
-/** Applies pending migrations; Kysely's lock makes concurrent starts of several instances safe. */
-export async function migrateToLatest(db: Db): Promise<string[]> {
-  const { error, results } = await migratorOf(db).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+/**
+ * Applies pending migrations in one transaction under an advisory lock (see runMigrations), or
+ * throws NewerDatabaseError when a newer Keyward has migrated the database. `migrations` is for
+ * tests that add one of their own.
+ */
+export async function migrateToLatest(db: Db, migrations: MigrationList = MIGRATIONS): Promise<string[]> {
+  return runMigrations(db, migrations);
 }
 
 /** Which of this version's migrations the database has, and which it still lacks, by name. */
 export async function migrationStatus(db: Db): Promise<{ applied: string[]; pending: string[] }> {
-  const known = await migratorOf(db).getMigrations();
-  return {
-    applied: known.filter((m) => m.executedAt !== undefined).map((m) => m.name),
-    pending: known.filter((m) => m.executedAt === undefined).map((m) => m.name),
-  };
+  return readMigrationStatus(db, MIGRATIONS);
 }
 
-/** Applies (or reverts) migrations up to and including `name`: for tests of a migration's data. */
+/**
+ * Applies (or reverts) migrations up to and including `name`: for tests of a migration's data.
+ * Kysely's Migrator, which can go down; unordered, as migrations may land out of number order.
+ */
 export async function migrateTo(db: Db, name: string): Promise<void> {
-  const { error } = await migratorOf(db).migrateTo(name);
+  const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
+  const { error } = await migrator.migrateTo(name);
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }
