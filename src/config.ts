@@ -15,6 +15,11 @@ export interface Config {
   region: Region;
   tokenTtlSeconds: number;
   adminKey: string | undefined;
+  /**
+   * ADMIN_KEY_ENABLED=0 turns the admin key off once an owner exists: the admin API then takes
+   * operators' personal tokens only, and the console's key sign-in refuses. On by default.
+   */
+  adminKeyEnabled: boolean;
   logLevel: string;
   logFormat: LogFormat;
   rateLimitPerMinute: number;
@@ -238,6 +243,7 @@ export function loadConfig(
     region,
     tokenTtlSeconds: intFrom(env, 'TOKEN_TTL_SECONDS', 7200, 1),
     adminKey: env.KEYWARD_ADMIN_KEY === '' ? undefined : env.KEYWARD_ADMIN_KEY,
+    adminKeyEnabled: env.ADMIN_KEY_ENABLED !== '0',
     logLevel: env.LOG_LEVEL ?? 'info',
     logFormat: logFormatFrom(env.LOG_FORMAT, stdoutIsTerminal),
     rateLimitPerMinute: intFrom(env, 'RATE_LIMIT_PER_MINUTE', 60000, 1),

@@ -61,6 +61,13 @@ export async function serve(): Promise<void> {
   // Before the first lease: the key file made (or read) and its public keys published.
   let runtimeKid: string;
   try {
+    // The key turned off with no owner to sign in as would leave nobody able to run the platform.
+    if (!config.adminKeyEnabled && !(await app.services.operators.hasActiveOwner())) {
+      throw new Error(
+        'ADMIN_KEY_ENABLED=0, but no active owner exists: start with the admin key on and add one first ' +
+          '(keyward operator add --role owner), then give the owner a token (keyward operator token create)',
+      );
+    }
     runtimeKid = await app.services.runtimeKeys.prepare();
   } catch (error) {
     await app.close();

@@ -5,6 +5,7 @@ import { AssetNumbersService } from './domain/asset-numbers/asset-numbers.servic
 import { AssetsService } from './domain/assets/assets.service.js';
 import { AuditRepository } from './domain/audit/audit.repository.js';
 import { BackupService } from './domain/backup/backup.service.js';
+import { OperatorsService } from './domain/operators/operators.service.js';
 import { ConsoleSessionsService } from './domain/console/console-sessions.service.js';
 import { CustomersService } from './domain/customers/customers.service.js';
 import { EnterprisesService } from './domain/enterprises/enterprises.service.js';
@@ -55,6 +56,7 @@ export interface Services {
   webhookAdmin: WebhookAdminService;
   webhookRetention: WebhookRetentionService;
   backup: BackupService;
+  operators: OperatorsService;
 }
 
 /** What tests may replace: the runtime's clock. */
@@ -108,7 +110,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     assets: new AssetsService(db),
     memberAssets: new MemberAssetsService(db),
     lending: new LendingService(db),
-    status: new ServerStatusService(db),
+    status: new ServerStatusService(db, config.adminKeyEnabled),
     consoleSessions: new ConsoleSessionsService(db, { tokens, login, tokenLimits }),
     runtime,
     activation: new ActivationService(db, {
@@ -121,6 +123,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     webhookDeliveries: new WebhookDeliveryService(db, config.webhooks),
     webhookAdmin: new WebhookAdminService(db, options.now),
     webhookRetention: new WebhookRetentionService(db, config.webhooks.retentionDays, options.now),
+    operators: new OperatorsService(db, options.now),
     backup: new BackupService(options.unlimitedDb ?? db, {
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,

@@ -1,5 +1,6 @@
 import { adminKeyFile, readAdminKey } from '../admin-key.js';
 import { loadConfig, localUrl, type Config } from '../config.js';
+import { storedToken } from './credentials.js';
 import { printable, text } from './printable.js';
 
 export class CliError extends Error {}
@@ -28,16 +29,32 @@ export class AdminKeyMissing extends CliError {}
 /** The server refused the admin key the CLI sent. */
 export class AdminKeyRefused extends CliError {}
 
-/** The admin key the server uses and where the CLI found it, read where the server keeps it. */
-function adminKeyOf(config: Config): { key: string; from: string } {
+/**
+ * The credential the CLI sends and where it found it: KEYWARD_ADMIN_KEY when set; else a personal
+ * token (KEYWARD_TOKEN, else the one `keyward login` kept for this server); else the admin key the
+ * server keeps in DATA_DIR/admin.key.
+ */
+export function credentialOf(
+  config: Config,
+  base: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { key: string; from: string; kind: 'admin key' | 'token' } {
+  if (config.adminKey !== undefined)
+    return { key: config.adminKey, from: 'KEYWARD_ADMIN_KEY', kind: 'admin key' };
+  if (env.KEYWARD_TOKEN !== undefined && env.KEYWARD_TOKEN !== '') {
+    return { key: env.KEYWARD_TOKEN, from: 'KEYWARD_TOKEN', kind: 'token' };
+  }
+  const token = storedToken(base, env);
+  if (token !== undefined) return { key: token, from: 'keyward login', kind: 'token' };
   const key = readAdminKey(config);
   const file = adminKeyFile(config);
-  if (key !== undefined) return { key, from: config.adminKey === undefined ? file : 'KEYWARD_ADMIN_KEY' };
+  if (key !== undefined) return { key, from: file, kind: 'admin key' };
   // The CLI never makes a key of its own: one the server does not hold would open nothing.
   throw new AdminKeyMissing(
-    text`admin key missing: KEYWARD_ADMIN_KEY is not set and ${file} does not exist (or is empty). ` +
-      "Set KEYWARD_ADMIN_KEY to the server's key, or run keyward in the folder the server runs in " +
-      '(the server writes data/admin.key there at its first start) or with the DATA_DIR it uses',
+    text`admin key missing: KEYWARD_ADMIN_KEY is not set and ${file} does not exist (or is empty), ` +
+      'and no personal token is kept (keyward login, KEYWARD_TOKEN). Set KEYWARD_ADMIN_KEY to the ' +
+      "server's key, sign in with keyward login, or run keyward in the folder the server runs in (the " +
+      'server writes data/admin.key there at its first start) or with the DATA_DIR it uses',
   );
 }
 
@@ -49,10 +66,18 @@ export function unreachable(base: string): CliError {
 }
 
 /** Calls the running server's admin API; the CLI never opens the database itself. */
-export async function adminCall<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+export async function adminCall<T>(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  credential?: string,
+): Promise<T> {
   const config = loadConfig();
   const base = adminUrl();
-  const { key, from } = adminKeyOf(config);
+  const { key, from, kind } =
+    credential === undefined
+      ? credentialOf(config, base)
+      : { key: credential, from: 'the token given', kind: 'token' as const };
   let response: Response;
   try {
     response = await fetch(`${base}/admin${path}`, {
@@ -69,6 +94,11 @@ export async function adminCall<T>(method: 'GET' | 'POST', path: string, body?: 
   const answer = await response.text();
   const parsed: unknown = answer === '' ? undefined : JSON.parse(answer);
   if (!response.ok) {
+    if (response.status === 401 && kind === 'token') {
+      const reason =
+        parsed !== null && typeof parsed === 'object' && 'error' in parsed ? String(parsed.error) : 'refused';
+      throw new AdminKeyRefused(text`personal token refused by ${base} (from ${from}): ${reason}`);
+    }
     if (response.status === 401) {
       throw new AdminKeyRefused(
         text`admin key wrong: the server at ${base} refused the key in ${from}. It takes the key it was ` +

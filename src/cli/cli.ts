@@ -7,7 +7,9 @@ import { registerDemoCommand } from './commands/demo.js';
 import { registerEnterpriseCommands } from './commands/enterprise.js';
 import { registerLeasesCommand } from './commands/leases.js';
 import { registerKeysCommands } from './commands/keys.js';
+import { registerLoginCommands } from './commands/login.js';
 import { registerMemberCommands } from './commands/member.js';
+import { registerOperatorCommands } from './commands/operator.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTokenCommand } from './commands/token.js';
@@ -17,7 +19,8 @@ const AFTER_HELP = `
 The admin commands call the running server's admin API:
   KEYWARD_URL        where the server is (default http://127.0.0.1:$PORT)
   KEYWARD_ADMIN_URL  where its admin API is, when on a listener of its own (ADMIN_PORT)
-  KEYWARD_ADMIN_KEY  the admin key; unset, read from DATA_DIR/admin.key, which the server writes
+  KEYWARD_ADMIN_KEY  the admin key; unset: a personal token (KEYWARD_TOKEN, or keyward login's),
+                     else DATA_DIR/admin.key, which the server writes
 ${examples(['npm start                 # in one terminal', 'npx keyward demo          # in another', 'npx keyward status'])}`;
 
 function register(program: Command): void {
@@ -33,6 +36,8 @@ function register(program: Command): void {
   registerKeysCommands(program);
   registerWebhooksCommands(program);
   registerBackupCommands(program);
+  registerOperatorCommands(program);
+  registerLoginCommands(program);
   program.addHelpText('after', AFTER_HELP);
 }
 

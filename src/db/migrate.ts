@@ -30,6 +30,7 @@ import * as m0155 from './migrations/0155_offline_lease_seat_hold.js';
 import * as m0156 from './migrations/0156_app_lease_and_login_settings.js';
 import * as m0160 from './migrations/0160_webhook_fair_delivery.js';
 import * as m0165 from './migrations/0165_runtime_activations.js';
+import * as m0170 from './migrations/0170_operators.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 export const MIGRATIONS: MigrationList = {
@@ -62,6 +63,7 @@ export const MIGRATIONS: MigrationList = {
   '0156_app_lease_and_login_settings': m0156,
   '0160_webhook_fair_delivery': m0160,
   '0165_runtime_activations': m0165,
+  '0170_operators': m0170,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -59,6 +59,8 @@ export interface AuditLogTable {
   client_request_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** The enterprise the change belongs to, when it belongs to one (migration 0110). */
   enterprise_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The named operator who caused it, when one did (migration 0170); `operator` holds the name. */
+  operator_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
 }
 
@@ -295,6 +297,10 @@ export interface ConsoleSessionsTable {
   created_at: Stamp;
   last_seen_at: Stamp;
   expires_at: Date;
+  /** The named operator of an operator session; null when it was opened with the admin key. */
+  operator_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Signed in with a password, the second factor still to come (migration 0170). */
+  pending_second_factor: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** One running copy of a licensed product on one machine (migration 0140). */
@@ -413,6 +419,52 @@ export interface RuntimeActivationsTable {
   returned_at: Date | null;
 }
 
+export type OperatorRole = 'owner' | 'admin' | 'support' | 'auditor';
+
+/** A named operator of the platform (migration 0170). */
+export interface OperatorsTable {
+  id: string;
+  name: string;
+  email: string;
+  role: OperatorRole;
+  status: Generated<'active' | 'disabled'>;
+  password_hash: string | null;
+  must_change_password: Generated<boolean>;
+  totp_secret: string | null;
+  totp_enabled_at: Date | null;
+  /** The last TOTP step accepted: a code is good once. */
+  totp_last_step: number | null;
+  sso_subject: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+  last_sign_in_at: Date | null;
+}
+
+export interface OperatorRecoveryCodesTable {
+  operator_id: string;
+  code_hash: string;
+  used_at: Date | null;
+}
+
+/** A personal API token: hashed, scoped to a role, expiring (migration 0170). */
+export interface OperatorTokensTable {
+  id: string;
+  operator_id: string;
+  name: string;
+  role: OperatorRole;
+  token_hash: string;
+  created_at: Generated<Date>;
+  expires_at: Date;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}
+
+export interface PlatformSettingsTable {
+  id: Generated<boolean>;
+  require_two_factor: Generated<boolean>;
+  updated_at: Generated<Date>;
+}
+
 export interface Database {
   apps: AppsTable;
   tokens: TokensTable;
@@ -440,6 +492,10 @@ export interface Database {
   runtime_leases: RuntimeLeasesTable;
   runtime_usage: RuntimeUsageTable;
   runtime_activations: RuntimeActivationsTable;
+  operators: OperatorsTable;
+  operator_recovery_codes: OperatorRecoveryCodesTable;
+  operator_tokens: OperatorTokensTable;
+  platform_settings: PlatformSettingsTable;
   runtime_signing_keys: RuntimeSigningKeysTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { AuditActor, RequestIds } from '../domain/audit/audit-actions.js';
+import type { AuditActor, OperatorRequest, RequestIds } from '../domain/audit/audit-actions.js';
 import { appOf, memberOf } from './guards/principal.js';
 import { clientRequestIdOf } from './request-ids.js';
 
@@ -27,5 +27,17 @@ export function runtimeActor(request: FastifyRequest): AuditActor {
     appId: appOf(request).appId,
     operator: request.memberPrincipal?.account ?? null,
     ...requestIdsOf(request),
+  };
+}
+
+/**
+ * An admin API call as the audit log names it: the named operator behind a personal token (id
+ * and name), or the admin key's surface when the key was used.
+ */
+export function operatorRequestOf(request: FastifyRequest): OperatorRequest {
+  const principal = request.operatorPrincipal;
+  return {
+    ...requestIdsOf(request),
+    ...(principal === undefined ? {} : { operator: principal.name, operatorId: principal.operatorId }),
   };
 }

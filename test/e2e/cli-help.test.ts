@@ -25,7 +25,9 @@ function commandPaths(command: Command, above: string[] = []): string[][] {
   return [above, ...command.commands.flatMap((c) => commandPaths(c, [...above, c.name()]))];
 }
 const PATHS = commandPaths(keywardCli());
-const GROUPS = PATHS.filter((p) => p.length > 0 && PATHS.some((q) => q.length > p.length && q[0] === p[0]));
+/** Whether `q` is a command below `p` (`operator token create` is below `operator token`). */
+const below = (q: string[], p: string[]) => q.length > p.length && p.every((word, i) => q[i] === word);
+const GROUPS = PATHS.filter((p) => p.length > 0 && PATHS.some((q) => below(q, p)));
 
 /** Runs a few processes at a time: each loads the CLI afresh, and the machine has two cores. */
 async function runAll(argvs: string[][]): Promise<ProcessResult[]> {
@@ -105,7 +107,7 @@ describe('keyward --help', () => {
         ['help', 'app', 'create'],
         ...GROUPS.flatMap((group) => [
           [...group, 'help'],
-          ...PATHS.filter((p) => p.length === group.length + 1 && p[0] === group[0]).map((p) => [
+          ...PATHS.filter((p) => p.length === group.length + 1 && below(p, group)).map((p) => [
             ...group,
             'help',
             p[p.length - 1] as string,

@@ -53,6 +53,8 @@ describe('keyward status', () => {
       version: PACKAGE_VERSION,
       database: onPostgres() ? 'postgres' : 'embedded',
       migrations: { applied: expect.any(Number), pending: [] },
+      // A new server: no owner yet, so the admin key is the only way in.
+      signIn: { owners: 0, adminKeyEnabled: true },
     });
     expect(status.migrations.applied).toBeGreaterThan(0);
   });
@@ -64,6 +66,9 @@ describe('keyward status', () => {
     expect(result.stdout).toContain(`version     ${PACKAGE_VERSION}`);
     expect(result.stdout).toContain(`database    ${onPostgres() ? 'PostgreSQL' : 'embedded'}`);
     expect(result.stdout).toMatch(/migrations {2}\d+ applied, none pending/);
+    expect(result.stdout).toContain(
+      'sign-in     admin key only: no owner yet (keyward operator add --role owner)',
+    );
   });
 
   it('exits 1 with the address it tried when no server answers', async () => {
@@ -87,8 +92,9 @@ describe('keyward status', () => {
       expect(result.stderr).toContain(
         `keyward: admin key missing: KEYWARD_ADMIN_KEY is not set and ${path.join(scratch, 'admin.key')} does not exist`,
       );
+      expect(result.stderr).toContain('and no personal token is kept (keyward login, KEYWARD_TOKEN)');
       expect(result.stderr).toContain(
-        "Set KEYWARD_ADMIN_KEY to the server's key, or run keyward in the folder",
+        "Set KEYWARD_ADMIN_KEY to the server's key, sign in with keyward login",
       );
       const json = await runCli(['status', '--json'], noKey);
       expect(json.code).toBe(2);

@@ -25,6 +25,7 @@ describe('GET /admin/status', () => {
       version: expect.stringMatching(/^\d+\.\d+\.\d+/),
       database: onPostgres() ? 'postgres' : 'embedded',
       migrations: { applied: expect.any(Number), pending: [] },
+      signIn: { owners: expect.any(Number), adminKeyEnabled: true },
     });
     expect(body.migrations.applied).toBeGreaterThan(0);
   });

@@ -143,7 +143,7 @@ describe('the route walk', () => {
       'app',
       'runtime',
       'member',
-      'admin-key',
+      'admin',
       'metrics',
       'console-public',
       'operator-sign-in',
@@ -224,7 +224,7 @@ describe('the public listener when the operator surfaces have their own (ADMIN_P
         })}`;
         const operatorOnly = declaredRoutes(apart).filter(
           (r) =>
-            r.access.who === 'admin-key' ||
+            r.access.who === 'admin' ||
             r.access.who === 'operator-session' ||
             r.access.who === 'operator-sign-in' ||
             r.access.who === 'metrics',

@@ -98,16 +98,18 @@ export function runProcess(
   command: string,
   args: string[],
   env: Record<string, string>,
+  input?: string,
 ): Promise<ProcessResult> {
   return new Promise((resolve) => {
     const child = spawn(command, args, {
       env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (input !== undefined) child.stdin?.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
     // 'close', not 'exit': a process may exit before its piped output has all been read, and a
     // loaded machine then loses the end of it.
     child.once('close', (code) => resolve({ code, stdout, stderr }));
@@ -115,6 +117,6 @@ export function runProcess(
 }
 
 /** Runs a `keyward` CLI command to completion. */
-export function runCli(args: string[], env: Record<string, string>): Promise<ProcessResult> {
-  return runProcess(process.execPath, [BIN, ...args], env);
+export function runCli(args: string[], env: Record<string, string>, input?: string): Promise<ProcessResult> {
+  return runProcess(process.execPath, [BIN, ...args], env, input);
 }

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { ACCESS, isAccess, listenersOf } from '../../src/http/access/access.js';
+import { ACCESS, adminMay, isAccess, listenersOf, operatorMay } from '../../src/http/access/access.js';
 import { declaredRoutes, installAccess, type Checks } from '../../src/http/access/enforce.js';
 
 /** Checks that let everything through but record who was asked, and one that refuses. */
@@ -16,7 +16,7 @@ function recordingChecks(seen: string[]): Checks {
     },
     runtime: pass('runtime'),
     member: pass('member'),
-    'admin-key': pass('admin-key'),
+    admin: pass('admin'),
     metrics: pass('metrics'),
     'console-public': pass('console-public'),
     'console-shared': pass('console-shared'),
@@ -56,6 +56,12 @@ describe('access declarations', () => {
     await expect(app.ready()).rejects.toThrow(/GET \/odd/);
     expect(isAccess({ who: 'root' })).toBe(false);
     expect(isAccess(ACCESS.order)).toBe(true);
+    // The operator's routes name the permission a role must hold; none, or an unknown one, is refused.
+    expect(isAccess({ who: 'admin' })).toBe(false);
+    expect(isAccess({ who: 'admin', permission: 'everything' })).toBe(false);
+    expect(isAccess({ who: 'operator-session' })).toBe(false);
+    expect(isAccess(adminMay('read'))).toBe(true);
+    expect(isAccess(operatorMay('audit'))).toBe(true);
   });
 
   it('checks the route a request matched, whatever the spelling of its path', async () => {
@@ -79,12 +85,12 @@ describe('access declarations', () => {
 
   it('serves the operator’s routes on the admin listener alone when it has one', async () => {
     const app = server([], true);
-    app.get('/admin/x', { config: { access: ACCESS.adminKey } }, async () => 'secret');
+    app.get('/admin/x', { config: { access: adminMay('read') } }, async () => 'secret');
     app.get('/assets/x', { config: { access: ACCESS.consoleShared } }, async () => 'css');
     await app.ready();
     expect((await app.inject({ method: 'GET', url: '/%61dmin/x' })).statusCode).toBe(404);
     expect((await app.inject({ method: 'GET', url: '/assets/x' })).statusCode).toBe(200);
-    expect(listenersOf(ACCESS.operatorSession)).toEqual(['admin']);
+    expect(listenersOf(operatorMay('read'))).toEqual(['admin']);
     expect(listenersOf(ACCESS.order)).toEqual(['public']);
     expect(listenersOf(ACCESS.consoleShared)).toEqual(['public', 'admin']);
   });

@@ -84,6 +84,14 @@ async function status(options: { json?: boolean }): Promise<void> {
       ? `${applied} applied, none pending`
       : text`${applied} applied, ${pending.length} pending: ${pending.join(', ')}`,
   );
+  // Until an owner exists the admin key is the only way in: say so, and what to do about it.
+  const { owners, adminKeyEnabled } = server.signIn;
+  row(
+    'sign-in',
+    owners === 0
+      ? 'admin key only: no owner yet (keyward operator add --role owner)'
+      : `${owners} owner${owners === 1 ? '' : 's'}, personal tokens; admin key ${adminKeyEnabled ? 'on' : 'off'}`,
+  );
 }
 
 /** `keyward status`: is the server there, and what it runs on. */

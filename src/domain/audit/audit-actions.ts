@@ -15,6 +15,14 @@ export const AUDIT_ACTIONS = [
   'enterprise.member_limit_set',
   'member.password_set',
   'runtime_key.rotated',
+  // Operators and their personal API tokens (never a password or a token itself).
+  'operator.added',
+  'operator.role_set',
+  'operator.disabled',
+  'operator.enabled',
+  'operator.password_reset',
+  'operator_token.created',
+  'operator_token.revoked',
   // Order service ops 1, 2 and 4.
   'customer.bound',
   'customer.created',
@@ -67,6 +75,8 @@ export interface AuditActor {
   appId: string | null;
   /** The operator, the lock call's `operatorIdentity`, or the member-center caller's account. */
   operator: string | null;
+  /** The named operator's id when one acted (a personal token); `operator` then holds the name. */
+  operatorId?: string | null;
   /** The server's own id of the request; null for the async worker. */
   requestId: string | null;
   /** The id the caller sent, when sane; the caller's word only. */
@@ -81,14 +91,18 @@ export type RequestIds = Pick<AuditActor, 'requestId' | 'clientRequestId'>;
 /** What a change made outside any request (a script, a test) records as its request. */
 export const NO_REQUEST: RequestIds = { requestId: null, clientRequestId: null };
 
-/** An operator's request; `operator` names the surface it came through (the console names itself). */
-export type OperatorRequest = RequestIds & { operator?: string };
+/**
+ * An operator's request; `operator` names the surface it came through (the console names itself)
+ * or, with `operatorId`, the named operator who made it.
+ */
+export type OperatorRequest = RequestIds & { operator?: string; operatorId?: string | null };
 
 /** The operator, through the admin API unless the request names another surface: no app acts. */
 export function operatorActor(ids: OperatorRequest): AuditActor {
   return {
     appId: null,
     operator: ids.operator ?? ADMIN_OPERATOR,
+    operatorId: ids.operatorId ?? null,
     requestId: ids.requestId,
     clientRequestId: ids.clientRequestId,
   };

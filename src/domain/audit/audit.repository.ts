@@ -10,6 +10,8 @@ export interface AuditEntry {
   action: string;
   appId: string | null;
   operator: string | null;
+  /** The named operator's id when one acted; `operator` holds the name (migration 0170). */
+  operatorId: string | null;
   subject: string | null;
   detail: Record<string, unknown>;
   /** The server's own id of the request. */
@@ -75,9 +77,10 @@ export class AuditRepository {
                as u(action, subject, enterprise_id, customer_id, detail, event_type, event_app, event_data)
       ),
       audited as (
-        insert into audit_log (action, app_id, operator, subject, enterprise_id, detail, request_id, client_request_id)
-        select s.action, ${actor.appId}::text, ${actor.operator}::text, s.subject, s.enterprise_id,
-               s.detail::jsonb, ${actor.requestId}::text, ${actor.clientRequestId}::text
+        insert into audit_log (action, app_id, operator, operator_id, subject, enterprise_id, detail, request_id,
+                               client_request_id)
+        select s.action, ${actor.appId}::text, ${actor.operator}::text, ${actor.operatorId ?? null}::text, s.subject,
+               s.enterprise_id, s.detail::jsonb, ${actor.requestId}::text, ${actor.clientRequestId}::text
           from source s
       ),
       ${outboxCtes('source', actor.requestId)}
@@ -115,6 +118,7 @@ export class AuditRepository {
       action: r.action,
       appId: r.app_id,
       operator: r.operator,
+      operatorId: r.operator_id,
       subject: r.subject,
       detail: r.detail,
       requestId: r.request_id,

@@ -1,3 +1,5 @@
+import { PERMISSIONS, type Permission } from '../../domain/operators/roles.js';
+
 /**
  * Who may call a route. Every route declares it in its config where it is registered
  * (`{ config: { access: ACCESS.order } }`); one hook checks it from the matched route
@@ -13,8 +15,11 @@ export type Access =
   | { readonly who: 'runtime' }
   /** An app token with `auth_me`, a nonce and a member's user token of that app. */
   | { readonly who: 'member' }
-  /** The admin key (the admin API the CLI calls). */
-  | { readonly who: 'admin-key' }
+  /**
+   * The admin API the CLI calls: an operator's personal token whose role holds `permission`, or
+   * the admin key (which holds every one).
+   */
+  | { readonly who: 'admin'; readonly permission: Permission }
   /** The metrics token when one is set. */
   | { readonly who: 'metrics' }
   /** Console pages anyone may open: the front page and the enterprise administrator's sign-in. */
@@ -27,8 +32,8 @@ export type Access =
   | { readonly who: 'console-session' }
   /** An enterprise administrator's console session. */
   | { readonly who: 'enterprise-session' }
-  /** An operator's console session. */
-  | { readonly who: 'operator-session' };
+  /** An operator's console session whose role holds `permission`. */
+  | { readonly who: 'operator-session'; readonly permission: Permission };
 
 export type Who = Access['who'];
 
@@ -39,22 +44,27 @@ export const ACCESS = {
   webhooks: { who: 'app', scope: 'auth_webhooks' },
   runtime: { who: 'runtime' },
   member: { who: 'member' },
-  adminKey: { who: 'admin-key' },
   metrics: { who: 'metrics' },
   consolePublic: { who: 'console-public' },
   consoleShared: { who: 'console-shared' },
   operatorSignIn: { who: 'operator-sign-in' },
   consoleSession: { who: 'console-session' },
   enterpriseSession: { who: 'enterprise-session' },
-  operatorSession: { who: 'operator-session' },
 } as const satisfies Record<string, Access>;
+
+/** An admin API route, for operators whose role holds `permission` (and the admin key). */
+export const adminMay = (permission: Permission) => ({ who: 'admin', permission }) as const satisfies Access;
+
+/** An operator console page or action, for sessions whose role holds `permission`. */
+export const operatorMay = (permission: Permission) =>
+  ({ who: 'operator-session', permission }) as const satisfies Access;
 
 const WHO: ReadonlySet<string> = new Set<Who>([
   'public',
   'app',
   'runtime',
   'member',
-  'admin-key',
+  'admin',
   'metrics',
   'console-public',
   'console-shared',
@@ -72,6 +82,10 @@ export function isAccess(value: unknown): value is Access {
   const who = (value as { who?: unknown }).who;
   if (typeof who !== 'string' || !WHO.has(who)) return false;
   if (who === 'app') return APP_SCOPES.has(String((value as { scope?: unknown }).scope));
+  if (who === 'admin' || who === 'operator-session') {
+    const permission = (value as { permission?: unknown }).permission;
+    return typeof permission === 'string' && (PERMISSIONS as readonly string[]).includes(permission);
+  }
   return true;
 }
 
@@ -84,7 +98,7 @@ export type Listener = 'public' | 'admin';
  */
 export function listenersOf(access: Access): readonly Listener[] {
   switch (access.who) {
-    case 'admin-key':
+    case 'admin':
     case 'operator-sign-in':
     case 'operator-session':
     case 'metrics':

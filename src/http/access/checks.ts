@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import type { Services } from '../../services.js';
 import { consoleChecks } from '../console/gate.js';
-import { adminKeyGuard } from '../guards/admin-key-guard.js';
+import { adminGuard } from '../guards/admin-key-guard.js';
 import { appGuard } from '../guards/app-guard.js';
 import { memberGuard } from '../guards/member-guard.js';
 import { metricsGuard } from '../guards/metrics-guard.js';
@@ -15,7 +15,7 @@ export function accessChecks(services: Services, config: Config, adminKey: strin
     app: appGuard(services),
     runtime: runtimeGuard(services),
     member: memberGuard(services),
-    'admin-key': adminKeyGuard(services, adminKey),
+    admin: adminGuard(services, adminKey, config.adminKeyEnabled),
     metrics: metricsGuard(config.metricsToken),
     ...consoleChecks(services),
   };

@@ -101,8 +101,8 @@ function check(
       return checks.runtime(request, reply, access);
     case 'member':
       return checks.member(request, reply, access);
-    case 'admin-key':
-      return checks['admin-key'](request, reply, access);
+    case 'admin':
+      return checks.admin(request, reply, access);
     case 'metrics':
       return checks.metrics(request, reply, access);
     case 'console-public':

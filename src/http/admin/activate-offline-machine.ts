@@ -1,13 +1,14 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { operatorActor } from '../../domain/audit/audit-actions.js';
-import { ACCESS } from '../access/access.js';
-import { requestIdsOf } from '../audit-actor.js';
+import { adminMay } from '../access/access.js';
+import { operatorRequestOf } from '../audit-actor.js';
 import { ActivationBody, ReturnBody } from '../runtime/activation-schemas.js';
 import { IntLike } from '../schema-types.js';
 
 /** The operator acts through the admin API: audited as the admin API, with the request's ids. */
-const adminActor = (request: Parameters<typeof requestIdsOf>[0]) => operatorActor(requestIdsOf(request));
+const adminActor = (request: Parameters<typeof operatorRequestOf>[0]) =>
+  operatorActor(operatorRequestOf(request));
 
 /**
  * `keyward leases activate REQUEST`, `keyward leases return CODE` and `keyward leases offline`:
@@ -16,20 +17,20 @@ const adminActor = (request: Parameters<typeof requestIdsOf>[0]) => operatorActo
 export function activationAdminRoutes(app: App): void {
   app.post(
     '/runtime/activations',
-    { config: { access: ACCESS.adminKey, multilineFields: ['request'] }, schema: { body: ActivationBody } },
+    { config: { access: adminMay('write'), multilineFields: ['request'] }, schema: { body: ActivationBody } },
     async (request) =>
       app.services.activation.activate(request.body.request, { via: 'admin', actor: adminActor(request) }),
   );
   app.post(
     '/runtime/activations/return',
-    { config: { access: ACCESS.adminKey }, schema: { body: ReturnBody } },
+    { config: { access: adminMay('write') }, schema: { body: ReturnBody } },
     async (request) =>
       app.services.activation.returnEarly(request.body.code, { via: 'admin', actor: adminActor(request) }),
   );
   app.get(
     '/runtime/offline-machines',
     {
-      config: { access: ACCESS.adminKey },
+      config: { access: adminMay('read') },
       schema: { querystring: Type.Object({ limit: Type.Optional(IntLike({ minimum: 1, maximum: 1000 })) }) },
     },
     async (request) =>

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { requestIdsOf } from '../audit-actor.js';
-import { ACCESS } from '../access/access.js';
+import { operatorRequestOf } from '../audit-actor.js';
+import { adminMay } from '../access/access.js';
 
 const Params = Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 100 }) });
 /** The console's own client (keyward-console) is changed only with `force` (AppsService). */
@@ -21,25 +21,25 @@ const noBodyIsNoOption = async (request: { body: unknown }) => {
 export function appActionRoutes(app: App): void {
   app.post(
     '/apps/:appKey/approve',
-    { config: { access: ACCESS.adminKey }, schema: { params: Params } },
-    async (request) => app.services.apps.approve(request.params.appKey, requestIdsOf(request)),
+    { config: { access: adminMay('write') }, schema: { params: Params } },
+    async (request) => app.services.apps.approve(request.params.appKey, operatorRequestOf(request)),
   );
   app.post(
     '/apps/:appKey/disable',
     {
-      config: { access: ACCESS.adminKey },
+      config: { access: adminMay('write') },
       schema: { params: Params, body: DisableBody },
       preValidation: noBodyIsNoOption,
     },
     async (request) =>
-      app.services.apps.disable(request.params.appKey, requestIdsOf(request), {
+      app.services.apps.disable(request.params.appKey, operatorRequestOf(request), {
         force: request.body.force === true,
       }),
   );
   app.post(
     '/apps/:appKey/rotate-secret',
     {
-      config: { access: ACCESS.adminKey },
+      config: { access: adminMay('write') },
       schema: { params: Params, body: RotateBody },
       // No body keeps the tokens, as before the option existed.
       preValidation: noBodyIsNoOption,
@@ -48,7 +48,7 @@ export function appActionRoutes(app: App): void {
       app.services.apps.rotateSecret(
         request.params.appKey,
         { revokeTokens: request.body.revokeTokens === true, force: request.body.force === true },
-        requestIdsOf(request),
+        operatorRequestOf(request),
       ),
   );
 }

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { AUDIT_ACTIONS } from '../../domain/audit/audit-actions.js';
 import type { App } from '../app-type.js';
 import { IntLike, StringEnum } from '../schema-types.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 const Id = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, description }));
 const Instant = (description: string) => Type.Optional(Type.String({ format: 'date-time', description }));
@@ -26,7 +26,7 @@ const Query = Type.Object({
 export function auditRoute(app: App): void {
   app.get(
     '/audit',
-    { config: { access: ACCESS.adminKey }, schema: { querystring: Query } },
+    { config: { access: adminMay('audit') }, schema: { querystring: Query } },
     async (request) => {
       const { since, until, limit, ...filters } = request.query;
       return app.services.audit.list({

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 const Body = Type.Object({
   includeAdminKey: Type.Optional(Type.Boolean()),
@@ -17,7 +17,7 @@ const Body = Type.Object({
 export function backupRoute(app: App): void {
   app.post(
     '/backup',
-    { config: { access: ACCESS.adminKey }, schema: { body: Type.Optional(Body) } },
+    { config: { access: adminMay('backup') }, schema: { body: Type.Optional(Body) } },
     async (request, reply) => {
       const taken = await app.services.backup.take({
         includeAdminKey: request.body?.includeAdminKey === true,

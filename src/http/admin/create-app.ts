@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import { SCOPES } from '../../domain/apps/apps.service.js';
 import type { App } from '../app-type.js';
-import { requestIdsOf } from '../audit-actor.js';
-import { ACCESS } from '../access/access.js';
+import { operatorRequestOf } from '../audit-actor.js';
+import { adminMay } from '../access/access.js';
 
 const Body = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -13,7 +13,7 @@ const Body = Type.Object({
 
 /** `keyward app create`: the secret is in this answer and nowhere else, ever. */
 export function createAppRoute(app: App): void {
-  app.post('/apps', { config: { access: ACCESS.adminKey }, schema: { body: Body } }, async (request) =>
+  app.post('/apps', { config: { access: adminMay('write') }, schema: { body: Body } }, async (request) =>
     app.services.apps.create(
       {
         name: request.body.name,
@@ -21,7 +21,7 @@ export function createAppRoute(app: App): void {
         channels: request.body.channels ?? [],
         pending: request.body.pending ?? false,
       },
-      requestIdsOf(request),
+      operatorRequestOf(request),
     ),
   );
 }

@@ -1,6 +1,11 @@
 import type { FastifyError } from 'fastify';
 import { AppInputError, AppNotFoundError, AppProtectedError } from '../../domain/apps/apps.service.js';
 import { PgToolError } from '../../domain/backup/pg-tools.js';
+import {
+  OperatorConflictError,
+  OperatorInputError,
+  OperatorNotFoundError,
+} from '../../domain/operators/operators.service.js';
 import { RuntimeKeyManagedError } from '../../domain/runtime-keys/runtime-keys.service.js';
 import {
   WebhookAdminInputError,
@@ -19,6 +24,8 @@ import { listLeasesRoute } from './list-leases.js';
 import { listRuntimeKeysRoute } from './list-runtime-keys.js';
 import { listWebhookDeliveriesRoute } from './list-webhook-deliveries.js';
 import { listWebhookEndpointsRoute } from './list-webhook-endpoints.js';
+import { operatorTokenRoutes } from './operator-tokens.js';
+import { operatorRoutes } from './operators.js';
 import { replayWebhookEventsRoute } from './replay-webhook-events.js';
 import { retryWebhookDeliveryRoute } from './retry-webhook-delivery.js';
 import { rotateRuntimeKeyRoute } from './rotate-runtime-key.js';
@@ -36,6 +43,9 @@ export class AdminNotFoundError extends Error {}
 function statusOf(error: Error): number | undefined {
   if (error instanceof AppInputError || error instanceof AdminInputError) return 400;
   if (error instanceof WebhookAdminInputError) return 400;
+  if (error instanceof OperatorInputError) return 400;
+  if (error instanceof OperatorNotFoundError) return 404;
+  if (error instanceof OperatorConflictError) return 409;
   if (error instanceof AppNotFoundError || error instanceof AdminNotFoundError) return 404;
   if (error instanceof WebhookAdminNotFoundError) return 404;
   // Not the server's to change: the operator's configuration decides.
@@ -49,7 +59,8 @@ function statusOf(error: Error): number | undefined {
 }
 
 /**
- * The admin API the `keyward` CLI calls, each route behind the admin key (ACCESS.adminKey). Plain
+ * The admin API the `keyward` CLI calls, each route declaring the permission it needs (adminMay): an
+ * operator's personal token whose role holds it, or the admin key. Plain
  * JSON rather than the business envelope: its only client is the operator's command line.
  */
 export function adminApi() {
@@ -82,5 +93,8 @@ export function adminApi() {
     retryWebhookDeliveryRoute(app);
     replayWebhookEventsRoute(app);
     backupRoute(app);
+    // '/operators/me…' before '/operators/:operator…': find-my-way prefers the static segment anyway.
+    operatorTokenRoutes(app);
+    operatorRoutes(app);
   };
 }

@@ -1,6 +1,6 @@
 import type { App } from '../app-type.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 export function listAppsRoute(app: App): void {
-  app.get('/apps', { config: { access: ACCESS.adminKey } }, async () => app.services.apps.list());
+  app.get('/apps', { config: { access: adminMay('read') } }, async () => app.services.apps.list());
 }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { Nullable, StringEnum } from '../schema-types.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 const KeyList = Type.Object({
   source: StringEnum(['variable', 'file'] as const),
@@ -19,7 +19,7 @@ const KeyList = Type.Object({
 export function listRuntimeKeysRoute(app: App): void {
   app.get(
     '/runtime/keys',
-    { config: { access: ACCESS.adminKey }, schema: { response: { 200: KeyList } } },
+    { config: { access: adminMay('read') }, schema: { response: { 200: KeyList } } },
     async () => app.services.runtimeKeys.list(),
   );
 }

@@ -3,7 +3,7 @@ import type { App } from '../app-type.js';
 import { DELIVERY_STATUSES } from '../../domain/webhooks/webhook-admin.repository.js';
 import { IntLike, StringEnum } from '../schema-types.js';
 import { EndpointId } from './webhook-schemas.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 const Query = Type.Object({
   endpoint: Type.Optional(EndpointId),
@@ -17,7 +17,7 @@ const Query = Type.Object({
 export function listWebhookDeliveriesRoute(app: App): void {
   app.get(
     '/webhooks/deliveries',
-    { config: { access: ACCESS.adminKey }, schema: { querystring: Query } },
+    { config: { access: adminMay('read') }, schema: { querystring: Query } },
     async (request) => {
       const q = request.query;
       const rows = await app.services.webhookAdmin.listDeliveries({

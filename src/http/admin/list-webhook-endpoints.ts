@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { IntLike } from '../schema-types.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 const Query = Type.Object({
   app: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'an appKey' })),
@@ -12,7 +12,7 @@ const Query = Type.Object({
 export function listWebhookEndpointsRoute(app: App): void {
   app.get(
     '/webhooks/endpoints',
-    { config: { access: ACCESS.adminKey }, schema: { querystring: Query } },
+    { config: { access: adminMay('read') }, schema: { querystring: Query } },
     async (request) => {
       const q = request.query;
       const rows = await app.services.webhookAdmin.listEndpoints({

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { requestIdsOf } from '../audit-actor.js';
+import { operatorRequestOf } from '../audit-actor.js';
 import { EndpointId, Instant } from './webhook-schemas.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 const Body = Type.Object(
   {
@@ -17,7 +17,7 @@ export function replayWebhookEventsRoute(app: App): void {
   app.post(
     '/webhooks/endpoints/:endpointId/replay',
     {
-      config: { access: ACCESS.adminKey },
+      config: { access: adminMay('write') },
       schema: { params: Type.Object({ endpointId: EndpointId }), body: Body },
     },
     async (request) =>
@@ -25,7 +25,7 @@ export function replayWebhookEventsRoute(app: App): void {
         request.params.endpointId,
         new Date(request.body.from),
         new Date(request.body.to),
-        requestIdsOf(request),
+        operatorRequestOf(request),
       ),
   );
 }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { requestIdsOf } from '../audit-actor.js';
-import { ACCESS } from '../access/access.js';
+import { operatorRequestOf } from '../audit-actor.js';
+import { adminMay } from '../access/access.js';
 
 const Rotated = Type.Object({ kid: Type.String(), previousKid: Type.String() });
 
@@ -9,7 +9,7 @@ const Rotated = Type.Object({ kid: Type.String(), previousKid: Type.String() });
 export function rotateRuntimeKeyRoute(app: App): void {
   app.post(
     '/runtime/keys/rotate',
-    { config: { access: ACCESS.adminKey }, schema: { response: { 200: Rotated } } },
-    async (request) => app.services.runtimeKeys.rotate(requestIdsOf(request)),
+    { config: { access: adminMay('keys') }, schema: { response: { 200: Rotated } } },
+    async (request) => app.services.runtimeKeys.rotate(operatorRequestOf(request)),
   );
 }

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { requestIdsOf } from '../audit-actor.js';
-import { ACCESS } from '../access/access.js';
+import { operatorRequestOf } from '../audit-actor.js';
+import { adminMay } from '../access/access.js';
 
 const Params = Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 100 }) });
 const Body = Type.Object(
@@ -27,7 +27,7 @@ const Body = Type.Object(
 export function setAppSettingsRoute(app: App): void {
   app.post(
     '/apps/:appKey/settings',
-    { config: { access: ACCESS.adminKey }, schema: { params: Params, body: Body } },
+    { config: { access: adminMay('write') }, schema: { params: Params, body: Body } },
     async (request) => {
       const { offlineEarlyReturn, restrictToChannels, force } = request.body;
       return app.services.apps.setSettings(
@@ -36,7 +36,7 @@ export function setAppSettingsRoute(app: App): void {
           ...(offlineEarlyReturn === undefined ? {} : { offlineEarlyReturn }),
           ...(restrictToChannels === undefined ? {} : { restrictToChannels }),
         },
-        requestIdsOf(request),
+        operatorRequestOf(request),
         { force: force === true },
       );
     },

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { requestIdsOf } from '../audit-actor.js';
+import { operatorRequestOf } from '../audit-actor.js';
 import { IntLike, Nullable } from '../schema-types.js';
 import { AdminNotFoundError } from './index.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 const Params = Type.Object({ enterpriseGlobalId: Type.String({ minLength: 1, maxLength: 100 }) });
 const Body = Type.Object({
@@ -21,14 +21,14 @@ export function setMemberLimitRoute(app: App): void {
   app.post(
     '/enterprises/:enterpriseGlobalId/member-limit',
     {
-      config: { access: ACCESS.adminKey },
+      config: { access: adminMay('write') },
       schema: { params: Params, body: Body, response: { 200: Result } },
     },
     async (request) => {
       const view = await app.services.memberAdmin.setMemberLimit(
         request.params.enterpriseGlobalId,
         request.body.memberLimit,
-        requestIdsOf(request),
+        operatorRequestOf(request),
       );
       if (!view) throw new AdminNotFoundError(`no enterprise ${request.params.enterpriseGlobalId}`);
       return view;

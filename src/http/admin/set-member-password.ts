@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { App } from '../app-type.js';
-import { requestIdsOf } from '../audit-actor.js';
+import { operatorRequestOf } from '../audit-actor.js';
 import { AdminNotFoundError } from './index.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 // The password's rules (8–16 characters) are member op 3's, checked by the service.
 const Body = Type.Object({
@@ -16,12 +16,12 @@ const Result = Type.Object({ account: Type.String(), memberGlobalId: Type.String
 export function setMemberPasswordRoute(app: App): void {
   app.post(
     '/members/password',
-    { config: { access: ACCESS.adminKey }, schema: { body: Body, response: { 200: Result } } },
+    { config: { access: adminMay('write') }, schema: { body: Body, response: { 200: Result } } },
     async (request) => {
       const done = await app.services.memberAdmin.setPassword(
         request.body.account,
         request.body.password,
-        requestIdsOf(request),
+        operatorRequestOf(request),
       );
       if (!done) throw new AdminNotFoundError(`no member with account ${request.body.account}`);
       return done;

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import { OFFLINE_LEASE_MAX_DAYS } from '../../domain/apps/offline-lease.js';
 import type { App } from '../app-type.js';
-import { requestIdsOf } from '../audit-actor.js';
+import { operatorRequestOf } from '../audit-actor.js';
 import { IntLike } from '../schema-types.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 const Params = Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 100 }) });
 const Body = Type.Object({
@@ -18,12 +18,12 @@ const Body = Type.Object({
 export function setOfflineLeaseDaysRoute(app: App): void {
   app.post(
     '/apps/:appKey/offline-lease-days',
-    { config: { access: ACCESS.adminKey }, schema: { params: Params, body: Body } },
+    { config: { access: adminMay('write') }, schema: { params: Params, body: Body } },
     async (request) =>
       app.services.apps.setOfflineLeaseMaxDays(
         request.params.appKey,
         request.body.days,
-        requestIdsOf(request),
+        operatorRequestOf(request),
         { force: request.body.force === true },
       ),
   );

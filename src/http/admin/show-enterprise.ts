@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { Nullable } from '../schema-types.js';
 import { AdminNotFoundError } from './index.js';
-import { ACCESS } from '../access/access.js';
+import { adminMay } from '../access/access.js';
 
 const Params = Type.Object({ enterpriseGlobalId: Type.String({ minLength: 1, maxLength: 100 }) });
 
@@ -17,7 +17,7 @@ const EnterpriseView = Type.Object({
 export function showEnterpriseRoute(app: App): void {
   app.get(
     '/enterprises/:enterpriseGlobalId',
-    { config: { access: ACCESS.adminKey }, schema: { params: Params, response: { 200: EnterpriseView } } },
+    { config: { access: adminMay('read') }, schema: { params: Params, response: { 200: EnterpriseView } } },
     async (request) => {
       const view = await app.services.enterprises.show(request.params.enterpriseGlobalId);
       if (!view) throw new AdminNotFoundError(`no enterprise ${request.params.enterpriseGlobalId}`);

@@ -1,4 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CONSOLE_OPERATOR } from '../../domain/console/console-client.js';
+import { mayAct } from '../../domain/operators/roles.js';
 import type { Services } from '../../services.js';
 import type { Checks } from '../access/enforce.js';
 import { sendErrorPage } from './error-page.js';
@@ -50,6 +52,21 @@ export function consoleChecks(services: Services): ConsoleChecks {
       return undefined;
     },
     'enterprise-session': (request, reply) => requireSession(request, reply, 'enterprise'),
-    'operator-session': (request, reply) => requireSession(request, reply, 'operator'),
+    'operator-session': async (request, reply, access) => {
+      const refused = await requireSession(request, reply, 'operator');
+      if (refused !== undefined) return refused;
+      // Operator sessions are opened with the admin key, which holds every role; a named
+      // operator's session will carry the operator's roles, checked against the page's permission.
+      const principal = {
+        operatorId: null,
+        name: CONSOLE_OPERATOR,
+        roles: ['owner' as const],
+        tokenId: null,
+      };
+      if (!mayAct(principal.roles, access.permission))
+        return sendErrorPage(request, reply, 404, 'error.notFound');
+      request.operatorPrincipal = principal;
+      return undefined;
+    },
   };
 }

@@ -124,7 +124,10 @@ export function operatorSignInRoutes(app: App, adminKey: string): void {
   );
   app.post('/operator/sign-in', { config: { access: ACCESS.operatorSignIn } }, async (request, reply) => {
     const context = contextOf(request);
-    const verdict = await judgeAdminKey(app.services, request, formText(request, 'adminKey'), adminKey);
+    // ADMIN_KEY_ENABLED=0: the key opens nothing, here as on the admin API; a guess is not counted.
+    const verdict = app.config.adminKeyEnabled
+      ? await judgeAdminKey(app.services, request, formText(request, 'adminKey'), adminKey)
+      : ({ status: 'wrong' } as const);
     if (verdict.status === 'limited') {
       reply.header('retry-after', String(verdict.retryAfterSeconds));
       const error = { message: context.t('signIn.limited', { seconds: verdict.retryAfterSeconds }) };

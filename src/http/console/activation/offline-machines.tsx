@@ -4,7 +4,7 @@ import type { ActivationAnswer, ActivationBy } from '../../../domain/activation/
 import type { OfflineMachine } from '../../../domain/activation/activation.repository.js';
 import { operatorActor } from '../../../domain/audit/audit-actions.js';
 import { KeywardError } from '../../../errors/keyward-error.js';
-import { ACCESS } from '../../access/access.js';
+import { ACCESS, operatorMay } from '../../access/access.js';
 import type { App } from '../../app-type.js';
 import { requestIdsOf } from '../../audit-actor.js';
 import { enterpriseContext, operatorContext, type ConsoleContext } from '../context.js';
@@ -217,7 +217,8 @@ function refusalOf(context: ConsoleContext, error: unknown, field: 'request' | '
  * `keyward leases activate` and the runtime's route.
  */
 export function offlineMachinesRoutes(app: App, area: Area): void {
-  const access = area === 'operator' ? ACCESS.operatorSession : ACCESS.enterpriseSession;
+  const reads = area === 'operator' ? operatorMay('read') : ACCESS.enterpriseSession;
+  const writes = area === 'operator' ? operatorMay('write') : ACCESS.enterpriseSession;
   const show = async (request: FastifyRequest, reply: FastifyReply, outcome: Outcome, status = 200) => {
     const { context, enterpriseId } = actingAs(area, request);
     const machines = await app.services.activation.offlineMachines(
@@ -230,14 +231,14 @@ export function offlineMachinesRoutes(app: App, area: Area): void {
     );
   };
 
-  app.get(`/${area}/offline-machines`, { config: { access } }, async (request, reply) =>
+  app.get(`/${area}/offline-machines`, { config: { access: reads } }, async (request, reply) =>
     show(request, reply, {}),
   );
 
   // A request file's text, pasted, spans lines.
   app.post(
     `/${area}/offline-machines/activate`,
-    { config: { access, multilineFields: ['request'] } },
+    { config: { access: writes, multilineFields: ['request'] } },
     async (request, reply) => {
       const { context, by } = actingAs(area, request);
       const text = postedRequest(request);
@@ -257,7 +258,7 @@ export function offlineMachinesRoutes(app: App, area: Area): void {
     },
   );
 
-  app.post(`/${area}/offline-machines/return`, { config: { access } }, async (request, reply) => {
+  app.post(`/${area}/offline-machines/return`, { config: { access: writes } }, async (request, reply) => {
     const { context, by } = actingAs(area, request);
     try {
       const returned = await app.services.activation.returnEarly(formText(request, 'code'), by);

@@ -17,7 +17,7 @@ import { redirectTo, sendPage } from '../render.js';
 import { ActionButton, Csrf, Empty, Field, Notice, Pager, Time, type ConsoleError } from '../ui.js';
 import { consoleRequest } from './form.js';
 import { formChecked, formText, pageOf } from '../form-fields.js';
-import { ACCESS } from '../../access/access.js';
+import { operatorMay } from '../../access/access.js';
 
 const APPS = '/console/operator/apps';
 
@@ -337,7 +337,7 @@ async function refuse(app: App, request: FastifyRequest<KeyParams>, reply: Fasti
 export function appsRoutes(app: App): void {
   app.get<{ Querystring: { done?: string; app?: string; q?: string; page?: string } }>(
     '/operator/apps',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('read') } },
     async (request, reply) => {
       const context = operatorContext(request);
       const key = DONE[request.query.done ?? ''];
@@ -348,7 +348,7 @@ export function appsRoutes(app: App): void {
     },
   );
 
-  app.post('/operator/apps', { config: { access: ACCESS.operatorSession } }, async (request, reply) => {
+  app.post('/operator/apps', { config: { access: operatorMay('write') } }, async (request, reply) => {
     const context = operatorContext(request);
     const form: CreateForm = {
       name: formText(request, 'name'),
@@ -387,7 +387,7 @@ export function appsRoutes(app: App): void {
 
   app.post<KeyParams>(
     '/operator/apps/:appKey/approve',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('write') } },
     async (request, reply) => {
       const { appKey } = request.params;
       try {
@@ -401,7 +401,7 @@ export function appsRoutes(app: App): void {
 
   app.post<KeyParams>(
     '/operator/apps/:appKey/disable',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('write') } },
     async (request, reply) => {
       const { appKey } = request.params;
       try {
@@ -415,7 +415,7 @@ export function appsRoutes(app: App): void {
 
   app.post<KeyParams>(
     '/operator/apps/:appKey/offline-lease-days',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('write') } },
     async (request, reply) => {
       const { appKey } = request.params;
       const text = formText(request, 'days').trim();
@@ -433,7 +433,7 @@ export function appsRoutes(app: App): void {
   // The new secret is on this answer only, like the API's: reloading posts nothing and shows none.
   app.post<KeyParams>(
     '/operator/apps/:appKey/rotate',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('write') } },
     async (request, reply) => {
       const context = operatorContext(request);
       const revokeTokens = formChecked(request, 'revokeTokens');

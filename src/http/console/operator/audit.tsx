@@ -7,7 +7,7 @@ import { sendPage } from '../render.js';
 import { Empty, Field, Time, type ConsoleError } from '../ui.js';
 import { auditQueryString, parseAuditQuery, type AuditQuery } from './audit-filter.js';
 import { csvLine } from './csv.js';
-import { ACCESS } from '../../access/access.js';
+import { operatorMay } from '../../access/access.js';
 
 const AUDIT = '/console/operator/audit';
 const PAGE_SIZE = 50;
@@ -47,7 +47,7 @@ function csvRow(row: AuditRecord): string {
 export function auditRoutes(app: App): void {
   app.get<{ Querystring: AuditQuery }>(
     '/operator/audit',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('audit') } },
     async (request, reply) => {
       const context = operatorContext(request);
       const { t } = context;
@@ -160,7 +160,7 @@ export function auditRoutes(app: App): void {
 
   app.get<{ Querystring: AuditQuery }>(
     '/operator/audit.csv',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('audit') } },
     async (request, reply) => {
       // The whole platform's log: never without the operator's session (the route's access).
       operatorContext(request);

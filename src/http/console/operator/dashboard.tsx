@@ -3,7 +3,7 @@ import type { App } from '../../app-type.js';
 import { operatorContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { ACCESS } from '../../access/access.js';
+import { operatorMay } from '../../access/access.js';
 
 function Card(props: { label: string; value: number; note?: string; href?: string }) {
   const { label, value, note, href } = props;
@@ -18,7 +18,7 @@ function Card(props: { label: string; value: number; note?: string; href?: strin
 
 /** GET /console/operator: the platform at a glance (counts bounded by indexes: dashboard.repository). */
 export function dashboardRoute(app: App): void {
-  app.get('/operator', { config: { access: ACCESS.operatorSession } }, async (request, reply) => {
+  app.get('/operator', { config: { access: operatorMay('read') } }, async (request, reply) => {
     const context = operatorContext(request);
     const { t } = context;
     const [status, counts] = await Promise.all([app.services.status.read(), app.services.status.dashboard()]);

@@ -8,7 +8,7 @@ import { Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
 import { ENTERPRISES, enterpriseHref } from './enterprises.js';
 import { consoleRequest } from './form.js';
 import { formText } from '../form-fields.js';
-import { ACCESS } from '../../access/access.js';
+import { operatorMay } from '../../access/access.js';
 
 type Params = { Params: { globalId: string } };
 
@@ -116,7 +116,7 @@ async function showEnterprise(
 export function enterpriseRoutes(app: App): void {
   app.get<Params & { Querystring: { done?: string } }>(
     '/operator/enterprises/:globalId',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('read') } },
     async (request, reply) => {
       return showEnterprise(app, request, reply, { limitSet: request.query.done === 'limit' });
     },
@@ -124,7 +124,7 @@ export function enterpriseRoutes(app: App): void {
 
   app.post<Params>(
     '/operator/enterprises/:globalId/member-limit',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('write') } },
     async (request, reply) => {
       const { t } = operatorContext(request);
       const text = formText(request, 'memberLimit').trim();

@@ -5,7 +5,7 @@ import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { Empty, Pager, Time } from '../ui.js';
 import { pageOf } from '../form-fields.js';
-import { ACCESS } from '../../access/access.js';
+import { operatorMay } from '../../access/access.js';
 
 const PAGE_SIZE = 25;
 export const ENTERPRISES = '/console/operator/enterprises';
@@ -32,7 +32,7 @@ export function CustomerList(props: { context: ConsoleContext; enterprise: Direc
 export function enterprisesRoute(app: App): void {
   app.get<{ Querystring: { q?: string; page?: string } }>(
     '/operator/enterprises',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('read') } },
     async (request, reply) => {
       const context = operatorContext(request);
       const { t } = context;

@@ -7,7 +7,7 @@ import { sendPage } from '../render.js';
 import { Empty, Field, Time } from '../ui.js';
 import { durationText } from './duration.js';
 import { parseLeasesQuery, type LeasesQuery } from './leases-filter.js';
-import { ACCESS } from '../../access/access.js';
+import { operatorMay } from '../../access/access.js';
 
 const LEASES = '/console/operator/leases';
 /** The runtime's listing has no offset: the page shows the newest leases and says so. */
@@ -117,7 +117,7 @@ function LeaseRow(props: { context: ConsoleContext; lease: LeaseListing }) {
 export function leasesRoute(app: App): void {
   app.get<{ Querystring: LeasesQuery }>(
     '/operator/leases',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('read') } },
     async (request, reply) => {
       const context = operatorContext(request);
       const { t } = context;

@@ -11,7 +11,7 @@ import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { Empty, Time } from '../ui.js';
 import { prettyJson } from './form.js';
-import { ACCESS } from '../../access/access.js';
+import { operatorMay } from '../../access/access.js';
 
 const ORDERS = '/console/operator/orders';
 const PAGE_SIZE = 20;
@@ -100,7 +100,7 @@ function BatchRow(props: { context: ConsoleContext; batch: LoggedBatch }) {
 export function ordersRoute(app: App): void {
   app.get<{ Querystring: { status?: string; after?: string } }>(
     '/operator/orders',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('read') } },
     async (request, reply) => {
       const context = operatorContext(request);
       const { t } = context;

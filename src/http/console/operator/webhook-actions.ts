@@ -12,7 +12,7 @@ import type { ConsoleError } from '../ui.js';
 import { consoleRequest } from './form.js';
 import { showEndpoint } from './webhook-endpoint.js';
 import { endpointHref, isDeliveryId, isEndpointId, parseReplayForm } from './webhooks-filter.js';
-import { ACCESS } from '../../access/access.js';
+import { operatorMay } from '../../access/access.js';
 
 /** The service's refusal in the console's language; the admin API answers its English sentence. */
 function refusalText(
@@ -39,7 +39,7 @@ function refusalText(
 export function webhookActionRoutes(app: App): void {
   app.post<{ Params: { deliveryId: string } }>(
     '/operator/webhooks/deliveries/:deliveryId/retry',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('retry') } },
     async (request, reply) => {
       const { deliveryId } = request.params;
       if (!isDeliveryId(deliveryId)) return sendErrorPage(request, reply, 404, 'error.notFound');
@@ -64,7 +64,7 @@ export function webhookActionRoutes(app: App): void {
 
   app.post<{ Params: { endpointId: string } }>(
     '/operator/webhooks/:endpointId/replay',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('write') } },
     async (request, reply) => {
       const { t } = operatorContext(request);
       const { endpointId } = request.params;

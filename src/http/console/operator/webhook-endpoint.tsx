@@ -23,7 +23,7 @@ import {
   type DeliveriesQuery,
   type ReplayForm,
 } from './webhooks-filter.js';
-import { ACCESS } from '../../access/access.js';
+import { operatorMay } from '../../access/access.js';
 
 /** What the page shows beside the endpoint: the last action's outcome, the replay form's values. */
 export interface EndpointPageState {
@@ -194,7 +194,7 @@ type EndpointParams = { Params: { endpointId: string }; Querystring: DeliveriesQ
 export function webhookEndpointRoute(app: App): void {
   app.get<EndpointParams>(
     '/operator/webhooks/:endpointId',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('read') } },
     async (request, reply) => {
       const { t } = operatorContext(request);
       const { done, delivery, queued } = request.query;

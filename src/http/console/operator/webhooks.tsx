@@ -7,7 +7,7 @@ import { sendPage } from '../render.js';
 import { Empty, Field, type ConsoleError } from '../ui.js';
 import { EndpointStatus, EventFilter, Failures, LastAttempt } from './webhook-parts.js';
 import { APP_KEY_MAX, endpointHref, parseEndpointsQuery, WEBHOOKS } from './webhooks-filter.js';
-import { ACCESS } from '../../access/access.js';
+import { operatorMay } from '../../access/access.js';
 
 /** `GET /admin/webhooks/endpoints` has no offset: the page shows the first endpoints and says so. */
 const MAX_ROWS = 100;
@@ -53,7 +53,7 @@ function EndpointRow(props: { context: ConsoleContext; endpoint: AdminEndpointRo
 export function webhooksRoute(app: App): void {
   app.get<{ Querystring: { app?: string } }>(
     '/operator/webhooks',
-    { config: { access: ACCESS.operatorSession } },
+    { config: { access: operatorMay('read') } },
     async (request, reply) => {
       const context = operatorContext(request);
       const { t } = context;

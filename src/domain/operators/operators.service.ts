@@ -1,0 +1,326 @@
+import type { Db } from '../../db/client.js';
+import type { OperatorRole } from '../../db/schema.js';
+import { NO_REQUEST, operatorActor, type AuditChange, type OperatorRequest } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import { newGlobalId } from '../shared/ids.js';
+import { hashPassword } from '../shared/passwords.js';
+import { randomSecret, sha256 } from '../shared/secrets.js';
+import { OperatorsRepository, type OperatorRow, type OperatorTokenRow } from './operators.repository.js';
+import { permissionsOf } from './roles.js';
+
+/** An operator's mistake in a request: a wrong field, a role the caller may not give. */
+export class OperatorInputError extends Error {}
+export class OperatorNotFoundError extends Error {}
+/** Refused to keep the platform governable: a taken email, the last owner. */
+export class OperatorConflictError extends Error {}
+
+/** Personal API tokens start so: a leaked one is recognisable (secret scanners, logs' redaction). */
+export const OPERATOR_TOKEN_PREFIX = 'kwp_';
+
+export const TOKEN_DAYS_DEFAULT = 90;
+export const TOKEN_DAYS_MAX = 366;
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Passwords are hashed where a tenant's work takes turns: the platform's own lane. */
+const PLATFORM_TENANT = 'platform:operators';
+
+export interface OperatorView {
+  id: string;
+  name: string;
+  email: string;
+  role: OperatorRole;
+  status: 'active' | 'disabled';
+  createdAt: number;
+  lastSignInAt: number | null;
+}
+
+export interface OperatorTokenView {
+  id: string;
+  operatorId: string;
+  name: string;
+  role: OperatorRole;
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+}
+
+const view = (o: OperatorRow): OperatorView => ({
+  id: o.id,
+  name: o.name,
+  email: o.email,
+  role: o.role,
+  status: o.status,
+  createdAt: o.createdAt.getTime(),
+  lastSignInAt: o.lastSignInAt?.getTime() ?? null,
+});
+
+const tokenView = (t: OperatorTokenRow): OperatorTokenView => ({
+  id: t.id,
+  operatorId: t.operatorId,
+  name: t.name,
+  role: t.role,
+  createdAt: t.createdAt.getTime(),
+  expiresAt: t.expiresAt.getTime(),
+  revokedAt: t.revokedAt?.getTime() ?? null,
+  lastUsedAt: t.lastUsedAt?.getTime() ?? null,
+});
+
+const operatorChange = (
+  action: AuditChange['action'],
+  operator: { id: string; email: string },
+  detail: AuditChange['detail'] = {},
+): AuditChange => ({
+  action,
+  subject: operator.email,
+  enterprise: null,
+  detail: { operatorId: operator.id, ...detail },
+});
+
+/** Whether every permission of `narrower` is one of `wider`'s. */
+const within = (narrower: OperatorRole, wider: OperatorRole): boolean => {
+  const held = new Set(permissionsOf(wider));
+  return permissionsOf(narrower).every((p) => held.has(p));
+};
+
+/** What a presented personal token turned out to be. */
+export type TokenVerdict =
+  | {
+      status: 'ok';
+      tokenId: string;
+      operatorId: string;
+      operatorName: string;
+      roles: OperatorRole[];
+    }
+  | { status: 'unknown' | 'revoked' | 'expired' | 'disabled' };
+
+/**
+ * Named operators and their personal API tokens: `keyward operator …` and `/admin/operators`.
+ * Every change is audited in its transaction, naming who made it. The platform always keeps an
+ * active owner once it has had one: the last owner cannot be demoted or disabled.
+ */
+export class OperatorsService {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async list(): Promise<OperatorView[]> {
+    return (await new OperatorsRepository(this.db).list()).map(view);
+  }
+
+  /** Whether an active owner exists: until one does, the admin key is the only way in. */
+  async hasActiveOwner(): Promise<boolean> {
+    return (await new OperatorsRepository(this.db).activeOwners()) > 0;
+  }
+
+  private async existing(idOrEmail: string): Promise<OperatorRow> {
+    const found = await new OperatorsRepository(this.db).find(idOrEmail);
+    if (!found) throw new OperatorNotFoundError(`no operator ${idOrEmail}`);
+    return found;
+  }
+
+  /** Adds an operator with a one-time password, shown once here and never again. */
+  async add(
+    input: { name: string; email: string; role: OperatorRole },
+    request: OperatorRequest = NO_REQUEST,
+  ): Promise<{ operator: OperatorView; password: string }> {
+    const name = input.name.trim();
+    const email = input.email.trim();
+    if (name === '') throw new OperatorInputError('name: must not be empty');
+    if (!EMAIL.test(email)) throw new OperatorInputError('email: not an email address');
+    const password = randomSecret(12);
+    const passwordHash = await hashPassword(password, PLATFORM_TENANT);
+    const added = await this.db.transaction().execute(async (trx) => {
+      const row = await new OperatorsRepository(trx).insert({
+        id: newGlobalId(),
+        name,
+        email,
+        role: input.role,
+        passwordHash,
+      });
+      if (!row) return undefined;
+      await new AuditRepository(trx).record(operatorActor(request), [
+        operatorChange('operator.added', row, { role: row.role }),
+      ]);
+      return row;
+    });
+    if (!added) throw new OperatorConflictError(`email: ${email} is another operator's already`);
+    return { operator: view(added), password };
+  }
+
+  async setRole(
+    idOrEmail: string,
+    role: OperatorRole,
+    request: OperatorRequest = NO_REQUEST,
+  ): Promise<OperatorView> {
+    const { id } = await this.existing(idOrEmail);
+    return this.db.transaction().execute(async (trx) => {
+      const repo = new OperatorsRepository(trx);
+      const operator = await repo.lock(id);
+      if (!operator) throw new OperatorNotFoundError(`no operator ${idOrEmail}`);
+      if (operator.role === role) return view(operator);
+      await this.keepAnOwner(repo, operator, role !== 'owner');
+      await repo.setRole(id, role);
+      await new AuditRepository(trx).record(operatorActor(request), [
+        operatorChange('operator.role_set', operator, { role, previousRole: operator.role }),
+      ]);
+      return view({ ...operator, role });
+    });
+  }
+
+  /** Disabling ends every token of the operator at once; enabling gives none back. */
+  async setStatus(
+    idOrEmail: string,
+    status: 'active' | 'disabled',
+    request: OperatorRequest = NO_REQUEST,
+  ): Promise<OperatorView & { tokensRevoked: number }> {
+    const { id } = await this.existing(idOrEmail);
+    return this.db.transaction().execute(async (trx) => {
+      const repo = new OperatorsRepository(trx);
+      const operator = await repo.lock(id);
+      if (!operator) throw new OperatorNotFoundError(`no operator ${idOrEmail}`);
+      if (operator.status === status) return { ...view(operator), tokensRevoked: 0 };
+      if (status === 'disabled') await this.keepAnOwner(repo, operator, true);
+      await repo.setStatus(id, status);
+      const tokensRevoked = status === 'disabled' ? await repo.revokeTokensOf(id) : 0;
+      await new AuditRepository(trx).record(operatorActor(request), [
+        operatorChange(status === 'disabled' ? 'operator.disabled' : 'operator.enabled', operator, {
+          tokensRevoked,
+        }),
+      ]);
+      return { ...view({ ...operator, status }), tokensRevoked };
+    });
+  }
+
+  /** A new one-time password, shown once; the operator's tokens stay (they are separate credentials). */
+  async resetPassword(
+    idOrEmail: string,
+    request: OperatorRequest = NO_REQUEST,
+  ): Promise<{ operator: OperatorView; password: string }> {
+    const operator = await this.existing(idOrEmail);
+    const password = randomSecret(12);
+    const passwordHash = await hashPassword(password, PLATFORM_TENANT);
+    await this.db.transaction().execute(async (trx) => {
+      await new OperatorsRepository(trx).setPassword(operator.id, passwordHash);
+      await new AuditRepository(trx).record(operatorActor(request), [
+        operatorChange('operator.password_reset', operator),
+      ]);
+    });
+    return { operator: view(operator), password };
+  }
+
+  /** The last active owner stays one: without an owner nobody could manage operators but the key. */
+  private async keepAnOwner(
+    repo: OperatorsRepository,
+    operator: OperatorRow,
+    losesOwner: boolean,
+  ): Promise<void> {
+    if (!losesOwner || operator.role !== 'owner' || operator.status !== 'active') return;
+    if ((await repo.activeOwnersBesides(operator.id)) === 0) {
+      throw new OperatorConflictError(`${operator.email} is the last active owner; make another owner first`);
+    }
+  }
+
+  /**
+   * A personal API token for `operator`, with a role no wider than the operator's and an expiry;
+   * the token is shown once here and stored only as its hash.
+   */
+  async createToken(
+    idOrEmail: string,
+    input: { name: string; role?: OperatorRole; days?: number },
+    request: OperatorRequest = NO_REQUEST,
+  ): Promise<{ token: string; view: OperatorTokenView }> {
+    const operator = await this.existing(idOrEmail);
+    if (operator.status !== 'active') throw new OperatorConflictError(`${operator.email} is disabled`);
+    const name = input.name.trim();
+    if (name === '') throw new OperatorInputError('name: must not be empty');
+    const role = input.role ?? operator.role;
+    if (!within(role, operator.role)) {
+      throw new OperatorInputError(`role: ${role} is wider than ${operator.email}'s role ${operator.role}`);
+    }
+    const days = input.days ?? TOKEN_DAYS_DEFAULT;
+    if (!Number.isInteger(days) || days < 1 || days > TOKEN_DAYS_MAX) {
+      throw new OperatorInputError(`days: a whole number from 1 to ${TOKEN_DAYS_MAX}`);
+    }
+    const token = `${OPERATOR_TOKEN_PREFIX}${randomSecret(32)}`;
+    const created = await this.db.transaction().execute(async (trx) => {
+      const row = await new OperatorsRepository(trx).insertToken({
+        id: newGlobalId(),
+        operatorId: operator.id,
+        name,
+        role,
+        tokenHash: sha256(token),
+        expiresAt: new Date(this.now() + days * 86_400_000),
+      });
+      await new AuditRepository(trx).record(operatorActor(request), [
+        {
+          action: 'operator_token.created',
+          subject: row.id,
+          enterprise: null,
+          detail: { operatorId: operator.id, name, role, expiresAt: row.expiresAt.toISOString() },
+        },
+      ]);
+      return row;
+    });
+    return { token, view: tokenView(created) };
+  }
+
+  /**
+   * The operator a personal token speaks for, and the roles it holds: its own and its operator's
+   * now. Its use is recorded (at most once a minute).
+   */
+  async authenticate(token: string): Promise<TokenVerdict> {
+    if (!token.startsWith(OPERATOR_TOKEN_PREFIX)) return { status: 'unknown' };
+    const repo = new OperatorsRepository(this.db);
+    const holder = await repo.holderOf(sha256(token));
+    if (!holder) return { status: 'unknown' };
+    if (holder.revokedAt !== null) return { status: 'revoked' };
+    if (holder.expiresAt.getTime() <= this.now()) return { status: 'expired' };
+    if (holder.operatorStatus !== 'active') return { status: 'disabled' };
+    await repo.touchToken(holder.tokenId);
+    return {
+      status: 'ok',
+      tokenId: holder.tokenId,
+      operatorId: holder.operatorId,
+      operatorName: holder.operatorName,
+      roles: [holder.tokenRole, holder.operatorRole],
+    };
+  }
+
+  async tokens(idOrEmail: string): Promise<OperatorTokenView[]> {
+    const operator = await this.existing(idOrEmail);
+    return (await new OperatorsRepository(this.db).tokensOf(operator.id)).map(tokenView);
+  }
+
+  /**
+   * Revokes a token. `owner`, when given, must hold it: an operator revoking through his own
+   * rights reaches only his own tokens, and another's answers as one that does not exist.
+   */
+  async revokeToken(
+    tokenId: string,
+    owner: string | null,
+    request: OperatorRequest = NO_REQUEST,
+  ): Promise<OperatorTokenView> {
+    return this.db.transaction().execute(async (trx) => {
+      const repo = new OperatorsRepository(trx);
+      const token = await repo.findToken(tokenId);
+      if (!token || (owner !== null && token.operatorId !== owner)) {
+        throw new OperatorNotFoundError(`no token ${tokenId}`);
+      }
+      if (await repo.revokeToken(tokenId)) {
+        await new AuditRepository(trx).record(operatorActor(request), [
+          {
+            action: 'operator_token.revoked',
+            subject: token.id,
+            enterprise: null,
+            detail: { operatorId: token.operatorId },
+          },
+        ]);
+      }
+      const now = await repo.findToken(tokenId);
+      return tokenView(now ?? token);
+    });
+  }
+}
