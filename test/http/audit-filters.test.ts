@@ -111,6 +111,7 @@ describe('GET /admin/audit filters', () => {
       'enterpriseId',
       'id',
       'operator',
+      'operatorId',
       'requestId',
       'subject',
     ]);

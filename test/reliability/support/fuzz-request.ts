@@ -123,8 +123,28 @@ function bodyPlans(op: Operation, setup: FuzzSetup): fc.Arbitrary<BodyPlan | und
 /** Deeper than the test's own stack can serialize: sent as the same depth of bare nesting. */
 const TOO_DEEP = `${'{"a":['.repeat(20_000)}1${']}'.repeat(20_000)}`;
 
+/**
+ * Values mutated several times may nest lists past their limits inside one another (1,001 × 1,001
+ * × 1,001 shared elements): written out they would take the test, not the server, for ever. Past
+ * this many nodes such a value is sent as what it amounts to, a body far too large to accept.
+ */
+const MAX_NODES = 50_000;
+const TOO_LARGE = `[${'0,'.repeat(1 << 20)}0]`;
+
+/** Whether a value has more than `budget` nodes, counted until the budget runs out. */
+function tooManyNodes(value: unknown, budget = { left: MAX_NODES }): boolean {
+  budget.left -= 1;
+  if (budget.left < 0) return true;
+  if (value === null || typeof value !== 'object') return false;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) {
+    if (tooManyNodes(child, budget)) return true;
+  }
+  return false;
+}
+
 function serialize(value: unknown): string {
   try {
+    if (tooManyNodes(value)) return TOO_LARGE;
     return JSON.stringify(value);
   } catch (error) {
     if (error instanceof RangeError) return TOO_DEEP;
