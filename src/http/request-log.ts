@@ -7,6 +7,22 @@ import { redactUrl } from './log-serializers.js';
  */
 export const PROBE_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
+/** pino's level numbers: a line is written at or above the logger's level. */
+const LEVEL_VALUES: Readonly<Record<string, number>> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+};
+
+/** Whether a logger at `current` writes a line at `level` (an unknown level, say `silent`, writes none). */
+function writes(current: string, level: string): boolean {
+  const threshold = LEVEL_VALUES[current] ?? Number.POSITIVE_INFINITY;
+  return (LEVEL_VALUES[level] ?? 0) >= threshold;
+}
+
 /** `3.2 ms` below ten milliseconds, `41 ms` above: as precise as a person reads it. */
 function shownTime(ms: number): string {
   return `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
@@ -31,6 +47,11 @@ export class RequestLogController extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
+    const path = request.url.split('?')[0] ?? '';
+    const level = error ? 'error' : PROBE_PATHS.has(path) ? 'debug' : 'info';
+    // Built only when it will be written: at LOG_LEVEL=warn every request would pay for a line
+    // nobody reads.
+    if (!writes(request.log.level, level)) return;
     const responseTime = reply.elapsedTime;
     const fields = { req: request, res: { statusCode: reply.statusCode }, responseTime };
     const line = requestLine(request.method, request.url, reply.statusCode, responseTime);
@@ -38,7 +59,6 @@ export class RequestLogController extends LogController {
       request.log.error({ ...fields, err: error }, line);
       return;
     }
-    const path = request.url.split('?')[0] ?? '';
-    request.log[PROBE_PATHS.has(path) ? 'debug' : 'info'](fields, line);
+    request.log[level](fields, line);
   }
 }
