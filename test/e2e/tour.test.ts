@@ -225,7 +225,8 @@ describe('the README and docs/', () => {
 
 /**
  * The README's quick-start line that starts the server (the first ```sh block under "Quick
- * start"), without its comment, and the variables it sets on `npm start`.
+ * start"), without its comment, and the variables the tour needs on `npm start`: those the line
+ * sets, and those the section says to start the server with for the tour's webhooks.
  */
 function quickStartCommand(readme: string): { command: string; env: Record<string, string> } {
   const section = readme.slice(readme.indexOf('\n## Quick start\n'));
@@ -234,7 +235,9 @@ function quickStartCommand(readme: string): { command: string; env: Record<strin
     .replace(/\s+# .*$/, '')
     .trim();
   const env: Record<string, string> = {};
-  for (const word of (command.split('&&').at(-1) ?? '').trim().split(/\s+/)) {
+  // The settings the tour's webhooks need, where the quick start says to start the server with them.
+  const tourStart = /`((?:[A-Z_][A-Z0-9_]*=\S+ )+)npm start`/.exec(section)?.[1] ?? '';
+  for (const word of `${tourStart} ${(command.split('&&').at(-1) ?? '').trim()}`.trim().split(/\s+/)) {
     const assignment = /^([A-Z_][A-Z0-9_]*)=(\S*)$/.exec(word);
     if (assignment === null) break;
     env[assignment[1] as string] = assignment[2] as string;
