@@ -27,6 +27,8 @@ export const PERMISSIONS = [
   'retry',
   /** The audit log. */
   'audit',
+  /** Seat usage over time: peaks, denials, utilization (read-only, as the audit log). */
+  'usage',
   /** The runtime's signing keys: what every offline lease's trust rests on. */
   'keys',
   /** Backups: a copy of everything, the signing keys included. */
@@ -39,13 +41,13 @@ export type Permission = (typeof PERMISSIONS)[number];
 
 /**
  * owner: everything. admin: everything but operators, signing keys and backups. support: reads,
- * and retrying webhook deliveries. auditor: the audit log (and usage, once kept).
+ * and retrying webhook deliveries (and usage). auditor: the audit log and usage only.
  */
 const GRANTS: Readonly<Record<OperatorRole, ReadonlySet<Permission>>> = {
   owner: new Set(PERMISSIONS),
-  admin: new Set<Permission>(['status', 'self', 'read', 'write', 'retry', 'audit']),
-  support: new Set<Permission>(['status', 'self', 'read', 'retry']),
-  auditor: new Set<Permission>(['status', 'self', 'audit']),
+  admin: new Set<Permission>(['status', 'self', 'read', 'write', 'retry', 'audit', 'usage']),
+  support: new Set<Permission>(['status', 'self', 'read', 'retry', 'usage']),
+  auditor: new Set<Permission>(['status', 'self', 'audit', 'usage']),
 };
 
 export function isOperatorRole(value: unknown): value is OperatorRole {
