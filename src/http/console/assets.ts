@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { App } from '../app-type.js';
 import { ACCESS } from '../access/access.js';
-
-const require = createRequire(import.meta.url);
 
 interface Asset {
   body: string;
@@ -17,15 +14,16 @@ function asset(body: string, type: string): Asset {
 }
 
 /**
- * The console's stylesheet (simple.css from npm, then ours) and script, read once at start and
- * served from this origin: no CDN, nothing to build.
+ * The console's stylesheet, script and icon, read once at start and served from this origin: no
+ * CDN, nothing to build. The stylesheet is the console's own (it replaced simple.css, whose type
+ * scale and button-like navigation did not fit a dense operator's console).
  */
 function loadAssets(): Map<string, Asset> {
   const own = (name: string) => readFileSync(new URL(`./public/${name}`, import.meta.url), 'utf8');
-  const simple = readFileSync(require.resolve('simpledotcss/simple.min.css'), 'utf8');
   return new Map([
-    ['console.css', asset(`${simple}\n${own('console.css')}`, 'text/css; charset=utf-8')],
+    ['console.css', asset(own('console.css'), 'text/css; charset=utf-8')],
     ['console.js', asset(own('console.js'), 'text/javascript; charset=utf-8')],
+    ['favicon.svg', asset(own('favicon.svg'), 'image/svg+xml')],
   ]);
 }
 

@@ -23,67 +23,109 @@ const ENTERPRISE_NAV: Array<[string, MessageKey]> = [
 
 const LANGUAGE_NAMES: Record<(typeof LOCALES)[number], string> = { en: 'English', 'zh-CN': '简体中文' };
 
-/** The frame of every page: header with navigation, language switch and sign-out, then the page. */
+/**
+ * The nav entry a page belongs to: its own path, else the longest entry its path lies under (an
+ * enterprise's page is under Enterprises). The area's root matches only itself, or every page
+ * would be under it.
+ */
+function currentEntry(nav: Array<[string, MessageKey]>, path: string): string | undefined {
+  const here = path.split('?')[0] ?? path;
+  const roots = new Set(['/console/operator', '/console/enterprise']);
+  let best: string | undefined;
+  for (const [href] of nav) {
+    const under = here === href || (!roots.has(href) && here.startsWith(`${href}/`));
+    if (under && (best === undefined || href.length > best.length)) best = href;
+  }
+  return best;
+}
+
+/** The page's title in the tab: the page, then the product, never the product twice. */
+export function documentTitle(title: string, product: string): string {
+  return title === product ? product : `${title} · ${product}`;
+}
+
+function LanguageSwitch(props: { context: ConsoleContext }) {
+  const { t, locale, path } = props.context;
+  return (
+    <form method="get" action="/console/language" class="inline language">
+      <input type="hidden" name="back" value={path} />
+      <label>
+        <span class="visually-hidden">{t('nav.language')}</span>
+        <select name="lang" data-autosubmit aria-label={t('nav.language')}>
+          {LOCALES.map((code) => (
+            <option value={code} selected={code === locale}>
+              {LANGUAGE_NAMES[code]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <noscript>
+        <button type="submit">OK</button>
+      </noscript>
+    </form>
+  );
+}
+
+/**
+ * The frame of every page: a side bar with the brand, the area's navigation (one entry a line, so
+ * it never wraps however many entries the areas gain), the language and who is signed in; then the
+ * page's title and the page. On a narrow screen the side bar becomes a band at the top whose
+ * entries scroll sideways (console.css).
+ */
 export function Layout(props: { context: ConsoleContext; title: string; children: ComponentChildren }) {
   const { context, title, children } = props;
   const { t, session, locale, path } = context;
   const nav =
     session?.kind === 'operator' ? OPERATOR_NAV : session?.kind === 'enterprise' ? ENTERPRISE_NAV : [];
-  const current = path.split('?')[0];
+  const current = currentEntry(nav, path);
+  const product = t('app.name');
   return (
     <html lang={locale}>
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{`${title} · ${t('app.name')}`}</title>
-        {/* No favicon request: the console has no icon of its own yet. */}
-        <link rel="icon" href="data:," />
+        <title>{documentTitle(title, product)}</title>
+        <link rel="icon" type="image/svg+xml" href="/console/assets/favicon.svg" />
         <link rel="stylesheet" href="/console/assets/console.css" />
         <script src="/console/assets/console.js" defer />
       </head>
-      <body>
-        <header>
-          <nav>
-            <strong class="brand">{t('app.name')}</strong>
+      <body class={session === undefined ? 'signed-out' : 'signed-in'}>
+        <aside class="sidebar">
+          <a class="brand" href="/console">
+            <img src="/console/assets/favicon.svg" alt="" width="24" height="24" />
+            <span>{product}</span>
+          </a>
+          <nav class="main-nav" aria-label={product}>
             {nav.map(([href, key]) => (
               <a href={href} aria-current={current === href ? 'page' : undefined}>
                 {t(key)}
               </a>
             ))}
-            <a href="/docs">{t('nav.docs')}</a>
+            <a href="/docs" class="external">
+              {t('nav.docs')}
+            </a>
           </nav>
           <div class="toolbar">
-            <form method="get" action="/console/language" class="inline">
-              <input type="hidden" name="back" value={path} />
-              <label>
-                {t('nav.language')}{' '}
-                <select name="lang" data-autosubmit>
-                  {LOCALES.map((code) => (
-                    <option value={code} selected={code === locale}>
-                      {LANGUAGE_NAMES[code]}
-                    </option>
-                  ))}
-                </select>
-              </label>
-              <noscript>
-                <button type="submit">OK</button>
-              </noscript>
-            </form>
+            <LanguageSwitch context={context} />
             {session !== undefined && (
-              <form method="post" action="/console/sign-out" class="inline">
+              <form method="post" action="/console/sign-out" class="inline sign-out">
                 <input type="hidden" name="_csrf" value={session.csrf} />
                 <span class="who">
                   {session.kind === 'enterprise' ? session.member.account : t('signIn.operator')}
-                </span>{' '}
+                </span>
                 <button type="submit" class="secondary">
                   {t('nav.signOut')}
                 </button>
               </form>
             )}
           </div>
-          <h1>{title}</h1>
-        </header>
-        <main>{children}</main>
+        </aside>
+        <div class="page">
+          <header class="page-header">
+            <h1>{title}</h1>
+          </header>
+          <main>{children}</main>
+        </div>
       </body>
     </html>
   );
