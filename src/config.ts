@@ -58,6 +58,11 @@ export interface Config {
    * copies are told to heartbeat five times within that, so one lost heartbeat costs no seat.
    */
   runtime: { leaseSeconds: number; heartbeatSeconds: number };
+  /**
+   * Usage history (docs/operations.md): raw leases are pruned USAGE_LEASE_RETENTION_DAYS after
+   * their seat was free, the hourly and daily rollups made of them kept USAGE_RETENTION_DAYS.
+   */
+  usage: { leaseRetentionDays: number; rollupRetentionDays: number };
   /** Outbound webhook deliveries (docs/webhooks.md). */
   webhooks: WebhookConfig;
   /** Backups (docs/operations.md). */
@@ -264,6 +269,12 @@ export function loadConfig(
       max: intFrom(env, 'MAX_CONNECTIONS', 1024, 1),
     },
     runtime: { leaseSeconds, heartbeatSeconds: Math.max(10, Math.floor(leaseSeconds / 5)) },
+    usage: {
+      // At least 2 days: a lease is rolled within minutes of its end, and a day's hours are
+      // recounted together, so a raw lease outlives any recount that could still need it.
+      leaseRetentionDays: intFrom(env, 'USAGE_LEASE_RETENTION_DAYS', 90, 2),
+      rollupRetentionDays: intFrom(env, 'USAGE_RETENTION_DAYS', 730, 1),
+    },
     webhooks: {
       allowHttp: env.WEBHOOK_ALLOW_HTTP === '1',
       allowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',

@@ -24,6 +24,8 @@ import { RuntimeService } from './domain/runtime/runtime.service.js';
 import { RuntimeKeysService } from './domain/runtime-keys/runtime-keys.service.js';
 import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
+import { RollupService } from './domain/usage/rollup.service.js';
+import { UsageService } from './domain/usage/usage.service.js';
 import { WebhookDeliveryService } from './domain/webhooks/delivery.service.js';
 import { WebhookEndpointsService } from './domain/webhooks/endpoints.service.js';
 import { WebhookRetentionService } from './domain/webhooks/retention.service.js';
@@ -57,6 +59,8 @@ export interface Services {
   webhookRetention: WebhookRetentionService;
   backup: BackupService;
   operators: OperatorsService;
+  usage: UsageService;
+  usageRollups: RollupService;
 }
 
 /** What tests may replace: the runtime's clock. */
@@ -124,6 +128,8 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     webhookAdmin: new WebhookAdminService(db, options.now),
     webhookRetention: new WebhookRetentionService(db, config.webhooks.retentionDays, options.now),
     operators: new OperatorsService(db, options.now),
+    usage: new UsageService(db, options.now),
+    usageRollups: new RollupService(db, config.usage, options.now === undefined ? {} : { now: options.now }),
     backup: new BackupService(options.unlimitedDb ?? db, {
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,

@@ -3,7 +3,8 @@ import type { Services } from '../services.js';
 
 /**
  * Once a minute: purges expired nonces, rate counters, tokens and stale login attempts, and ends
- * runtime leases whose heartbeats stopped, and prunes webhook events past their retention. Every
+ * runtime leases whose heartbeats stopped, and prunes webhook events past their retention; rolls
+ * the usage log into the usage rollups (one instance at a time, under a lock). Every
  * instance may run it: the deletes are idempotent and expired leases and old events are claimed
  * with SKIP LOCKED, so no coordination is needed.
  */
@@ -19,6 +20,13 @@ export function startHousekeeping(services: Services, log: FastifyBaseLogger): (
       await services.webhookRetention.prune();
     } catch (error) {
       log.warn({ err: error }, 'housekeeping failed; will retry');
+    }
+    try {
+      // Apart from the rest: a failing rollup must not stop leases from expiring, nor the reverse.
+      await services.usageRollups.run();
+      await services.usageRollups.prune();
+    } catch (error) {
+      log.warn({ err: error }, 'usage rollup failed; its events wait for the next run');
     }
   };
   const timer = setInterval(() => void run(), 60_000);

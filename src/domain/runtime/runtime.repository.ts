@@ -304,7 +304,12 @@ export class RuntimeRepository {
            set ended_at = l.expires_at, end_reason = 'expired', heartbeat_at = l.expires_at,
                used_ms = l.used_ms + due.delta
           from due where l.id = due.id
-        returning l.product_id, l.used_ms
+        returning l.id, l.app_id, l.product_id, l.used_ms, l.expires_at
+      ), logged as (
+        -- In the same statement as the end: the usage rollups count each ended lease once.
+        insert into usage_events (kind, at, lease_id, product_id, app_id)
+        select 'ended', expires_at, id, product_id, app_id from ended
+        returning 1
       ), charged as (
         insert into runtime_usage (product_id, used_ms)
         select product_id, sum(used_ms) from ended group by product_id
@@ -479,7 +484,12 @@ export class RuntimeRepository {
            set ended_at = ${now}, end_reason = ${reason}, used_ms = used_ms + ${sinceLastBeat(now)},
                heartbeat_at = least(${now}::timestamptz, expires_at), seat_held_until = ${seatHeldUntil}
          where id = ${leaseId} and ended_at is null
-        returning product_id, used_ms
+        returning id, app_id, product_id, used_ms
+      ), logged as (
+        -- In the same statement as the end: the usage rollups count each ended lease once.
+        insert into usage_events (kind, at, lease_id, product_id, app_id)
+        select 'ended', ${now}, id, product_id, app_id from ended
+        returning 1
       ), charged as (
         insert into runtime_usage (product_id, used_ms) select product_id, used_ms from ended
         on conflict (product_id) do update set used_ms = runtime_usage.used_ms + excluded.used_ms

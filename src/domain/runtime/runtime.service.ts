@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.js';
 import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
-import { RuntimeCode, runtimeMessages } from '../../errors/runtime-codes.js';
+import { RuntimeCode, runtimeMessages, type RuntimeCodeValue } from '../../errors/runtime-codes.js';
 import type { AuditActor, AuditChange } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
+import { UsageEventsRepository } from '../usage/usage-events.repository.js';
 import type { UserTokenGrant } from '../tokens/tokens.repository.js';
 import {
   judgeLimits,
@@ -130,6 +131,7 @@ function leaseError(code: typeof RuntimeCode.leaseNotFound | typeof RuntimeCode.
 export class RuntimeService {
   private readonly now: () => number;
   private readonly heartbeats: HeartbeatBatcher;
+  private readonly denialListeners: Array<(code: RuntimeCodeValue) => void> = [];
 
   constructor(
     private readonly db: Db,
@@ -440,6 +442,14 @@ export class RuntimeService {
       if (state.lostBecause !== null) throw revoked(state.lostBecause);
       const limit = state.limitAmount;
       const consumed = await repository.consume(state.productId, input.amount, limit);
+      if (consumed !== undefined) {
+        await new UsageEventsRepository(trx).consumed(
+          new Date(nowMs),
+          state.productId,
+          input.app.appId,
+          input.amount,
+        );
+      }
       if (consumed === undefined) {
         const current = (await repository.usage(state.productId)).consumed;
         throw new KeywardError(
@@ -464,10 +474,36 @@ export class RuntimeService {
     return new RuntimeRepository(this.db).seatsByProduct(new Date(this.now()));
   }
 
+  /** Called with each refused check-out's code: /metrics counts them by reason. */
+  onDenial(listener: (code: RuntimeCodeValue) => void): void {
+    this.denialListeners.push(listener);
+  }
+
   private async recordDenial(input: CheckOutInput, refusal: Refusal): Promise<void> {
     const holder = input.holder.kind === 'member' ? input.holder.member.account : input.holder.assetNum;
     const enterprise = input.holder.kind === 'member' ? { id: input.holder.member.enterpriseId } : null;
-    await new AuditRepository(this.db).record(input.actor, [
+    for (const listener of this.denialListeners) listener(refusal.code);
+    // The audit row and the usage log's event together: the denials chart counts what the log shows.
+    await this.db.transaction().execute(async (trx) => {
+      await new UsageEventsRepository(trx).denied({
+        at: new Date(this.now()),
+        appId: input.app.appId,
+        enterpriseId: enterprise?.id ?? null,
+        product: input.product.crmProductId ?? input.product.productUri ?? '',
+        code: Number(refusal.code),
+      });
+      await this.recordDenialAudit(trx, input, refusal, holder, enterprise);
+    });
+  }
+
+  private async recordDenialAudit(
+    trx: Db,
+    input: CheckOutInput,
+    refusal: Refusal,
+    holder: string,
+    enterprise: { id: number } | null,
+  ): Promise<void> {
+    await new AuditRepository(trx).record(input.actor, [
       {
         action: 'lease.denied',
         subject: holder,

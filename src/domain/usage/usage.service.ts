@@ -1,0 +1,211 @@
+import type { Db } from '../../db/client.js';
+import { UsageRepository, type Bucket, type LicenseUsage, type UsageScope } from './usage.repository.js';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+/** A year of hours (or of days): what one answer may hold, so one call cannot ask for millions. */
+export const MAX_BUCKETS = 366 * 24;
+
+/** A filter as the admin API, the CLI and the console give it. */
+export interface UsageQuery {
+  /** crmProductId or productUri. */
+  product?: string;
+  /** An enterprise's global id. */
+  enterprise?: string;
+  /** An app's key. */
+  app?: string;
+  from?: Date;
+  to?: Date;
+  bucket?: Bucket;
+}
+
+/** One point of the series; utilization is seat-hours used over seat-hours licensed. */
+export interface UsagePoint {
+  at: number;
+  peakSeats: number;
+  licensedSeats: number | null;
+  seatHours: number;
+  utilization: number | null;
+  denied: number;
+  deniedByCode: Record<string, number>;
+  consumed: number;
+}
+
+export interface LicenseLine {
+  product: string;
+  assetNum: string;
+  enterpriseId: number;
+  enterpriseName: string | null;
+  licensedSeats: number | null;
+  peakSeats: number;
+  seatHours: number;
+  utilization: number | null;
+  bucketsAtCapacity: number;
+}
+
+export interface UsageReport {
+  bucket: Bucket;
+  from: number;
+  to: number;
+  series: UsagePoint[];
+  /** Refused check-outs over the range, by code. */
+  deniedByCode: Record<string, number>;
+  /** Licenses whose peak reached their seats most often (most first). */
+  atCapacity: LicenseLine[];
+  /** Licenses with seats, least used first. */
+  leastUsed: LicenseLine[];
+}
+
+/** A filter the caller must fix; `field` names it, as the admin API's validation errors do. */
+export class UsageInputError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+function round(value: number, digits = 3): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}
+
+function floorTo(ms: number, bucket: Bucket): number {
+  const size = bucket === 'hour' ? HOUR_MS : DAY_MS;
+  return Math.floor(ms / size) * size;
+}
+
+function lineOf(l: LicenseUsage, bucketMs: number): LicenseLine {
+  const licensedMs = l.licensedSeats === null ? null : l.licensedSeats * l.buckets * bucketMs;
+  return {
+    product: l.product,
+    assetNum: l.assetNum,
+    enterpriseId: l.enterpriseId,
+    enterpriseName: l.enterpriseName,
+    licensedSeats: l.licensedSeats,
+    peakSeats: l.peakSeats,
+    seatHours: round(l.seatMs / HOUR_MS),
+    utilization: licensedMs === null || licensedMs === 0 ? null : round(l.seatMs / licensedMs),
+    bucketsAtCapacity: l.bucketsAtCapacity,
+  };
+}
+
+/**
+ * Usage history read from the rollups: seats per bucket against the seats licensed, refusals by
+ * code, consumption, and the licenses at capacity or least used. Peaks over several licenses are
+ * the sum of each license's peak in the bucket (their seats are separate pools, counted apart).
+ */
+export class UsageService {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The filter checked and resolved; an unknown enterprise or app is an input error naming it. */
+  async scope(query: UsageQuery): Promise<UsageScope> {
+    const bucket = query.bucket ?? 'day';
+    const size = bucket === 'hour' ? HOUR_MS : DAY_MS;
+    // The bucket `to` falls in is counted whole; none given, the current bucket is the last.
+    const to =
+      query.to === undefined
+        ? floorTo(this.now(), bucket) + size
+        : floorTo(query.to.getTime() + size - 1, bucket);
+    const from = floorTo(query.from?.getTime() ?? to - (bucket === 'hour' ? 48 : 30) * size, bucket);
+    if (from >= to) throw new UsageInputError('from', 'must be before to');
+    if ((to - from) / size > MAX_BUCKETS) {
+      throw new UsageInputError('from', `at most ${MAX_BUCKETS} ${bucket}s in one answer`);
+    }
+    const repository = new UsageRepository(this.db);
+    let enterpriseId: number | null = null;
+    if (query.enterprise !== undefined) {
+      const found = await repository.enterpriseId(query.enterprise);
+      if (found === undefined) throw new UsageInputError('enterprise', `no enterprise ${query.enterprise}`);
+      enterpriseId = found;
+    }
+    let appId: string | null = null;
+    if (query.app !== undefined) {
+      const found = await repository.appId(query.app);
+      if (found === undefined) throw new UsageInputError('app', `no app ${query.app}`);
+      appId = found;
+    }
+    return {
+      product: query.product ?? null,
+      enterpriseId,
+      appId,
+      from: new Date(from),
+      to: new Date(to),
+      bucket,
+    };
+  }
+
+  async report(query: UsageQuery): Promise<UsageReport> {
+    const scope = await this.scope(query);
+    return this.reportOf(scope);
+  }
+
+  /** The report of a resolved scope (the enterprise console fixes its own enterprise). */
+  async reportOf(scope: UsageScope): Promise<UsageReport> {
+    const repository = new UsageRepository(this.db);
+    const size = scope.bucket === 'hour' ? HOUR_MS : DAY_MS;
+    const [seats, denials, consumption, licenses] = await Promise.all([
+      repository.seats(scope),
+      repository.denials(scope),
+      repository.consumption(scope),
+      repository.licenses(scope),
+    ]);
+    const points = new Map<number, UsagePoint>();
+    for (let at = scope.from.getTime(); at < scope.to.getTime(); at += size) {
+      points.set(at, {
+        at,
+        peakSeats: 0,
+        licensedSeats: null,
+        seatHours: 0,
+        utilization: null,
+        denied: 0,
+        deniedByCode: {},
+        consumed: 0,
+      });
+    }
+    for (const row of seats) {
+      const point = points.get(row.at.getTime());
+      if (point === undefined) continue;
+      point.peakSeats = row.peakSeats;
+      point.licensedSeats = row.licensedSeats;
+      point.seatHours = round(row.seatMs / HOUR_MS);
+      point.utilization =
+        row.licensedSeats === null || row.licensedSeats === 0
+          ? null
+          : round(row.seatMs / (row.licensedSeats * size));
+    }
+    const deniedByCode: Record<string, number> = {};
+    for (const row of denials) {
+      const code = String(row.code);
+      deniedByCode[code] = (deniedByCode[code] ?? 0) + row.denied;
+      const point = points.get(row.at.getTime());
+      if (point === undefined) continue;
+      point.denied += row.denied;
+      point.deniedByCode[code] = (point.deniedByCode[code] ?? 0) + row.denied;
+    }
+    for (const row of consumption) {
+      const point = points.get(floorTo(row.at.getTime(), scope.bucket));
+      if (point !== undefined) point.consumed += row.amount;
+    }
+    const lines = licenses.map((l) => lineOf(l, size));
+    return {
+      bucket: scope.bucket,
+      from: scope.from.getTime(),
+      to: scope.to.getTime(),
+      series: [...points.values()],
+      deniedByCode,
+      atCapacity: lines
+        .filter((l) => l.bucketsAtCapacity > 0)
+        .sort((a, b) => b.bucketsAtCapacity - a.bucketsAtCapacity || a.assetNum.localeCompare(b.assetNum))
+        .slice(0, 10),
+      leastUsed: lines
+        .filter((l) => l.utilization !== null)
+        .sort((a, b) => (a.utilization ?? 0) - (b.utilization ?? 0) || a.assetNum.localeCompare(b.assetNum))
+        .slice(0, 10),
+    };
+  }
+}
