@@ -116,6 +116,11 @@ describe.runIf(browserAvailable())('enterprise console (Chromium)', () => {
     // Lend it to the lent lock from the employee's page; the list shows the lock.
     await page.getByRole('link', { name: holder }).first().click();
     await page.getByLabel('Lent lock').selectOption(lock);
+    // Nothing is ticked until the administrator chooses what goes on the lock.
+    const offered = page.locator('input[name="assetIds"]');
+    expect(await offered.count()).toBeGreaterThan(0);
+    expect(await page.locator('input[name="assetIds"]:checked').count()).toBe(0);
+    await page.getByRole('checkbox', { name: asset }).check();
     await page.getByRole('button', { name: 'Lend' }).click();
     await expect
       .poll(() => page.getByRole('status').textContent())

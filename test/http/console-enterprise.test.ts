@@ -62,7 +62,7 @@ describe('enterprise console (inject)', () => {
     expect(post.statusCode).toBe(404);
   });
 
-  it('shows the code and sentence next to the field the failure is about', async () => {
+  it('shows the sentence next to the field the failure is about, and its code only folded for support', async () => {
     const short = await admin.post('/console/enterprise/members/new', {
       userName: uniqueCode('u'),
       password: 'short',
@@ -72,7 +72,13 @@ describe('enterprise console (inject)', () => {
     expect(short.statusCode).toBe(422);
     expect(short.body).toMatch(/id="field-password"[^>]*aria-invalid="true"/);
     expect(short.body).toContain(
-      '<small id="field-password-error" class="field-error">50003: The password must be 8 to 16 characters long.</small>',
+      '<small id="field-password-error" class="field-error" data-code="50003">The password must be 8 to 16 characters long.</small>',
+    );
+    // The administrator reads the sentence; the code is in a detail a support person opens.
+    expect(short.body).not.toContain('50003: ');
+    expect(short.body).not.toMatch(/code 50003<\/span>\s*The password/);
+    expect(short.body).toMatch(
+      /<details class="error-code" data-code="50003"><summary>Details for support<\/summary><span class="code">code 50003<\/span><\/details>/,
     );
     expect(short.body).toContain('value="Shorty"');
 
@@ -82,7 +88,8 @@ describe('enterprise console (inject)', () => {
       name: 'Dash',
       departmentId: '0',
     });
-    expect(badName.body).toContain('id="field-userName-error" class="field-error">10003: ');
+    expect(badName.body).toContain('id="field-userName-error" class="field-error" data-code="10003">');
+    expect(badName.body).not.toContain('10003: ');
 
     const chinese = await admin.post(
       '/console/enterprise/members/new',
@@ -95,7 +102,10 @@ describe('enterprise console (inject)', () => {
       },
       { headers: { 'accept-language': 'zh-CN' } },
     );
-    expect(chinese.body).toContain('10004: 手机号无效');
+    expect(chinese.body).toContain('data-code="10004">手机号无效');
+    expect(chinese.body).toContain(
+      '<summary>技术支持所需详情</summary><span class="code">错误码 10004</span>',
+    );
 
     const member = await addMember(world);
     const unknown = await admin.post(`/console/enterprise/members/${member.globalId}/assign`, {
@@ -103,7 +113,7 @@ describe('enterprise console (inject)', () => {
     });
     expect(unknown.statusCode).toBe(422);
     expect(unknown.body).toContain(
-      'id="field-assetNum-error" class="field-error">60024: There is no such asset number in your enterprise.',
+      'id="field-assetNum-error" class="field-error" data-code="60024">There is no such asset number in your enterprise.',
     );
   });
 

@@ -23,13 +23,18 @@ export function Notice(props: {
 }) {
   const { error, done, context } = props;
   if (error !== undefined) {
+    // The sentence is what the administrator reads; the code is for a support person, folded
+    // under it (it names the failure in the API's reference and in the logs).
     return (
-      <p class="notice error" role="alert">
+      <div class="notice error" role="alert">
+        <p>{error.message}</p>
         {error.code !== undefined && (
-          <span class="code">{context.t('error.code', { code: error.code })}</span>
-        )}{' '}
-        {error.message}
-      </p>
+          <details class="error-code" data-code={error.code}>
+            <summary>{context.t('error.details')}</summary>
+            <span class="code">{context.t('error.code', { code: error.code })}</span>
+          </details>
+        )}
+      </div>
     );
   }
   if (done !== undefined) {
@@ -78,9 +83,9 @@ export function Field(props: {
           // preact's types tie each input type to its allowed ARIA roles; no role is set here.
         } as InputHTMLAttributes)}
       />
+      {/* Only the sentence: the notice at the top of the page keeps the code. */}
       {invalid && (
-        <small id={`${id}-error`} class="field-error">
-          {error.code !== undefined && `${error.code}: `}
+        <small id={`${id}-error`} class="field-error" data-code={error.code}>
           {error.message}
         </small>
       )}

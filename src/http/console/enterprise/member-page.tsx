@@ -28,7 +28,7 @@ function ProfileForm(props: { context: ConsoleContext; member: MemberRecord; err
   const { context, member: m, error } = props;
   const { t } = context;
   return (
-    <section>
+    <section id="profile" class="panel">
       <h2>{t('member.profile')}</h2>
       <form method="post" action={`${memberPath(m.globalId)}/edit`}>
         <Csrf context={context} />
@@ -71,7 +71,7 @@ function PasswordForm(props: { context: ConsoleContext; member: MemberRecord; er
   const { context, member: m, error } = props;
   const { t } = context;
   return (
-    <section>
+    <section id="password" class="panel">
       <h2>{t('member.resetPassword')}</h2>
       <p>{t('member.resetHint')}</p>
       <form method="post" action={`${memberPath(m.globalId)}/password`}>
@@ -99,7 +99,7 @@ function AssetsSection(props: { context: ConsoleContext; view: MemberView; error
   const held = assets.filter((a) => a.cloudAccountGlobalId === id);
   const free = assets.filter((a) => a.cloudAccountGlobalId === null && !lockNums.has(a.assetNum));
   return (
-    <section>
+    <section id="assets" class="panel wide">
       <h2>{t('member.assetsHeld')}</h2>
       {held.length === 0 ? (
         <Empty>{t('member.noAssets')}</Empty>
@@ -173,7 +173,7 @@ function LendingSection(props: { context: ConsoleContext; view: MemberView; erro
   );
   const lockError = error?.field === 'lock' || error?.field === 'assetIds' ? error : undefined;
   return (
-    <section>
+    <section id="lending" class="panel">
       <h2>{t('lent.title')}</h2>
       {heldLock === undefined ? (
         <p>{t('lent.holdsNone')}</p>
@@ -211,7 +211,8 @@ function LendingSection(props: { context: ConsoleContext; view: MemberView; erro
             <legend>{t('lent.assets')}</legend>
             {lendable.map((a) => (
               <label class="check">
-                <input type="checkbox" name="assetIds" value={a.assetId} checked /> {a.assetNum}
+                {/* Nothing ticked: the administrator chooses what goes on the lock. */}
+                <input type="checkbox" name="assetIds" value={a.assetId} /> {a.assetNum}
               </label>
             ))}
             {lockError?.field === 'assetIds' && <FieldError error={lockError} />}
@@ -223,11 +224,11 @@ function LendingSection(props: { context: ConsoleContext; view: MemberView; erro
   );
 }
 
+/** The sentence only: the notice at the top of the page keeps the code (ui.tsx). */
 function FieldError(props: { error: ConsoleError }) {
   const { error } = props;
   return (
-    <small class="field-error">
-      {error.code !== undefined && `${error.code}: `}
+    <small class="field-error" data-code={error.code}>
       {error.message}
     </small>
   );
@@ -248,25 +249,35 @@ function MemberPage(props: {
       <p>
         <a href="/console/enterprise">{t('member.back')}</a>
       </p>
-      <ProfileForm context={context} member={m} error={error} />
-      <AssetsSection context={context} view={view} error={error} />
-      <LendingSection context={context} view={view} error={error} />
-      <PasswordForm context={context} member={m} error={error} />
-      {m.identity === 'admin' ? (
-        <p class="hint">{t('member.adminNoDelete')}</p>
-      ) : (
-        <section>
-          <h2>{t('member.delete')}</h2>
-          <p>{t('member.deleteHint')}</p>
-          <ActionButton
-            context={context}
-            action={`${memberPath(m.globalId)}/delete`}
-            label={t('member.delete')}
-            confirm={t('member.deleteConfirm', { account: m.account })}
-            danger
-          />
-        </section>
-      )}
+      {/* Sections a person can scan: their names first, each a link to its panel. */}
+      <nav class="sections" aria-label={m.account}>
+        <a href="#profile">{t('member.profile')}</a>
+        <a href="#assets">{t('member.assetsHeld')}</a>
+        <a href="#lending">{t('lent.title')}</a>
+        <a href="#password">{t('member.resetPassword')}</a>
+        {m.identity !== 'admin' && <a href="#delete">{t('member.delete')}</a>}
+      </nav>
+      <div class="panels">
+        <ProfileForm context={context} member={m} error={error} />
+        <PasswordForm context={context} member={m} error={error} />
+        <AssetsSection context={context} view={view} error={error} />
+        <LendingSection context={context} view={view} error={error} />
+        {m.identity === 'admin' ? (
+          <p class="hint">{t('member.adminNoDelete')}</p>
+        ) : (
+          <section id="delete" class="panel">
+            <h2>{t('member.delete')}</h2>
+            <p>{t('member.deleteHint')}</p>
+            <ActionButton
+              context={context}
+              action={`${memberPath(m.globalId)}/delete`}
+              label={t('member.delete')}
+              confirm={t('member.deleteConfirm', { account: m.account })}
+              danger
+            />
+          </section>
+        )}
+      </div>
     </Layout>
   );
 }
