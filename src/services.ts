@@ -6,6 +6,8 @@ import { AssetsService } from './domain/assets/assets.service.js';
 import { AuditRepository } from './domain/audit/audit.repository.js';
 import { BackupService } from './domain/backup/backup.service.js';
 import { OperatorsService } from './domain/operators/operators.service.js';
+import { TwoFactorService } from './domain/operators/two-factor.service.js';
+import { OperatorSignInService } from './domain/console/operator-sign-in.service.js';
 import { ConsoleSessionsService } from './domain/console/console-sessions.service.js';
 import { CustomersService } from './domain/customers/customers.service.js';
 import { EnterprisesService } from './domain/enterprises/enterprises.service.js';
@@ -59,6 +61,8 @@ export interface Services {
   webhookRetention: WebhookRetentionService;
   backup: BackupService;
   operators: OperatorsService;
+  twoFactor: TwoFactorService;
+  operatorSignIn: OperatorSignInService;
   usage: UsageService;
   usageRollups: RollupService;
 }
@@ -83,6 +87,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
   const tokens = new TokensService(db, config.tokenTtlSeconds);
   const login = new LoginService(db);
   const tokenLimits = new TokenRequestLimits(gate, config.tokenRate);
+  const twoFactor = new TwoFactorService(db, options.now);
   const apps = new AppsService(db);
   const runtimeKeys = new RuntimeKeysService(db, {
     variable: config.runtimeSigningKey,
@@ -128,6 +133,8 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     webhookAdmin: new WebhookAdminService(db, options.now),
     webhookRetention: new WebhookRetentionService(db, config.webhooks.retentionDays, options.now),
     operators: new OperatorsService(db, options.now),
+    twoFactor,
+    operatorSignIn: new OperatorSignInService(db, { login, tokenLimits, twoFactor }),
     usage: new UsageService(db, options.now),
     usageRollups: new RollupService(db, config.usage, options.now === undefined ? {} : { now: options.now }),
     backup: new BackupService(options.unlimitedDb ?? db, {

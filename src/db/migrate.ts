@@ -31,6 +31,7 @@ import * as m0156 from './migrations/0156_app_lease_and_login_settings.js';
 import * as m0160 from './migrations/0160_webhook_fair_delivery.js';
 import * as m0165 from './migrations/0165_runtime_activations.js';
 import * as m0170 from './migrations/0170_operators.js';
+import * as m0171 from './migrations/0171_operator_sign_in.js';
 import * as m0175 from './migrations/0175_usage_rollups.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
@@ -66,6 +67,7 @@ export const MIGRATIONS: MigrationList = {
   '0165_runtime_activations': m0165,
   '0170_operators': m0170,
   '0175_usage_rollups': m0175,
+  '0171_operator_sign_in': m0171,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -154,6 +154,8 @@ export interface OrderBatchesTable {
   next_attempt_at: Date | null;
   /** The request that placed the batch (migration 0152); null before it. */
   request_id: string | null;
+  /** An async batch's body as the app sent it (migration 0178); null before it and for sync. */
+  received: Json<unknown> | null;
   created_at: Stamp;
 }
 
@@ -301,7 +303,13 @@ export interface ConsoleSessionsTable {
   operator_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Signed in with a password, the second factor still to come (migration 0170). */
   pending_second_factor: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Wrong second-factor codes given to this session (migration 0171). */
+  second_factor_failures: ColumnType<number, number | undefined, number>;
+  /** How an operator session was opened (migration 0171); enterprise sessions say 'password'. */
+  sign_in_method: ColumnType<SignInMethod, SignInMethod | undefined, SignInMethod>;
 }
+
+export type SignInMethod = 'key' | 'password' | 'sso';
 
 /** One running copy of a licensed product on one machine (migration 0140). */
 export interface RuntimeLeasesTable {

@@ -9,13 +9,52 @@ import { randomSecret, sha256 } from '../shared/secrets.js';
 import { TokensRepository, type UserTokenGrant } from '../tokens/tokens.repository.js';
 import type { TokensService } from '../tokens/tokens.service.js';
 import { CONSOLE_CLIENT_KEY, CONSOLE_OPERATOR } from './console-client.js';
-import { ConsoleSessionsRepository } from './console-sessions.repository.js';
+import { ConsoleSessionsRepository, type SessionRow } from './console-sessions.repository.js';
+import type { OperatorRole, SignInMethod } from '../../db/schema.js';
+import {
+  OperatorCredentialsRepository,
+  type SignInState,
+} from '../operators/operator-credentials.repository.js';
 
 /** A session ends after this long without a page, and in any case this long after sign-in. */
 export const CONSOLE_SESSION_LIMITS = { idleSeconds: 30 * 60, absoluteSeconds: 12 * 60 * 60 };
 
+/** Who an operator session speaks for: a named operator, or (id null) the admin key. */
+export interface ConsoleOperator {
+  id: string | null;
+  name: string;
+  email: string | null;
+  role: OperatorRole;
+  method: SignInMethod;
+}
+
+/**
+ * Where an operator's sign-in stands: `ready`, or the step still owed: the second factor, a new
+ * password in place of a one-time one, or enrolling a second factor the owner requires.
+ */
+export type SignInStep = 'ready' | 'second-factor' | 'password' | 'enrol';
+
 export type ConsoleSession =
-  { kind: 'operator'; csrf: string } | { kind: 'enterprise'; csrf: string; member: UserTokenGrant };
+  | { kind: 'operator'; csrf: string; operator: ConsoleOperator; step: SignInStep }
+  | { kind: 'enterprise'; csrf: string; member: UserTokenGrant };
+
+/** The admin key's operator: every role, no name of a person. */
+const KEY_OPERATOR: ConsoleOperator = {
+  id: null,
+  name: CONSOLE_OPERATOR,
+  email: null,
+  role: 'owner',
+  method: 'key',
+};
+
+/** The step a named operator's session owes, from the session and the operator's state now. */
+export function stepOf(row: SessionRow, state: SignInState): SignInStep {
+  if (row.pendingSecondFactor && state.totpEnabled) return 'second-factor';
+  if (row.method === 'password' && state.mustChangePassword) return 'password';
+  // Single sign-on leaves the second factor to the provider, which the owner configured.
+  if (row.method === 'password' && state.twoFactorRequired && !state.totpEnabled) return 'enrol';
+  return 'ready';
+}
 
 export type EnterpriseSignIn =
   | { status: 'ok'; secret: string }
@@ -124,7 +163,14 @@ export class ConsoleSessionsService {
     const row = await this.sessions.touch(sha256(secret), this.limits.idleSeconds);
     if (row === undefined) return undefined;
     const csrf = csrfOf(secret);
-    if (row.kind === 'operator') return { kind: 'operator', csrf };
+    if (row.kind === 'operator') {
+      if (row.operatorId === null) return { kind: 'operator', csrf, operator: KEY_OPERATOR, step: 'ready' };
+      // Looked up on every page: a disabled operator or a changed role takes effect at once.
+      const state = await new OperatorCredentialsRepository(this.db).stateOf(row.operatorId);
+      if (state?.status !== 'active') return undefined;
+      const operator = { id: state.id, name: state.name, email: state.email, role: state.role, method: row.method };
+      return { kind: 'operator', csrf, operator, step: stepOf(row, state) };
+    }
     if (row.tokenHash === null) return undefined;
     const member = await this.deps.tokens.resolveUserTokenHash(row.tokenHash);
     return member?.identity === 'admin' ? { kind: 'enterprise', csrf, member } : undefined;
@@ -134,7 +180,7 @@ export class ConsoleSessionsService {
   async close(secret: string, session: ConsoleSession, request: RequestIds): Promise<void> {
     const actor: AuditActor =
       session.kind === 'operator'
-        ? { appId: null, operator: CONSOLE_OPERATOR, ...request }
+        ? { appId: null, operator: session.operator.name, operatorId: session.operator.id, ...request }
         : { appId: session.member.appId, operator: session.member.account, ...request };
     await this.db.transaction().execute(async (trx) => {
       const tokenHash = await new ConsoleSessionsRepository(trx).delete(sha256(secret));

@@ -4,6 +4,11 @@ import { loginAddress } from './login-source.js';
 import { accountKey } from './member-rules.js';
 import { LoginRepository, type AttemptCount, type LoginSource } from './login.repository.js';
 
+/** The source an operator's sign-in counts under: the operator console, as if it were an app. */
+const OPERATOR_LOGIN_SOURCE = 'operator-console';
+/** Operators' passwords are hashed in the platform's own lane (OperatorsService). */
+export const OPERATOR_PASSWORD_LANE = 'platform:operators';
+
 // Verified against this when the account does not exist, so timing does not tell accounts apart.
 const DECOY_HASH =
   '$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$0m3vDL2yJ2bPQ3SxgB4c0o6b6mC8nYq1m2Hk8Zp0x1E';
@@ -55,8 +60,8 @@ function accountWait(attempt: number, policy: LockoutPolicy['account']): number 
 const next = (count: AttemptCount | undefined) =>
   count === undefined || count.stale ? 1 : count.failures + 1;
 
-export type LoginOutcome =
-  | { status: 'ok'; memberId: number }
+export type LoginOutcome<Id = number> =
+  | { status: 'ok'; memberId: Id }
   | { status: 'refused' }
   /** Slowed or locked: answered without looking at the password. */
   | { status: 'locked' };
@@ -91,7 +96,29 @@ export class LoginService {
     from: { ip: string; appId: string },
   ): Promise<LoginOutcome> {
     const key = accountKey(account);
-    return this.inTurn(key, () => this.verifyInTurn(key, password, from));
+    return this.inTurn(key, () =>
+      this.verifyInTurn(key, password, from, appTenant(from.appId), () => this.logins.findByAccount(key)),
+    );
+  }
+
+  /**
+   * An operator by email and password, under the same lockout as members' logins: counted per
+   * address on the operator console (as one source) and per account, in a namespace of its own.
+   */
+  async verifyOperator(
+    email: string,
+    password: string,
+    from: { ip: string },
+    find: (email: string) => Promise<{ id: string; passwordHash: string | null } | undefined>,
+  ): Promise<LoginOutcome<string>> {
+    const key = `operator:${email.trim().toLowerCase()}`;
+    const source = { ip: from.ip, appId: OPERATOR_LOGIN_SOURCE };
+    return this.inTurn(key, () =>
+      this.verifyInTurn(key, password, source, OPERATOR_PASSWORD_LANE, async () => {
+        const found = await find(email.trim());
+        return found && { memberId: found.id, passwordHash: found.passwordHash };
+      }),
+    );
   }
 
   /** Runs `run` after every earlier attempt on the account in this process has finished. */
@@ -112,16 +139,18 @@ export class LoginService {
     }
   }
 
-  private async verifyInTurn(
+  private async verifyInTurn<Id>(
     key: string,
     password: string,
     from: { ip: string; appId: string },
-  ): Promise<LoginOutcome> {
+    lane: string,
+    find: () => Promise<{ memberId: Id; passwordHash: string | null } | undefined>,
+  ): Promise<LoginOutcome<Id>> {
     const source: LoginSource = { address: loginAddress(from.ip), appId: from.appId };
     // Already made to wait: answered without the password looked at, counting nothing.
     if (await this.logins.waiting(key, source)) return { status: 'locked' };
-    const candidate = await this.logins.findByAccount(key);
-    const ok = await verifyPassword(candidate?.passwordHash ?? DECOY_HASH, password, appTenant(from.appId));
+    const candidate = await find();
+    const ok = await verifyPassword(candidate?.passwordHash ?? DECOY_HASH, password, lane);
     if (ok && candidate?.passwordHash) {
       return (await this.settleRight(key, source))
         ? { status: 'ok', memberId: candidate.memberId }

@@ -2,6 +2,7 @@ import type { Db } from '../../db/client.js';
 import type { OperatorRole } from '../../db/schema.js';
 import { NO_REQUEST, operatorActor, type AuditChange, type OperatorRequest } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
+import { OPERATOR_PASSWORD_LANE } from '../members/login.service.js';
 import { newGlobalId } from '../shared/ids.js';
 import { hashPassword } from '../shared/passwords.js';
 import { randomSecret, sha256 } from '../shared/secrets.js';
@@ -23,7 +24,7 @@ export const TOKEN_DAYS_MAX = 366;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Passwords are hashed where a tenant's work takes turns: the platform's own lane. */
-const PLATFORM_TENANT = 'platform:operators';
+const PLATFORM_TENANT = OPERATOR_PASSWORD_LANE;
 
 export interface OperatorView {
   id: string;

@@ -32,8 +32,12 @@ export type Access =
   | { readonly who: 'console-session' }
   /** An enterprise administrator's console session. */
   | { readonly who: 'enterprise-session' }
-  /** An operator's console session whose role holds `permission`. */
-  | { readonly who: 'operator-session'; readonly permission: Permission };
+  /**
+   * An operator's console session whose role holds `permission`. Until its sign-in is complete
+   * (a second factor, a new password, an enrolment the owner requires) only the pages of those
+   * steps, which declare `duringSignIn`, are open to it.
+   */
+  | { readonly who: 'operator-session'; readonly permission: Permission; readonly duringSignIn?: true };
 
 export type Who = Access['who'];
 
@@ -58,6 +62,10 @@ export const adminMay = (permission: Permission) => ({ who: 'admin', permission 
 /** An operator console page or action, for sessions whose role holds `permission`. */
 export const operatorMay = (permission: Permission) =>
   ({ who: 'operator-session', permission }) as const satisfies Access;
+
+/** A page of the sign-in's own steps: open to an operator session that still owes one. */
+export const operatorSignInStep = () =>
+  ({ who: 'operator-session', permission: 'self', duringSignIn: true }) as const satisfies Access;
 
 const WHO: ReadonlySet<string> = new Set<Who>([
   'public',

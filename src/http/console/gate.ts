@@ -1,10 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CONSOLE_OPERATOR } from '../../domain/console/console-client.js';
+import type { SignInStep } from '../../domain/console/console-sessions.service.js';
 import { mayAct } from '../../domain/operators/roles.js';
 import type { Services } from '../../services.js';
 import type { Checks } from '../access/enforce.js';
 import { sendErrorPage } from './error-page.js';
 import { redirectTo } from './render.js';
+import { contextOf } from './context.js';
 import { loadConsoleContext } from './session.js';
 
 type ConsoleChecks = Pick<
@@ -19,6 +20,13 @@ type ConsoleChecks = Pick<
 
 const OPERATOR_SIGN_IN = '/console/operator/sign-in';
 const ENTERPRISE_SIGN_IN = '/console/sign-in';
+
+/** Where a sign-in that owes a step is sent, whatever page it asked for. */
+export const STEP_PAGES: Record<Exclude<SignInStep, 'ready'>, string> = {
+  'second-factor': '/console/operator/sign-in/code',
+  password: '/console/operator/account/password',
+  enrol: '/console/operator/account/two-factor',
+};
 
 /**
  * The console's part of the access check. Without a session the browser is sent to sign in; with
@@ -55,14 +63,15 @@ export function consoleChecks(services: Services): ConsoleChecks {
     'operator-session': async (request, reply, access) => {
       const refused = await requireSession(request, reply, 'operator');
       if (refused !== undefined) return refused;
-      // Operator sessions are opened with the admin key, which holds every role; a named
-      // operator's session will carry the operator's roles, checked against the page's permission.
-      const principal = {
-        operatorId: null,
-        name: CONSOLE_OPERATOR,
-        roles: ['owner' as const],
-        tokenId: null,
-      };
+      const { session } = contextOf(request);
+      if (session?.kind !== 'operator') return sendErrorPage(request, reply, 404, 'error.notFound');
+      // A sign-in that still owes a step reaches that step's page and nothing else.
+      if (session.step !== 'ready' && access.duringSignIn !== true) {
+        return redirectTo(reply, STEP_PAGES[session.step]);
+      }
+      const { operator } = session;
+      const principal = { operatorId: operator.id, name: operator.name, roles: [operator.role], tokenId: null };
+      // A page the role does not reach is answered as one that does not exist.
       if (!mayAct(principal.roles, access.permission))
         return sendErrorPage(request, reply, 404, 'error.notFound');
       request.operatorPrincipal = principal;

@@ -111,7 +111,7 @@ export function Layout(props: { context: ConsoleContext; title: string; children
               <form method="post" action="/console/sign-out" class="inline sign-out">
                 <input type="hidden" name="_csrf" value={session.csrf} />
                 <span class="who">
-                  {session.kind === 'enterprise' ? session.member.account : t('signIn.operator')}
+                  {session.kind === 'enterprise' ? session.member.account : session.operator.name}
                 </span>
                 <button type="submit" class="secondary">
                   {t('nav.signOut')}

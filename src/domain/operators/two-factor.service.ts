@@ -1,0 +1,173 @@
+import type { Db } from '../../db/client.js';
+import { NO_REQUEST, operatorActor, type OperatorRequest } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import { sha256 } from '../shared/secrets.js';
+import { OperatorCredentialsRepository } from './operator-credentials.repository.js';
+import { OperatorsRepository } from './operators.repository.js';
+import { OperatorConflictError, OperatorInputError, OperatorNotFoundError } from './operators.service.js';
+import { newRecoveryCodes, newTotpSecret, normalRecoveryCode, totpStepOf, totpUri } from './totp.js';
+
+/** What a second-factor code turned out to be. */
+export type CodeVerdict =
+  | 'totp'
+  /** A recovery code, now spent. */
+  | 'recovery'
+  /** A code of a step already used: someone else may have seen it. */
+  | 'reused'
+  | 'wrong';
+
+export interface TwoFactorStatus {
+  enabled: boolean;
+  recoveryCodesLeft: number;
+  /** The owner requires two factors of everyone. */
+  required: boolean;
+}
+
+const hashCode = (code: string) => sha256(`keyward-recovery:${normalRecoveryCode(code)}`);
+
+/**
+ * TOTP second factors (RFC 6238) and recovery codes of operators. A code is good once: the last
+ * step accepted is kept, and a recovery code is spent by the one statement that finds it unspent.
+ * Every change is audited naming who made it.
+ */
+export class TwoFactorService {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async status(operatorId: string): Promise<TwoFactorStatus> {
+    const credentials = new OperatorCredentialsRepository(this.db);
+    const state = await credentials.stateOf(operatorId);
+    if (!state) throw new OperatorNotFoundError(`no operator ${operatorId}`);
+    return {
+      enabled: state.totpEnabled,
+      recoveryCodesLeft: state.totpEnabled ? await credentials.recoveryCodesLeft(operatorId) : 0,
+      required: state.twoFactorRequired,
+    };
+  }
+
+  /**
+   * Starts an enrolment: a new secret, kept unconfirmed, and the URI its QR code shows. Starting
+   * again replaces an unconfirmed secret; a confirmed one must be turned off first.
+   */
+  async begin(operatorId: string): Promise<{ secret: string; uri: string }> {
+    const state = await new OperatorCredentialsRepository(this.db).stateOf(operatorId);
+    if (!state) throw new OperatorNotFoundError(`no operator ${operatorId}`);
+    if (state.totpEnabled) throw new OperatorConflictError('two-factor sign-in is on already');
+    const secret = newTotpSecret();
+    await new OperatorCredentialsRepository(this.db).setPendingTotp(operatorId, secret);
+    return { secret, uri: totpUri(secret, state.email) };
+  }
+
+  /** The unconfirmed enrolment's URI again (the page reloaded), or a new enrolment. */
+  async pending(operatorId: string): Promise<{ secret: string; uri: string }> {
+    const state = await new OperatorCredentialsRepository(this.db).stateOf(operatorId);
+    if (!state) throw new OperatorNotFoundError(`no operator ${operatorId}`);
+    if (!state.totpEnabled && state.totpSecret !== null) {
+      return { secret: state.totpSecret, uri: totpUri(state.totpSecret, state.email) };
+    }
+    return this.begin(operatorId);
+  }
+
+  /**
+   * Confirms the enrolment with a code from the authenticator: two-factor sign-in is on, and ten
+   * recovery codes are made, answered here once and kept only as hashes.
+   */
+  async confirm(
+    operatorId: string,
+    code: string,
+    request: OperatorRequest = NO_REQUEST,
+  ): Promise<{ recoveryCodes: string[] }> {
+    const state = await new OperatorCredentialsRepository(this.db).stateOf(operatorId);
+    if (!state) throw new OperatorNotFoundError(`no operator ${operatorId}`);
+    if (state.totpEnabled) throw new OperatorConflictError('two-factor sign-in is on already');
+    const secret = state.totpSecret;
+    const step = secret === null ? null : totpStepOf(secret, code.trim(), this.now());
+    if (secret === null || step === null) throw new OperatorInputError('code: not the code the app shows now');
+    const recoveryCodes = newRecoveryCodes();
+    const done = await this.db.transaction().execute(async (trx) => {
+      const credentials = new OperatorCredentialsRepository(trx);
+      if (!(await new OperatorsRepository(trx).lock(operatorId))) return false;
+      if (!(await credentials.enableTotp(operatorId, secret, step))) return false;
+      await credentials.replaceRecoveryCodes(operatorId, recoveryCodes.map(hashCode));
+      await new AuditRepository(trx).record(operatorActor(request), [
+        {
+          action: 'operator.two_factor_enabled',
+          subject: state.email,
+          enterprise: null,
+          detail: { operatorId, recoveryCodes: recoveryCodes.length },
+        },
+      ]);
+      return true;
+    });
+    if (!done) throw new OperatorConflictError('the enrolment changed meanwhile; start again');
+    return { recoveryCodes };
+  }
+
+  /** A second factor at sign-in (or before a change that asks for one): a TOTP or recovery code. */
+  async check(operatorId: string, code: string, request: OperatorRequest = NO_REQUEST): Promise<CodeVerdict> {
+    const credentials = new OperatorCredentialsRepository(this.db);
+    const state = await credentials.stateOf(operatorId);
+    if (!state?.totpEnabled || state.totpSecret === null) return 'wrong';
+    const typed = code.trim();
+    const step = totpStepOf(state.totpSecret, typed, this.now());
+    if (step !== null) return (await credentials.acceptStep(operatorId, step)) ? 'totp' : 'reused';
+    if (normalRecoveryCode(typed).length !== 10) return 'wrong';
+    return this.db.transaction().execute(async (trx) => {
+      if (!(await new OperatorCredentialsRepository(trx).useRecoveryCode(operatorId, hashCode(typed)))) {
+        return 'wrong';
+      }
+      await new AuditRepository(trx).record(operatorActor(request), [
+        { action: 'operator.recovery_code_used', subject: state.email, enterprise: null, detail: { operatorId } },
+      ]);
+      return 'recovery';
+    });
+  }
+
+  /** The operator turns it off, proving it with a code; not while the owner requires it. */
+  async disable(operatorId: string, code: string, request: OperatorRequest = NO_REQUEST): Promise<void> {
+    const state = await new OperatorCredentialsRepository(this.db).stateOf(operatorId);
+    if (!state) throw new OperatorNotFoundError(`no operator ${operatorId}`);
+    if (state.twoFactorRequired) throw new OperatorConflictError('the owner requires two-factor sign-in');
+    const verdict = await this.check(operatorId, code, request);
+    if (verdict !== 'totp' && verdict !== 'recovery') throw new OperatorInputError('code: not a valid code');
+    await this.clear(state, 'operator.two_factor_disabled', request);
+  }
+
+  /** An owner resets another's second factor (a lost phone): the next sign-in enrols again. */
+  async reset(idOrEmail: string, request: OperatorRequest = NO_REQUEST): Promise<void> {
+    const operator = await new OperatorsRepository(this.db).find(idOrEmail);
+    if (!operator) throw new OperatorNotFoundError(`no operator ${idOrEmail}`);
+    const state = await new OperatorCredentialsRepository(this.db).stateOf(operator.id);
+    if (!state) throw new OperatorNotFoundError(`no operator ${idOrEmail}`);
+    await this.clear(state, 'operator.two_factor_reset', request);
+  }
+
+  private async clear(
+    state: { id: string; email: string },
+    action: 'operator.two_factor_disabled' | 'operator.two_factor_reset',
+    request: OperatorRequest,
+  ): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await new OperatorCredentialsRepository(trx).clearTotp(state.id);
+      await new AuditRepository(trx).record(operatorActor(request), [
+        { action, subject: state.email, enterprise: null, detail: { operatorId: state.id } },
+      ]);
+    });
+  }
+
+  async required(): Promise<boolean> {
+    return new OperatorCredentialsRepository(this.db).twoFactorRequired();
+  }
+
+  /** The owner's rule for everyone: with it on, an operator without a second factor enrols at sign-in. */
+  async setRequired(required: boolean, request: OperatorRequest = NO_REQUEST): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await new OperatorCredentialsRepository(trx).setTwoFactorRequired(required);
+      await new AuditRepository(trx).record(operatorActor(request), [
+        { action: 'platform.two_factor_required', subject: 'platform', enterprise: null, detail: { required } },
+      ]);
+    });
+  }
+}
