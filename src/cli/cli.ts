@@ -13,6 +13,7 @@ import { registerOperatorCommands } from './commands/operator.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTokenCommand } from './commands/token.js';
+import { registerUsageCommand } from './commands/usage.js';
 import { registerWebhooksCommands } from './commands/webhooks.js';
 
 const AFTER_HELP = `
@@ -33,6 +34,7 @@ function register(program: Command): void {
   registerEnterpriseCommands(program);
   registerMemberCommands(program);
   registerLeasesCommand(program);
+  registerUsageCommand(program);
   registerKeysCommands(program);
   registerWebhooksCommands(program);
   registerBackupCommands(program);

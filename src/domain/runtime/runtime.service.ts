@@ -191,7 +191,8 @@ export class RuntimeService {
       const { expBound, ...answer } = outcome.answer;
       return expBound === null ? answer : this.signed(input, answer, expBound, nowMs);
     }
-    await this.recordDenial(input, best);
+    // A lock's refusal counts for the enterprise of the lock's customer, as its seats do.
+    await this.recordDenial(input, best, candidates[0]?.enterpriseId ?? null);
     throw refusalError(best);
   }
 
@@ -479,7 +480,11 @@ export class RuntimeService {
     this.denialListeners.push(listener);
   }
 
-  private async recordDenial(input: CheckOutInput, refusal: Refusal): Promise<void> {
+  private async recordDenial(
+    input: CheckOutInput,
+    refusal: Refusal,
+    lockEnterpriseId: number | null,
+  ): Promise<void> {
     const holder = input.holder.kind === 'member' ? input.holder.member.account : input.holder.assetNum;
     const enterprise = input.holder.kind === 'member' ? { id: input.holder.member.enterpriseId } : null;
     for (const listener of this.denialListeners) listener(refusal.code);
@@ -488,7 +493,7 @@ export class RuntimeService {
       await new UsageEventsRepository(trx).denied({
         at: new Date(this.now()),
         appId: input.app.appId,
-        enterpriseId: enterprise?.id ?? null,
+        enterpriseId: enterprise?.id ?? lockEnterpriseId,
         product: input.product.crmProductId ?? input.product.productUri ?? '',
         code: Number(refusal.code),
       });

@@ -11,6 +11,7 @@ import {
   WebhookAdminInputError,
   WebhookAdminNotFoundError,
 } from '../../domain/webhooks/webhook-admin.service.js';
+import { UsageInputError } from '../../domain/usage/usage.service.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import type { App } from '../app-type.js';
 import { formatValidationError } from '../validation.js';
@@ -35,6 +36,7 @@ import { setAppSettingsRoute } from './set-app-settings.js';
 import { setOfflineLeaseDaysRoute } from './set-offline-lease-days.js';
 import { showEnterpriseRoute } from './show-enterprise.js';
 import { statusRoute } from './status.js';
+import { usageRoute } from './usage.js';
 
 /** Errors of admin commands that are the operator's to fix, with the HTTP status they answer. */
 export class AdminInputError extends Error {}
@@ -44,6 +46,7 @@ function statusOf(error: Error): number | undefined {
   if (error instanceof AppInputError || error instanceof AdminInputError) return 400;
   if (error instanceof WebhookAdminInputError) return 400;
   if (error instanceof OperatorInputError) return 400;
+  if (error instanceof UsageInputError) return 400;
   if (error instanceof OperatorNotFoundError) return 404;
   if (error instanceof OperatorConflictError) return 409;
   if (error instanceof AppNotFoundError || error instanceof AdminNotFoundError) return 404;
@@ -85,6 +88,7 @@ export function adminApi() {
     showEnterpriseRoute(app);
     statusRoute(app);
     listLeasesRoute(app);
+    usageRoute(app);
     activationAdminRoutes(app);
     listRuntimeKeysRoute(app);
     rotateRuntimeKeyRoute(app);

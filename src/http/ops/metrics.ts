@@ -4,6 +4,7 @@ import { safeEqual } from '../../domain/shared/secrets.js';
 import type { App } from '../app-type.js';
 import { bearerOf } from '../guards/common.js';
 import { ACCESS } from '../access/access.js';
+import { RuntimeCode } from '../../errors/runtime-codes.js';
 
 /** Prometheus metrics at /metrics: per-route request counts and latencies, plus process metrics. */
 export function metricsRoutes(app: App): void {
@@ -68,6 +69,16 @@ export function metricsRoutes(app: App): void {
   // Every outcome from zero, so a rate over an outcome that has not happened yet is 0, not absent.
   for (const outcome of DELIVERY_OUTCOMES) deliveries.inc({ outcome }, 0);
   services.webhookDeliveries.onOutcome((outcome) => deliveries.inc({ outcome }));
+
+  const refused = new Counter({
+    name: 'keyward_runtime_checkouts_refused_total',
+    help: "Check-outs this instance refused, by the refusal's code (90005: no free seat)",
+    labelNames: ['code'] as const,
+    registers: [registry],
+  });
+  // The seat refusal from zero, so an alert on its rate has a series before the first refusal.
+  refused.inc({ code: RuntimeCode.seatsInUse }, 0);
+  services.runtime.onDenial((code) => refused.inc({ code }));
 
   app.addHook('onResponse', async (request, reply) => {
     // The route pattern, never the concrete URL: ids in paths would explode the label set.

@@ -1,0 +1,95 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { adminCall } from '../admin-client.js';
+import { printableJson, text } from '../printable.js';
+import { examples } from '../program.js';
+import { timeFilter } from '../time-filter.js';
+
+interface UsagePoint {
+  at: number;
+  peakSeats: number;
+  licensedSeats: number | null;
+  seatHours: number;
+  utilization: number | null;
+  denied: number;
+  deniedByCode: Record<string, number>;
+  consumed: number;
+}
+
+interface UsageReport {
+  bucket: 'hour' | 'day';
+  series: UsagePoint[];
+}
+
+interface UsageOptions {
+  product?: string;
+  enterprise?: string;
+  app?: string;
+  from?: string;
+  to?: string;
+  bucket?: string;
+  json?: boolean;
+}
+
+const FILTERS = ['product', 'enterprise', 'app', 'from', 'to', 'bucket'] as const;
+
+function bucketOf(value: string): string {
+  if (value !== 'hour' && value !== 'day') throw new InvalidArgumentError('expected hour or day');
+  return value;
+}
+
+function percent(value: number | null): string {
+  return value === null ? '-' : `${(value * 100).toFixed(1)}%`;
+}
+
+function codes(byCode: Record<string, number>): string {
+  const entries = Object.entries(byCode);
+  return entries.length === 0 ? '-' : entries.map(([code, n]) => `${code}:${n}`).join(' ');
+}
+
+async function usage(options: UsageOptions): Promise<void> {
+  const query = new URLSearchParams();
+  for (const name of FILTERS) {
+    const value = options[name];
+    if (value !== undefined) query.set(name, value);
+  }
+  const report = await adminCall<UsageReport>('GET', `/usage?${query.toString()}`);
+  if (options.json === true) {
+    console.log(printableJson(report));
+    return;
+  }
+  console.log('bucket\tpeakSeats\tlicensedSeats\tseatHours\tutilization\tdenied\tdeniedByCode\tconsumed');
+  for (const p of report.series) {
+    const at = new Date(p.at).toISOString();
+    const licensed = p.licensedSeats === null ? '-' : String(p.licensedSeats);
+    console.log(
+      text`${at}\t${p.peakSeats}\t${licensed}\t${p.seatHours}\t${percent(p.utilization)}\t${p.denied}\t${codes(p.deniedByCode)}\t${p.consumed}`,
+    );
+  }
+}
+
+/** `keyward usage`: seat use over time against the seats licensed, and refused check-outs. */
+export function registerUsageCommand(program: Command): void {
+  program
+    .command('usage')
+    .description(
+      'print seat usage per hour or day: peak seats and seat-hours against seats licensed, refused check-outs by code, consumption (tab-separated, with a header)',
+    )
+    .option('--product <PRODUCT>', 'only this product (crmProductId or productUri)')
+    .option('--enterprise <ENTERPRISE_GLOBAL_ID>', "only this enterprise's licenses")
+    .option('--app <APP_KEY>', 'only leases checked out through this application')
+    .option('--from <TIME>', 'from this time: ISO-8601, or a time ago (2h, 7d)', (value: string) =>
+      timeFilter(value),
+    )
+    .option('--to <TIME>', 'up to this time, written as for --from', (value: string) => timeFilter(value))
+    .option('--bucket <BUCKET>', 'hour or day (default day)', bucketOf)
+    .option('--json', 'print the whole report as JSON (with the licenses at capacity and least used)')
+    .addHelpText(
+      'after',
+      examples([
+        'keyward usage',
+        'keyward usage --product P-1001 --bucket hour --from 2d',
+        'keyward usage --enterprise ENTERPRISE_GLOBAL_ID --from 2025-01-01 --to 2025-02-01 --json',
+      ]),
+    )
+    .action(usage);
+}
