@@ -98,7 +98,6 @@ export const SCENARIOS = [
   'batch',
   'op1',
   'console',
-  'usage',
   'webhooks',
   'webhooks-stalled',
   'rss',

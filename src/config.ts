@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseEd25519PrivateKey, type Ed25519PrivateJwk } from './domain/runtime-keys/ed25519.js';
+import { ssoConfigFrom, type SsoConfig } from './sso-config.js';
 
 export type Region = 'cn' | 'sg';
 
@@ -67,6 +68,8 @@ export interface Config {
   webhooks: WebhookConfig;
   /** Backups (docs/operations.md). */
   backup: BackupConfig;
+  /** Operators' single sign-on (OIDC_*, docs/operators.md); unset, operators sign in by password. */
+  sso: SsoConfig | undefined;
   limits: {
     ordersPerCall: number;
     arrayElements: number;
@@ -288,6 +291,7 @@ export function loadConfig(
       retentionDays: intFrom(env, 'WEBHOOK_RETENTION_DAYS', 30, 4),
     },
     backup: backupFrom(env),
+    sso: ssoConfigFrom(env),
     limits: {
       ordersPerCall: intFrom(env, 'ORDER_BATCH_LIMIT', 200, 1),
       arrayElements: intFrom(env, 'ARRAY_LIMIT', 1000, 1),

@@ -7,6 +7,7 @@ import { AuditRepository } from './domain/audit/audit.repository.js';
 import { BackupService } from './domain/backup/backup.service.js';
 import { OperatorsService } from './domain/operators/operators.service.js';
 import { TwoFactorService } from './domain/operators/two-factor.service.js';
+import { SsoService } from './domain/sso/sso.service.js';
 import { OperatorSignInService } from './domain/console/operator-sign-in.service.js';
 import { ConsoleSessionsService } from './domain/console/console-sessions.service.js';
 import { CustomersService } from './domain/customers/customers.service.js';
@@ -65,6 +66,8 @@ export interface Services {
   operatorSignIn: OperatorSignInService;
   usage: UsageService;
   usageRollups: RollupService;
+  /** Operators' single sign-on; undefined when OIDC_* is not configured. */
+  sso: SsoService | undefined;
 }
 
 /** What tests may replace: the runtime's clock. */
@@ -100,6 +103,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     offlineEarlyReturnOf: (appId) => apps.offlineEarlyReturn(appId),
     ...(options.now === undefined ? {} : { now: options.now }),
   });
+  const operatorSignIn = new OperatorSignInService(db, { login, tokenLimits, twoFactor });
   return {
     apps,
     tokens,
@@ -134,9 +138,10 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     webhookRetention: new WebhookRetentionService(db, config.webhooks.retentionDays, options.now),
     operators: new OperatorsService(db, options.now),
     twoFactor,
-    operatorSignIn: new OperatorSignInService(db, { login, tokenLimits, twoFactor }),
+    operatorSignIn,
     usage: new UsageService(db, options.now),
     usageRollups: new RollupService(db, config.usage, options.now === undefined ? {} : { now: options.now }),
+    sso: config.sso === undefined ? undefined : new SsoService(db, config.sso, operatorSignIn),
     backup: new BackupService(options.unlimitedDb ?? db, {
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,

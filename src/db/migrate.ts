@@ -32,8 +32,8 @@ import * as m0160 from './migrations/0160_webhook_fair_delivery.js';
 import * as m0165 from './migrations/0165_runtime_activations.js';
 import * as m0170 from './migrations/0170_operators.js';
 import * as m0171 from './migrations/0171_operator_sign_in.js';
+import * as m0172 from './migrations/0172_sso_requests.js';
 import * as m0175 from './migrations/0175_usage_rollups.js';
-import * as m0178 from './migrations/0178_order_batch_received_body.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 export const MIGRATIONS: MigrationList = {
@@ -69,7 +69,7 @@ export const MIGRATIONS: MigrationList = {
   '0170_operators': m0170,
   '0175_usage_rollups': m0175,
   '0171_operator_sign_in': m0171,
-  '0178_order_batch_received_body': m0178,
+  '0172_sso_requests': m0172,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -473,6 +473,16 @@ export interface PlatformSettingsTable {
   updated_at: Generated<Date>;
 }
 
+/** A single sign-on in flight, between the redirect to the provider and its return (migration 0172). */
+export interface SsoRequestsTable {
+  state_hash: string;
+  browser_hash: string;
+  nonce: string;
+  code_verifier: string;
+  created_at: Generated<Date>;
+  expires_at: Date;
+}
+
 export interface Database {
   apps: AppsTable;
   tokens: TokensTable;
@@ -504,6 +514,7 @@ export interface Database {
   operator_recovery_codes: OperatorRecoveryCodesTable;
   operator_tokens: OperatorTokensTable;
   platform_settings: PlatformSettingsTable;
+  sso_requests: SsoRequestsTable;
   runtime_signing_keys: RuntimeSigningKeysTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;

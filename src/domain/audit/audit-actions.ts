@@ -24,6 +24,9 @@ export const AUDIT_ACTIONS = [
   'operator.password_changed',
   'operator.signed_in',
   'operator.sign_in_failed',
+  // Single sign-on: an operator made at first sign-in, or an existing one tied to the provider's user.
+  'operator.sso_provisioned',
+  'operator.sso_linked',
   'operator.two_factor_enabled',
   'operator.two_factor_disabled',
   'operator.two_factor_reset',

@@ -13,6 +13,7 @@ import { FORM_LIMIT_BYTES, UPLOAD_LIMIT_BYTES } from './limits.js';
 import { operatorPages } from './operator/index.js';
 import { CONSOLE_POLICY } from './render.js';
 import { csrfRefused, loadConsoleContext } from './session.js';
+import { ssoRoutes } from './sso/index.js';
 import { enterpriseSignInRoutes, operatorSignInRoutes, signOutRoute } from './sign-in.js';
 
 /**
@@ -70,6 +71,7 @@ export function consoleSurface(adminKey: string) {
     enterpriseSignInRoutes(app);
     operatorSignInRoutes(app, adminKey);
     signOutRoute(app);
+    ssoRoutes(app);
     // Each area's pages in a scope that refuses, at registration, a page declared for anyone else.
     await app.register(async (area: App) => {
       area.addHook('onRoute', declaredFor('operator-session'));

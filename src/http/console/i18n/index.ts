@@ -3,13 +3,20 @@ import { activationEn, activationZh } from './activation.js';
 import { commonEn, commonZh } from './common.js';
 import { enterpriseEn, enterpriseZh } from './enterprise.js';
 import { operatorEn, operatorZh } from './operator.js';
+import { ssoEn, ssoZh } from './sso.js';
 
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const en = { ...commonEn, ...operatorEn, ...enterpriseEn, ...activationEn };
+const en = { ...commonEn, ...operatorEn, ...enterpriseEn, ...activationEn, ...ssoEn };
 export type MessageKey = keyof typeof en;
-const zh: Record<MessageKey, string> = { ...commonZh, ...operatorZh, ...enterpriseZh, ...activationZh };
+const zh: Record<MessageKey, string> = {
+  ...commonZh,
+  ...operatorZh,
+  ...enterpriseZh,
+  ...activationZh,
+  ...ssoZh,
+};
 const catalogs: Record<Locale, Record<MessageKey, string>> = { en, 'zh-CN': zh };
 
 /** The cookie that keeps a chosen language (not a secret; no session needed). */
