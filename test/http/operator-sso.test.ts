@@ -95,6 +95,12 @@ async function signIn(login: ProviderUser) {
 }
 
 describe('single sign-on with OpenID Connect', () => {
+  it('offers single sign-on on the operator sign-in page', async () => {
+    const page = await h.app.inject({ method: 'GET', url: '/console/operator/sign-in' });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('href="/console/operator/sso"');
+  });
+
   it('maps each group to its role and lands on the console signed in as that operator', async () => {
     for (const [role, who] of [
       ['owner', USERS.owner],
@@ -143,6 +149,28 @@ describe('single sign-on with OpenID Connect', () => {
       'operator.signed_in',
     ]);
     expect(audit[2]?.detail).toMatchObject({ role: 'auditor', previousRole: 'admin', via: 'sso' });
+  });
+
+  it('never demotes the last active owner: that sign-in is refused with a 409 page', async (context) => {
+    const owner = await operatorByEmail(USERS.owner.email as string);
+    const others = await h.database.db
+      .selectFrom('operators')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('role', '=', 'owner')
+      .where('status', '=', 'active')
+      .where('id', '<>', owner?.id ?? '')
+      .executeTakeFirstOrThrow();
+    // On a database other test files share, another owner may exist: then there is no last one.
+    if (Number(others.n) > 0) context.skip();
+    const groups = USERS.owner.groups;
+    USERS.owner.groups = [`${tag}-admins`];
+    try {
+      const { landed } = await signIn(USERS.owner);
+      expectClearPage(landed, 409, /last active owner/);
+      expect(await operatorByEmail(USERS.owner.email as string)).toMatchObject({ role: 'owner' });
+    } finally {
+      USERS.owner.groups = groups;
+    }
   });
 
   it('refuses a user in no mapped group with a clear 403 page, creates nothing and audits it', async () => {
