@@ -7,6 +7,7 @@ import { enterprisesRoute } from './enterprises.js';
 import { leasesRoute } from './leases.js';
 import { offlineMachinesRoutes } from '../activation/offline-machines.js';
 import { ordersRoute } from './orders.js';
+import { usageRoutes } from './usage.js';
 import { webhookActionRoutes } from './webhook-actions.js';
 import { webhookEndpointRoute } from './webhook-endpoint.js';
 import { webhooksRoute } from './webhooks.js';
@@ -19,6 +20,7 @@ export function operatorPages(app: App): void {
   enterpriseRoutes(app);
   ordersRoute(app);
   leasesRoute(app);
+  usageRoutes(app);
   offlineMachinesRoutes(app, 'operator');
   webhooksRoute(app);
   webhookEndpointRoute(app);
