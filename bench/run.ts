@@ -21,6 +21,7 @@ import { finishSeeding, seedTenants } from './seed.js';
 import { openSession, type Session } from './session.js';
 import { runStalledTenant, runWebhooks } from './webhooks.js';
 import { runCheckoutStorm } from './checkout-storm.js';
+import { seedUsage, USAGE_PRODUCTS, usageProductYear, usageYear } from './usage.js';
 import type { Db } from '../src/db/client.js';
 import {
   BATCH_CONNECTIONS,
@@ -256,6 +257,7 @@ async function postgresRun(): Promise<string> {
     if (want('batch')) await batchScenario(server.url, session, database.handle.db);
     if (want('op1')) await addMembersScenario(server.url, session);
     if (want('console')) await consoleScenarios(server.url, database.handle.db);
+    if (want('usage')) await usageScenarios(server.url, database.handle.db);
     if (want('webhooks')) await webhooksScenario(server.url);
     if (want('webhooks-stalled')) await stalledTenantScenario(server.url, database.handle.db);
     if (want('rss')) await rssRow(server.url);
@@ -339,6 +341,25 @@ async function addMembersScenario(url: string, session: Session): Promise<void> 
     pass: lag <= 50,
   });
   log(`event-loop delay p99 during member op 1: ${lag.toFixed(1)} ms`);
+}
+
+async function usageScenarios(url: string, db: Db): Promise<void> {
+  log(`usage: writing a year of hourly rollups for ${USAGE_PRODUCTS} products`);
+  await seedUsage(db);
+  const authorization = `Bearer ${adminKey}`;
+  for (const [name, shape] of [
+    [`usage: a year by day over ${USAGE_PRODUCTS} products' hourly rollups`, usageYear(authorization)],
+    ["usage: one product's year by day", usageProductYear(authorization)],
+  ] as const) {
+    const time = await measure(url, shape, sequential);
+    row(name, time, {
+      reference: null,
+      referenceValue: null,
+      ratio: null,
+      target: 'p50 ≤ 300 ms',
+      pass: time.p50 <= 300,
+    });
+  }
 }
 
 async function consoleScenarios(url: string, db: Db): Promise<void> {

@@ -98,6 +98,7 @@ export const SCENARIOS = [
   'batch',
   'op1',
   'console',
+  'usage',
   'webhooks',
   'webhooks-stalled',
   'rss',

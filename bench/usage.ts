@@ -1,0 +1,60 @@
+import { sql } from 'kysely';
+import type { Db } from '../src/db/client.js';
+import type { RequestShape } from './load.js';
+
+/** The usage bench's data: a year of hourly rollups for this many products (licenses). */
+export const USAGE_PRODUCTS = 1000;
+const HOURS = 365 * 24;
+
+/**
+ * Writes a year of hourly and daily seat rollups for USAGE_PRODUCTS licenses of 100 enterprises
+ * (8.76 million hourly rows), with refusals every few hours: what the usage page reads after a
+ * year of use. Written by SQL straight into the rollup tables, as the job would have left them.
+ */
+export async function seedUsage(db: Db): Promise<void> {
+  const start = Math.floor(Date.now() / 3_600_000) * 3_600_000 - HOURS * 3_600_000;
+  await sql`
+    insert into usage_hourly (bucket, product_id, app_id, enterprise_id, product, asset_num,
+                              licensed_seats, peak_seats, seat_ms)
+    select to_timestamp(${start / 1000}::float8) + h * interval '1 hour', -p, 'bench-app', p % 100,
+           'BENCH-P' || (p % 250), 'BENCH-A' || p, 10,
+           (abs(hashint4(p * 100000 + h)) % 11)::int, (abs(hashint4(p * 7 + h)) % 36000000)::bigint
+      from generate_series(1, ${USAGE_PRODUCTS}) p, generate_series(0, ${HOURS - 1}) h
+  `.execute(db);
+  await sql`
+    insert into usage_daily (bucket, product_id, app_id, enterprise_id, product, asset_num,
+                             licensed_seats, peak_seats, seat_ms)
+    select date_trunc('day', bucket, 'UTC'), product_id, app_id, max(enterprise_id), max(product),
+           max(asset_num), max(licensed_seats), max(peak_seats), sum(seat_ms)
+      from usage_hourly where app_id = 'bench-app' group by 1, product_id, app_id
+  `.execute(db);
+  await sql`
+    insert into usage_denials (bucket, product, enterprise_id, app_id, code, denied)
+    select to_timestamp(${start / 1000}::float8) + h * interval '1 hour', 'BENCH-P' || p, p % 100,
+           'bench-app', 90005, 1 + p % 3
+      from generate_series(0, 249) p, generate_series(0, ${HOURS - 1}, 5) h
+  `.execute(db);
+  await sql`analyze usage_hourly, usage_daily, usage_denials`.execute(db);
+}
+
+/** The usage page's server side: a year by day over every product, with the licenses ranked. */
+export function usageYear(authorization: string): RequestShape {
+  const from = new Date(Date.now() - 365 * 86_400_000).toISOString();
+  return {
+    method: 'GET',
+    path: () => `/admin/usage?bucket=day&from=${encodeURIComponent(from)}`,
+    headers: { authorization },
+    accept: (status) => status === 200,
+  };
+}
+
+/** One product's year by day: what the page shows when a product is chosen. */
+export function usageProductYear(authorization: string): RequestShape {
+  const from = new Date(Date.now() - 365 * 86_400_000).toISOString();
+  return {
+    method: 'GET',
+    path: () => `/admin/usage?bucket=day&product=BENCH-P7&from=${encodeURIComponent(from)}`,
+    headers: { authorization },
+    accept: (status) => status === 200,
+  };
+}
