@@ -34,6 +34,7 @@ import * as m0170 from './migrations/0170_operators.js';
 import * as m0171 from './migrations/0171_operator_sign_in.js';
 import * as m0172 from './migrations/0172_sso_requests.js';
 import * as m0175 from './migrations/0175_usage_rollups.js';
+import * as m0178 from './migrations/0178_order_batch_received_body.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 export const MIGRATIONS: MigrationList = {
@@ -67,9 +68,10 @@ export const MIGRATIONS: MigrationList = {
   '0160_webhook_fair_delivery': m0160,
   '0165_runtime_activations': m0165,
   '0170_operators': m0170,
-  '0175_usage_rollups': m0175,
   '0171_operator_sign_in': m0171,
   '0172_sso_requests': m0172,
+  '0175_usage_rollups': m0175,
+  '0178_order_batch_received_body': m0178,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

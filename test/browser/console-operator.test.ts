@@ -86,6 +86,13 @@ describe.runIf(browserAvailable())('console operator area (Chromium)', () => {
     await page.goto('/console/operator/orders');
     await expect.poll(() => batchRow.locator('[data-status]').getAttribute('data-status')).toBe('accepted');
     expect(await batchRow.locator('td.request pre').textContent()).toContain(String(body.channelOrderId));
+    // What the app sent, not what Keyward made of it: its field names, no defaults filled in.
+    const received = (await batchRow.locator('td.request pre').textContent()) ?? '';
+    expect(received).toContain('"orderList"');
+    expect(received).not.toContain('"orders"');
+    expect(received).not.toContain('null');
+    // Folded: the body opens on demand rather than widening the table.
+    expect(await batchRow.locator('td.request details').getAttribute('open')).toBeNull();
     await page.selectOption('select[name="status"]', 'accepted');
     await page.getByRole('button', { name: 'Filter' }).click();
     expect(await batchRow.count()).toBe(1);

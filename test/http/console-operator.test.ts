@@ -184,6 +184,20 @@ describe('console operator pages (inject)', () => {
     expect(lines[1]).toContain('"{""name"":""=HYPERLINK(\\""x\\""),');
   });
 
+  it("names an app's audit rows by the app's key and name, not its id", async () => {
+    const op = await operator();
+    const appKey = enterprise.app.appKey;
+    const [own] = (await h.app.services.apps.list()).filter((a) => a.appKey === appKey);
+    const [row] = await h.app.services.audit.list({ app: appKey, limit: 1 });
+    expect(row?.operator).toBeNull();
+    const page = await op.get(`/console/operator/audit?app=${appKey}`);
+    expect(page.statusCode).toBe(200);
+    const actor = /<td class="actor">([\s\S]*?)<\/td>/.exec(page.body)?.[1] ?? '';
+    expect(actor).toContain(`<code data-app-key="true">${appKey}</code>`);
+    expect(actor).toContain(String(own?.name));
+    expect(actor).not.toContain(String(row?.appId));
+  });
+
   it('quotes CSV cells and defuses formulas', () => {
     expect(csvCell('plain')).toBe('plain');
     expect(csvCell('a,b')).toBe('"a,b"');

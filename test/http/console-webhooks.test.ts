@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enterpriseClient, operatorClient, type ConsoleClient } from '../support/console-client.js';
 import { nonce, startHarness, type Harness } from '../support/harness.js';
 import { assetWorld, buyAsset, okData, setLocked, type AssetWorld } from '../support/order-fixtures.js';
+import { translator } from '../../src/http/console/i18n/index.js';
+import { translatedError } from '../../src/http/console/operator/webhook-errors.js';
 import { insertAppEvents } from '../webhooks/outbox-fixtures.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 
@@ -172,7 +174,36 @@ describe("an endpoint's deliveries", () => {
     const [delivery] = await deliveriesOf(moved.id);
     const row = rowOf((await page(`${WEBHOOKS}/${moved.id}`)).body, 'data-delivery', String(delivery?.id));
     expect(row).toMatch(/HTTP 302 · \d+ ms/);
-    expect(row).toContain('<td class="error"><small>redirect not followed</small></td>');
+    expect(row).toContain(
+      '<td class="error"><small><span data-error="redirect not followed">answered with a redirect, which is not followed</span></small></td>',
+    );
+    // What Keyward wrote is stored in English and read in the page's language.
+    const zh = await page(`${WEBHOOKS}/${moved.id}`, { 'accept-language': 'zh-CN' });
+    const zhRow = rowOf(zh.body, 'data-delivery', String(delivery?.id));
+    expect(zhRow).toContain('>应答为重定向，不予跟随</span>');
+    expect(zhRow).not.toContain('>redirect not followed<');
+  });
+
+  it('translates what Keyward wrote about an attempt, and quotes what it did not write', async () => {
+    const t = (e: string) => translatedError(translator('zh-CN'), e);
+    expect(t('timed out after 600 ms')).toBe('600 毫秒内无应答');
+    expect(t('request failed: ECONNREFUSED')).toBe('请求失败（ECONNREFUSED）');
+    expect(t('status 503')).toBe('应答 HTTP 503');
+    expect(t('host example.test resolves only to private, loopback, link-local or reserved addresses')).toBe(
+      '主机 example.test 只解析到私有、回环、链路本地或保留地址',
+    );
+    expect(t('down for maintenance')).toBeUndefined();
+    // Text Keyward did not write is quoted as received, in its own language.
+    const failing = await createEndpoint(world, '/quoted');
+    await h.database.db
+      .updateTable('webhook_endpoints')
+      .set({ status: 'disabled', disabled_reason: 'the receiver said: <b>nope</b>' })
+      .where('id', '=', failing.id)
+      .execute();
+    const zh = await page(`${WEBHOOKS}?app=${world.app.appKey}`, { 'accept-language': 'zh-CN' });
+    expect(rowOf(zh.body, 'data-endpoint', failing.id)).toContain(
+      '<q class="received" lang="en" data-error="the receiver said: &lt;b>nope&lt;/b>">the receiver said: &lt;b>nope&lt;/b></q>',
+    );
   });
 
   it('refuses a status that is not one, naming the field', async () => {
@@ -413,6 +444,12 @@ describe('a disabled endpoint', () => {
     const row = rowOf(listed.body, 'data-endpoint', failing.id);
     expect(row).toContain('data-status="disabled"');
     expect(row).toContain(reason);
+    const zh = rowOf(
+      (await page(`${WEBHOOKS}?app=${world.app.appKey}`, { 'accept-language': 'zh-CN' })).body,
+      'data-endpoint',
+      failing.id,
+    );
+    expect(zh).toContain('>自 2026-01-01T00:00:00.000Z 起连续失败 10 次</span>');
     const shown = await page(`${WEBHOOKS}/${failing.id}`);
     expect(shown.body).toContain('This endpoint is disabled');
     expect(shown.body).toContain(`PATCH /v1/webhooks/endpoints/${failing.id}`);

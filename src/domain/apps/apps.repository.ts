@@ -99,6 +99,17 @@ export class AppsRepository {
     return row && toRecord(row);
   }
 
+  /** The key and name of each of these apps (ids of apps since deleted are absent). */
+  async namesOf(ids: readonly string[]): Promise<Map<string, { appKey: string; name: string }>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('apps')
+      .select(['id', 'app_key', 'name'])
+      .where('id', 'in', [...new Set(ids)])
+      .execute();
+    return new Map(rows.map((r) => [r.id, { appKey: r.app_key, name: r.name }]));
+  }
+
   /**
    * One page of apps, newest first, with the number that match: `search` is part of the name
    * (any case) or the start of the key; `excludeKey`, an app left out.

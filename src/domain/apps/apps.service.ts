@@ -184,6 +184,11 @@ export class AppsService {
     return (await this.apps.list()).map(view);
   }
 
+  /** Each app's key and name by id: what a person reads where a log row keeps only the id. */
+  async namesOf(ids: readonly string[]): Promise<Map<string, { appKey: string; name: string }>> {
+    return this.apps.namesOf(ids);
+  }
+
   /**
    * A page of the channel apps for the console, newest first; `search` matches the name or the
    * key's start. The console's own client is not among them (see consoleClient).

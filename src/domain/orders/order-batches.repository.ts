@@ -81,6 +81,8 @@ export class OrderBatchesRepository {
     bodyHash: string;
     syncMode: SyncMode;
     payload: Batch | null;
+    /** The body as the app sent it, kept with an async batch's payload. */
+    received: unknown;
     requestId: string | null;
   }): Promise<boolean> {
     const row = await this.db
@@ -93,6 +95,7 @@ export class OrderBatchesRepository {
         body_hash: batch.bodyHash,
         sync_mode: batch.syncMode,
         payload: batch.payload === null ? null : jsonbText(batch.payload),
+        received: batch.payload === null || batch.received === undefined ? null : jsonbText(batch.received),
         result: '[]',
         pending: batch.syncMode === 'async',
         request_id: batch.requestId,

@@ -33,6 +33,8 @@ export interface LoggedBatch {
   cursor: BatchCursor;
   /** The batch as accepted (async batches only: a sync batch is applied at once, not kept). */
   payload: unknown;
+  /** The body as the app sent it (async batches since migration 0178), else null. */
+  received: unknown;
   /** The answer the caller got: each order's id and customer. */
   result: unknown;
   /** The first orders of the batch with their outcome. */
@@ -72,6 +74,7 @@ export class OrderLogRepository {
         'b.channel_order_id',
         'b.sync_mode',
         'b.payload',
+        'b.received',
         'b.result',
         'b.pending',
         'b.attempts',
@@ -128,6 +131,7 @@ export class OrderLogRepository {
         receivedAt: r.created_at.getTime(),
         cursor: { receivedAt: r.received_text, id: r.id },
         payload: r.payload,
+        received: r.received,
         result: r.result,
         orders: own.slice(0, ORDERS_SHOWN),
         orderCount: own.length,

@@ -58,7 +58,16 @@ export class OrdersService {
    * rolls everything back, the idempotency record included, so a corrected retry may follow.
    * Accepted orders are audited in that transaction; a replay is not a change and is not.
    */
-  async submit(app: OrderApp, input: BatchInput, actor: AuditActor): Promise<OrderResultItem[]> {
+  /**
+   * `received` is the body as the app sent it, before validation filled in defaults: an async
+   * batch keeps it for the operator's Orders page.
+   */
+  async submit(
+    app: OrderApp,
+    input: BatchInput,
+    actor: AuditActor,
+    received?: unknown,
+  ): Promise<OrderResultItem[]> {
     const draft = normalizeBatch(input);
     checkBatch(draft, this.limits.instanceRowsPerCall);
     // A channel left out is taken from the customers before the hash, and the hash covers it: the
@@ -74,7 +83,9 @@ export class OrdersService {
     const earlier = await this.replay(app.appId, batch, bodyHash);
     if (earlier) return earlier;
     try {
-      return await this.db.transaction().execute((trx) => this.accept(trx, app, batch, bodyHash, actor));
+      return await this.db
+        .transaction()
+        .execute((trx) => this.accept(trx, app, batch, bodyHash, actor, received));
     } catch (error) {
       if (error instanceof OrderFailure) throw error.failure;
       if (!(error instanceof KeyTaken)) throw error;
@@ -177,6 +188,7 @@ export class OrdersService {
     batch: Batch,
     bodyHash: string,
     actor: AuditActor,
+    received: unknown,
   ): Promise<OrderResultItem[]> {
     const batches = new OrderBatchesRepository(trx);
     const batchId = newGlobalId();
@@ -188,6 +200,7 @@ export class OrdersService {
       bodyHash,
       syncMode: batch.syncMode,
       payload: batch.syncMode === 'async' ? batch : null,
+      received,
       requestId: actor.requestId,
     });
     if (!claimed) throw new KeyTaken();

@@ -21,6 +21,12 @@ const Query = Type.Object({
   appKey: Type.Optional(Type.String({ description: "the caller's application key; must be the token's" })),
 });
 
+/**
+ * Each request's body as it arrived, before validation fills in defaults: the batch keeps it
+ * (the operator's Orders page shows what was received, not what Keyward made of it).
+ */
+const receivedBodies = new WeakMap<object, unknown>();
+
 /** Order op 5: batch-create license orders (new purchase, asset revocation, product revocation). */
 export function batchOrderRoute(app: App): void {
   const { merchandise, body } = batchOrderSchemas(app.config.limits);
@@ -38,6 +44,9 @@ export function batchOrderRoute(app: App): void {
       },
       // Cross checks of the caller come before the body's own validation (DOMAIN.md §2).
       preValidation: async (request) => {
+        // Only an async batch is kept (a sync one is applied at once): only its body is copied.
+        const { syncMode } = (request.body ?? {}) as { syncMode?: unknown };
+        if (syncMode === 'async') receivedBodies.set(request, structuredClone(request.body));
         const principal = appOf(request);
         const { appKey } = request.query as { appKey?: unknown };
         if (appKey !== principal.appKey) {
@@ -51,6 +60,14 @@ export function batchOrderRoute(app: App): void {
         }
       },
     },
-    async (request) => ok(await app.services.orders.submit(appOf(request), request.body, appActor(request))),
+    async (request) =>
+      ok(
+        await app.services.orders.submit(
+          appOf(request),
+          request.body,
+          appActor(request),
+          receivedBodies.get(request),
+        ),
+      ),
   );
 }

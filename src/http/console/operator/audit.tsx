@@ -11,6 +11,9 @@ import { operatorMay } from '../../access/access.js';
 
 const AUDIT = '/console/operator/audit';
 const PAGE_SIZE = 50;
+/** A detail this long shows inline; a longer one folds, with its start as the summary. */
+const DETAIL_INLINE = 80;
+const DETAIL_SUMMARY = 48;
 /** Rows one CSV export holds at most; narrow the filters (or use `keyward audit`) for more. */
 export const CSV_MAX_ROWS = 10_000;
 const CSV_CHUNK = 1000;
@@ -43,6 +46,40 @@ function csvRow(row: AuditRecord): string {
   ]);
 }
 
+/** Who made the change: the operator by name, else the app by its key and name (its id if gone). */
+function Actor(props: {
+  operator: string | null;
+  appId: string | null;
+  apps: Map<string, { appKey: string; name: string }>;
+}) {
+  const { operator, appId, apps } = props;
+  if (operator !== null) return <>{operator}</>;
+  if (appId === null) return <>—</>;
+  const found = apps.get(appId);
+  if (found === undefined) return <code>{appId}</code>;
+  return (
+    <>
+      <code data-app-key>{found.appKey}</code>
+      <br />
+      <small>{found.name}</small>
+    </>
+  );
+}
+
+/** Short details inline; long ones folded, so the row keeps the table's width. */
+function Detail(props: { detail: unknown }) {
+  const short = JSON.stringify(props.detail) ?? 'null';
+  if (short.length <= DETAIL_INLINE) return <code class="detail">{short}</code>;
+  return (
+    <details>
+      <summary>
+        <code>{`${short.slice(0, DETAIL_SUMMARY)}…`}</code>
+      </summary>
+      <pre class="detail">{JSON.stringify(props.detail, null, 2)}</pre>
+    </details>
+  );
+}
+
 /** GET /console/operator/audit and /audit.csv: `GET /admin/audit`'s filters, as a page or a file. */
 export function auditRoutes(app: App): void {
   app.get<{ Querystring: AuditQuery }>(
@@ -58,6 +95,10 @@ export function auditRoutes(app: App): void {
         error === undefined ? await app.services.audit.list({ ...filter, limit: PAGE_SIZE + 1 }) : [];
       const page = rows.slice(0, PAGE_SIZE);
       const last = page.at(-1);
+      // A row made by an app keeps its id: the page names the app by its key and name.
+      const apps = await app.services.apps.namesOf(
+        page.flatMap((row) => (row.operator === null && row.appId !== null ? [row.appId] : [])),
+      );
       return sendPage(
         reply,
         <Layout context={context} title={t('nav.audit')}>
@@ -126,9 +167,11 @@ export function auditRoutes(app: App): void {
                       </td>
                       <td>{row.subject ?? '—'}</td>
                       <td>{row.enterpriseId ?? '—'}</td>
-                      <td>{row.operator ?? row.appId ?? '—'}</td>
-                      <td>
-                        <code class="detail">{JSON.stringify(row.detail)}</code>
+                      <td class="actor">
+                        <Actor operator={row.operator} appId={row.appId} apps={apps} />
+                      </td>
+                      <td class="detail">
+                        <Detail detail={row.detail} />
                       </td>
                       <td>
                         <small>{row.requestId ?? '—'}</small>

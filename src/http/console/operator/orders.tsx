@@ -29,13 +29,40 @@ function cursorOf(value: string | undefined): BatchCursor | undefined {
   return { receivedAt: match[1] as string, id: match[2] as string };
 }
 
-function Json(props: { context: ConsoleContext; value: unknown; max: number }) {
+/**
+ * A JSON value folded into a <details>: a request body can be thousands of characters wide and
+ * long, and a table row of them ran off a 1280-pixel screen. The summary says what it is and how
+ * large.
+ */
+function Json(props: { context: ConsoleContext; value: unknown; max: number; summary: string }) {
   const json = prettyJson(props.value, props.max);
   return (
-    <pre>
-      {json.text}
-      {json.cut && `\n${props.context.t('orders.truncated', { size: json.size })}`}
-    </pre>
+    <details class="json">
+      <summary>
+        {props.summary} <small>{props.context.t('orders.chars', { size: json.size })}</small>
+      </summary>
+      <pre>
+        {json.text}
+        {json.cut && `\n${props.context.t('orders.truncated', { size: json.size })}`}
+      </pre>
+    </details>
+  );
+}
+
+/** What the app sent; a row from before the body was kept shows the stored payload, and says so. */
+function Received(props: { context: ConsoleContext; batch: LoggedBatch }) {
+  const { context, batch } = props;
+  const { t } = context;
+  if (batch.received !== null)
+    return <Json context={context} value={batch.received} max={REQUEST_CHARS} summary={t('orders.show')} />;
+  if (batch.payload === null) return <small>{t('orders.notKept')}</small>;
+  return (
+    <>
+      <small class="hint" data-stored-payload>
+        {t('orders.storedOnly')}
+      </small>
+      <Json context={context} value={batch.payload} max={REQUEST_CHARS} summary={t('orders.show')} />
+    </>
   );
 }
 
@@ -70,11 +97,7 @@ function BatchRow(props: { context: ConsoleContext; batch: LoggedBatch }) {
         <Time at={batch.receivedAt} />
       </td>
       <td class="request">
-        {batch.payload === null ? (
-          <small>{t('orders.notKept')}</small>
-        ) : (
-          <Json context={context} value={batch.payload} max={REQUEST_CHARS} />
-        )}
+        <Received context={context} batch={batch} />
       </td>
       <td class="outcome">
         <small>{t('orders.ordersOf', { count: batch.orderCount })}</small>
@@ -90,7 +113,7 @@ function BatchRow(props: { context: ConsoleContext; batch: LoggedBatch }) {
             </li>
           ))}
         </ul>
-        <Json context={context} value={batch.result} max={RESULT_CHARS} />
+        <Json context={context} value={batch.result} max={RESULT_CHARS} summary={t('orders.answer')} />
       </td>
     </tr>
   );

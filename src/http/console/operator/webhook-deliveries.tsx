@@ -6,7 +6,8 @@ import {
 import type { ConsoleContext } from '../context.js';
 import type { MessageKey } from '../i18n/index.js';
 import { ActionButton, Empty, Time, type ConsoleError } from '../ui.js';
-import { errorBeyondStatus, errorExcerpt, Outcome } from './webhook-parts.js';
+import { StoredError } from './webhook-errors.js';
+import { errorBeyondStatus, Outcome } from './webhook-parts.js';
 import { endpointHref, WEBHOOKS } from './webhooks-filter.js';
 
 /** Deliveries a page shows, newest first; older ones are a link away. */
@@ -50,7 +51,15 @@ function DeliveryRow(props: { context: ConsoleContext; endpointId: string; deliv
           </>
         )}
       </td>
-      <td class="error">{error === null ? '—' : <small>{errorExcerpt(error)}</small>}</td>
+      <td class="error">
+        {error === null ? (
+          '—'
+        ) : (
+          <small>
+            <StoredError context={context} error={error} />
+          </small>
+        )}
+      </td>
       <td>{delivery.status === 'pending' ? <Time at={delivery.nextAttemptAt} /> : '—'}</td>
       <td class="actions">
         {delivery.status === 'delivered' ? (

@@ -1,13 +1,11 @@
 import type { AdminEndpointRow } from '../../../domain/webhooks/webhook-admin.repository.js';
 import type { ConsoleContext } from '../context.js';
 import { Time } from '../ui.js';
+import { StoredError } from './webhook-errors.js';
 
 /** Characters of an attempt's error shown in a table: the stored ones are short sentences. */
 const ERROR_CHARS = 200;
 
-export function errorExcerpt(error: string): string {
-  return error.length > ERROR_CHARS ? `${error.slice(0, ERROR_CHARS)}…` : error;
-}
 
 /**
  * What an attempt's error adds to its outcome: nothing when it only restates the status code the
@@ -35,7 +33,9 @@ export function EndpointStatus(props: { context: ConsoleContext; endpoint: Admin
       {endpoint.disabledReason !== null && (
         <>
           <br />
-          <small class="reason">{endpoint.disabledReason}</small>
+          <small class="reason">
+            <StoredError context={context} error={endpoint.disabledReason} />
+          </small>
         </>
       )}
     </span>
@@ -71,7 +71,13 @@ export function Outcome(props: {
   const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
   return (
     <span class={ok ? 'outcome-ok' : 'outcome-failed'}>
-      {statusCode !== null ? context.t('webhooks.http', { code: statusCode }) : errorExcerpt(error ?? '—')}
+      {statusCode !== null ? (
+        context.t('webhooks.http', { code: statusCode })
+      ) : error === null ? (
+        '—'
+      ) : (
+        <StoredError context={context} error={error} max={ERROR_CHARS} />
+      )}
       {latencyMs !== null && latencyMs !== undefined && ` · ${context.t('webhooks.ms', { ms: latencyMs })}`}
     </span>
   );
