@@ -1,18 +1,32 @@
 import type { ComponentChildren } from 'preact';
+import type { ConsoleSession } from '../../domain/console/console-sessions.service.js';
+import { mayAct, type Permission } from '../../domain/operators/roles.js';
 import type { ConsoleContext } from './context.js';
 import type { MessageKey } from './i18n/index.js';
 import { LOCALES } from './i18n/index.js';
 
-const OPERATOR_NAV: Array<[string, MessageKey]> = [
-  ['/console/operator', 'nav.dashboard'],
-  ['/console/operator/apps', 'nav.apps'],
-  ['/console/operator/enterprises', 'nav.enterprises'],
-  ['/console/operator/orders', 'nav.orders'],
-  ['/console/operator/leases', 'nav.leases'],
-  ['/console/operator/offline-machines', 'nav.offlineMachines'],
-  ['/console/operator/webhooks', 'nav.webhooks'],
-  ['/console/operator/audit', 'nav.audit'],
+/** Each operator page with the permission its route declares: a role sees what it may open. */
+const OPERATOR_NAV: Array<[string, MessageKey, Permission]> = [
+  ['/console/operator', 'nav.dashboard', 'status'],
+  ['/console/operator/apps', 'nav.apps', 'read'],
+  ['/console/operator/enterprises', 'nav.enterprises', 'read'],
+  ['/console/operator/orders', 'nav.orders', 'read'],
+  ['/console/operator/leases', 'nav.leases', 'read'],
+  ['/console/operator/offline-machines', 'nav.offlineMachines', 'read'],
+  ['/console/operator/webhooks', 'nav.webhooks', 'read'],
+  ['/console/operator/audit', 'nav.audit', 'audit'],
+  ['/console/operator/operators', 'nav.operators', 'operators'],
+  ['/console/operator/account', 'nav.account', 'self'],
 ];
+
+/** The operator's entries their role reaches, none while the sign-in still owes a step. */
+function operatorNav(session: Extract<ConsoleSession, { kind: 'operator' }>): Array<[string, MessageKey]> {
+  if (session.step !== 'ready') return [];
+  return OPERATOR_NAV.filter(([, , p]) => mayAct([session.operator.role], p)).map(([href, key]) => [
+    href,
+    key,
+  ]);
+}
 
 const ENTERPRISE_NAV: Array<[string, MessageKey]> = [
   ['/console/enterprise', 'nav.members'],
@@ -76,7 +90,11 @@ export function Layout(props: { context: ConsoleContext; title: string; children
   const { context, title, children } = props;
   const { t, session, locale, path } = context;
   const nav =
-    session?.kind === 'operator' ? OPERATOR_NAV : session?.kind === 'enterprise' ? ENTERPRISE_NAV : [];
+    session?.kind === 'operator'
+      ? operatorNav(session)
+      : session?.kind === 'enterprise'
+        ? ENTERPRISE_NAV
+        : [];
   const current = currentEntry(nav, path);
   const product = t('app.name');
   return (
@@ -92,7 +110,6 @@ export function Layout(props: { context: ConsoleContext; title: string; children
       <body class={session === undefined ? 'signed-out' : 'signed-in'}>
         <aside class="sidebar">
           <a class="brand" href="/console">
-            <img src="/console/assets/favicon.svg" alt="" width="24" height="24" />
             <span>{product}</span>
           </a>
           <nav class="main-nav" aria-label={product}>

@@ -154,3 +154,49 @@ export function Time(props: { at: Date | number | null | undefined }) {
     </time>
   );
 }
+
+/**
+ * Names in a row (scopes, channels, event types): each name and the comma after it never break
+ * apart, so a line neither splits a name (`auth_webhook s`) nor starts with a comma.
+ */
+export function InlineList(props: { items: readonly string[]; code?: boolean; long?: boolean }) {
+  const { items, code = false, long = false } = props;
+  // `long`: names of the sender's length (channel codes) may break inside, rather than widen.
+  return (
+    <span class={long ? 'list-inline long' : 'list-inline'}>
+      {items.map((item, i) => (
+        <>
+          <span>
+            {code ? <code>{item}</code> : item}
+            {i < items.length - 1 && ','}
+          </span>
+          {i < items.length - 1 && ' '}
+        </>
+      ))}
+    </span>
+  );
+}
+
+export type BadgeTone = 'ok' | 'warn' | 'bad' | 'neutral';
+
+/** The console's status words by their tone: settled well, waiting, refused or broken. */
+const TONES: Record<string, BadgeTone> = {
+  active: 'ok',
+  enabled: 'ok',
+  completed: 'ok',
+  delivered: 'ok',
+  pending: 'warn',
+  accepted: 'warn',
+  disabled: 'bad',
+  failed: 'bad',
+};
+
+/** The tone of a status word (apps, orders, endpoints, deliveries); neutral when unknown. */
+export function toneOf(status: string): BadgeTone {
+  return TONES[status] ?? 'neutral';
+}
+
+/** A status as a word in a coloured pill; the word stays on one line in every language. */
+export function Badge(props: { tone: BadgeTone; children: ComponentChildren }) {
+  return <span class={`badge ${props.tone}`}>{props.children}</span>;
+}

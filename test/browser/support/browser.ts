@@ -85,7 +85,11 @@ export async function startConsoleWorld(env: Record<string, string> = {}): Promi
 export async function signInOperator(page: Page): Promise<void> {
   await page.goto('/console/operator/sign-in');
   await page.getByLabel('Admin key').fill(ADMIN_KEY);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  // The sign-in page may offer other ways in (each with its own button): this is the key's form.
+  await page
+    .locator('form', { has: page.getByLabel('Admin key') })
+    .getByRole('button', { name: 'Sign in' })
+    .click();
   await expect.poll(() => new URL(page.url()).pathname).toBe('/console/operator');
 }
 

@@ -14,7 +14,19 @@ import { sendErrorPage } from '../error-page.js';
 import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
-import { ActionButton, Csrf, Empty, Field, Notice, Pager, Time, type ConsoleError } from '../ui.js';
+import {
+  ActionButton,
+  Badge,
+  Csrf,
+  Empty,
+  Field,
+  InlineList,
+  Notice,
+  Pager,
+  Time,
+  toneOf,
+  type ConsoleError,
+} from '../ui.js';
 import { consoleRequest } from './form.js';
 import { formChecked, formText, pageOf } from '../form-fields.js';
 import { operatorMay } from '../../access/access.js';
@@ -84,13 +96,24 @@ function AppRow(props: { context: ConsoleContext; app: AppView }) {
   const base = `${APPS}/${encodeURIComponent(app.appKey)}`;
   return (
     <tr data-app={app.appKey}>
-      <td>
+      {/* The key with its creation time below: one column less, so the row fits 1280 pixels. */}
+      <td class="app-key">
         <code>{app.appKey}</code>
+        <br />
+        <small class="hint">
+          <Time at={app.createdAt} />
+        </small>
       </td>
       <td class="app-name">{app.name}</td>
-      <td>{app.scopes.join(', ')}</td>
-      <td>{app.channels.join(', ')}</td>
-      <td class={`status-${app.status}`}>{t(`apps.status.${app.status}` as MessageKey)}</td>
+      <td>
+        <InlineList items={app.scopes} />
+      </td>
+      <td>
+        <InlineList items={app.channels} long />
+      </td>
+      <td class={`status status-${app.status}`}>
+        <Badge tone={toneOf(app.status)}>{t(`apps.status.${app.status}` as MessageKey)}</Badge>
+      </td>
       <td data-offline-days={app.offlineLeaseMaxDays}>
         {app.status === 'disabled' ? (
           app.offlineLeaseMaxDays
@@ -113,9 +136,6 @@ function AppRow(props: { context: ConsoleContext; app: AppView }) {
             </button>
           </form>
         )}
-      </td>
-      <td>
-        <Time at={app.createdAt} />
       </td>
       <td class="actions">
         {app.status === 'pending' && (
@@ -179,8 +199,12 @@ function ConsoleClientSection(props: { context: ConsoleContext; client: AppView 
                 <code>{client.appKey}</code>
               </td>
               <td class="app-name">{client.name}</td>
-              <td>{client.scopes.join(', ')}</td>
-              <td class={`status-${client.status}`}>{t(`apps.status.${client.status}` as MessageKey)}</td>
+              <td>
+                <InlineList items={client.scopes} />
+              </td>
+              <td class={`status status-${client.status}`}>
+                <Badge tone={toneOf(client.status)}>{t(`apps.status.${client.status}` as MessageKey)}</Badge>
+              </td>
               <td>
                 <Time at={client.createdAt} />
               </td>
@@ -268,13 +292,14 @@ function AppsPage(props: AppsPageProps) {
           <table class="apps">
             <thead>
               <tr>
-                <th>{t('apps.key')}</th>
+                <th>
+                  {t('apps.key')} · {t('common.created')}
+                </th>
                 <th>{t('apps.name')}</th>
                 <th>{t('apps.scopes')}</th>
                 <th>{t('apps.channels')}</th>
                 <th>{t('common.status')}</th>
                 <th title={t('apps.offlineDaysHint')}>{t('apps.offlineDays')}</th>
-                <th>{t('common.created')}</th>
                 <th>{t('common.actions')}</th>
               </tr>
             </thead>

@@ -9,7 +9,7 @@ import { operatorContext, type ConsoleContext } from '../context.js';
 import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { Empty, Time } from '../ui.js';
+import { Badge, Empty, Time, toneOf } from '../ui.js';
 import { prettyJson } from './form.js';
 import { operatorMay } from '../../access/access.js';
 
@@ -85,8 +85,8 @@ function BatchRow(props: { context: ConsoleContext; batch: LoggedBatch }) {
         <br />
         {batch.channelOrderId}
       </td>
-      <td class={`status-${batch.status}`} data-status={batch.status}>
-        {t(`orders.status.${batch.status}` as MessageKey)}
+      <td class={`status status-${batch.status}`} data-status={batch.status}>
+        <Badge tone={toneOf(batch.status)}>{t(`orders.status.${batch.status}` as MessageKey)}</Badge>
         <br />
         <small>
           {batch.syncMode}

@@ -5,7 +5,7 @@ import {
 } from '../../../domain/webhooks/webhook-admin.repository.js';
 import type { ConsoleContext } from '../context.js';
 import type { MessageKey } from '../i18n/index.js';
-import { ActionButton, Empty, Time, type ConsoleError } from '../ui.js';
+import { ActionButton, Badge, Empty, Time, toneOf, type ConsoleError } from '../ui.js';
 import { StoredError } from './webhook-errors.js';
 import { errorBeyondStatus, Outcome } from './webhook-parts.js';
 import { endpointHref, WEBHOOKS } from './webhooks-filter.js';
@@ -29,7 +29,9 @@ function DeliveryRow(props: { context: ConsoleContext; endpointId: string; deliv
           <code class="event-id">{delivery.eventId}</code>
         </small>
       </td>
-      <td class={`status-${delivery.status}`}>{t(deliveryStatusKey(delivery.status))}</td>
+      <td class={`status status-${delivery.status}`}>
+        <Badge tone={toneOf(delivery.status)}>{t(deliveryStatusKey(delivery.status))}</Badge>
+      </td>
       <td>{delivery.attempts}</td>
       <td>
         {delivery.lastAttemptAt === null ? (

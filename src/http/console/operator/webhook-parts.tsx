@@ -1,11 +1,10 @@
 import type { AdminEndpointRow } from '../../../domain/webhooks/webhook-admin.repository.js';
 import type { ConsoleContext } from '../context.js';
-import { Time } from '../ui.js';
+import { Badge, InlineList, Time, toneOf } from '../ui.js';
 import { StoredError } from './webhook-errors.js';
 
 /** Characters of an attempt's error shown in a table: the stored ones are short sentences. */
 const ERROR_CHARS = 200;
-
 
 /**
  * What an attempt's error adds to its outcome: nothing when it only restates the status code the
@@ -19,7 +18,11 @@ export function errorBeyondStatus(error: string | null, statusCode: number | nul
 export function EventFilter(props: { context: ConsoleContext; types: string[] | null }) {
   const { context, types } = props;
   if (types === null) return <em>{context.t('webhooks.allEvents')}</em>;
-  return <span class="event-types">{types.join(', ')}</span>;
+  return (
+    <span class="event-types">
+      <InlineList items={types} />
+    </span>
+  );
 }
 
 /** Enabled or disabled, and why it was disabled. */
@@ -28,7 +31,9 @@ export function EndpointStatus(props: { context: ConsoleContext; endpoint: Admin
   return (
     <span class="webhook-status">
       <span class={`status-${endpoint.status}`} data-status={endpoint.status}>
-        {context.t(endpoint.status === 'enabled' ? 'webhooks.status.enabled' : 'webhooks.status.disabled')}
+        <Badge tone={toneOf(endpoint.status)}>
+          {context.t(endpoint.status === 'enabled' ? 'webhooks.status.enabled' : 'webhooks.status.disabled')}
+        </Badge>
       </span>
       {endpoint.disabledReason !== null && (
         <>

@@ -1,0 +1,211 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batch, newBuy, submit, type OrderTenant } from '../http/order-helpers.js';
+import { ADMIN_KEY, nonce, uniqueCode } from '../support/harness.js';
+import {
+  addMember,
+  assetIdOf,
+  assetWorld,
+  assign,
+  buyAsset,
+  buyLentLock,
+  okData,
+  setLocked,
+  type AssetWorld,
+} from '../support/order-fixtures.js';
+import { startReceiver, type Receiver } from '../webhooks/receiver.js';
+import {
+  browserAvailable,
+  signInEnterprise,
+  signInOperator,
+  startConsoleWorld,
+  type ConsoleWorld,
+} from './support/browser.js';
+
+// Every console page, in both languages, with long data (long names, a long unbroken word, long
+// request bodies, many rows), at 1280×800: the page never scrolls sideways and no element reaches
+// past the screen's right edge, inside a scrolling table or not (issue 31 §3).
+
+const WIDTH = 1280;
+const LONG_WORD = 'Supercalifragilisticexpialidociousbutlongerstill';
+const LONG_NAME = `Northwind Industrial Automation Licensing Gateway ${LONG_WORD}`;
+
+interface Overflow {
+  scrollWidth: number;
+  offenders: string[];
+}
+
+/** The page's width and the elements whose right edge passes the viewport's. */
+function measure(page: Page): Promise<Overflow> {
+  return page.evaluate((width) => {
+    const offenders: string[] = [];
+    for (const element of Array.from(document.body.querySelectorAll('*'))) {
+      const box = element.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      if (box.right > width + 0.5) {
+        const name = `${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).replace(/ /g, '.')}` : ''}`;
+        offenders.push(
+          `${name} right=${Math.round(box.right)} "${(element.textContent ?? '').slice(0, 40)}"`,
+        );
+      }
+    }
+    return { scrollWidth: document.documentElement.scrollWidth, offenders: offenders.slice(0, 5) };
+  }, WIDTH);
+}
+
+describe.runIf(browserAvailable())('every console page fits 1280 pixels (Chromium)', () => {
+  let world: ConsoleWorld;
+  let receiver: Receiver;
+  let enterprise: AssetWorld;
+  const operatorPages: string[] = [];
+  const enterprisePages: string[] = [];
+
+  beforeAll(async () => {
+    world = await startConsoleWorld({ WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE: '1' });
+    const h = world.harness;
+    receiver = await startReceiver();
+    const longPath = `/${'a-rather-long-receiver-path-segment/'.repeat(4)}${LONG_WORD}`;
+    receiver.on(longPath, (_req, res) => res.writeHead(503).end(`down: ${LONG_NAME}`));
+    enterprise = await assetWorld(h, ['auth_order', 'auth_me', 'auth_runtime', 'auth_webhooks']);
+
+    // An app with a long name and channel, and its rows in the apps table.
+    const channel = uniqueCode(`NORTHWIND_DISTRIBUTION_${LONG_WORD.slice(0, 20)}`);
+    await h.app.inject({
+      method: 'POST',
+      url: '/admin/apps',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      payload: {
+        name: LONG_NAME,
+        scopes: ['auth_order', 'auth_me', 'auth_runtime', 'auth_webhooks'],
+        channels: [channel],
+      },
+    });
+
+    // Members with long names, many of them; assets assigned, a lent lock.
+    const members = [];
+    for (let i = 0; i < 35; i++) members.push(await addMember(enterprise));
+    const first = members[0]!;
+    const assets = [];
+    for (let i = 0; i < 6; i++) assets.push(await buyAsset(enterprise));
+    await assign(enterprise, first.globalId, assets.slice(0, 4));
+    await buyLentLock(enterprise);
+    await h.database.db
+      .updateTable('members')
+      .set({ name: '长名字的员工张三李四王五赵六钱七孙八周九吴十郑十一王十二' })
+      .where('global_id', '=', first.globalId)
+      .execute();
+
+    // An async batch of many orders with long customer names: a long request body.
+    const tenant: OrderTenant = { app: enterprise.app, channel: enterprise.channel, token: enterprise.token };
+    await submit(
+      h,
+      tenant,
+      batch(
+        tenant,
+        Array.from({ length: 8 }, (_, i) => newBuy({ sequence: i + 1, customerName: `${LONG_NAME} ${i}` })),
+        { syncMode: 'async' },
+      ),
+    );
+
+    // A webhook endpoint with a long URL that fails, with a delivery to show.
+    const endpoint = okData<{ id: string }>(
+      await h.app.inject({
+        method: 'POST',
+        url: `/v1/webhooks/endpoints?g_nonce=${nonce()}`,
+        headers: { authorization: `Bearer ${enterprise.token}` },
+        payload: { url: `${receiver.url}${longPath}`, eventTypes: ['asset.locked', 'asset.unlocked'] },
+      }),
+    );
+    await setLocked(enterprise, [assets[5]!], true);
+    await h.app.services.webhookDeliveries.deliverDue(10, [endpoint.id]);
+
+    operatorPages.push(
+      '/console/operator',
+      '/console/operator/apps',
+      '/console/operator/enterprises',
+      `/console/operator/enterprises/${enterprise.enterpriseGlobalId}`,
+      '/console/operator/orders',
+      '/console/operator/leases?all=1',
+      '/console/operator/offline-machines',
+      '/console/operator/webhooks',
+      `/console/operator/webhooks/${endpoint.id}`,
+      '/console/operator/audit',
+    );
+    enterprisePages.push(
+      '/console/enterprise',
+      '/console/enterprise/members/new',
+      '/console/enterprise/members/import',
+      `/console/enterprise/members/${first.globalId}`,
+      '/console/enterprise/assets',
+      `/console/enterprise/assets/${encodeURIComponent(await assetIdOf(enterprise, assets[0]!))}`,
+      '/console/enterprise/lent-locks',
+      '/console/enterprise/offline-machines',
+    );
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await world?.close();
+  });
+
+  /** Visits each page in the language and measures it; answers the pages that did not fit. */
+  async function misfits(page: Page, locale: 'en' | 'zh-CN', pages: string[]): Promise<string[]> {
+    await page.context().addCookies([{ name: 'keyward_lang', value: locale, url: world.url }]);
+    const found: string[] = [];
+    for (const url of pages) {
+      const response = await page.goto(url);
+      expect(response?.status(), url).toBe(200);
+      expect(await page.locator('html').getAttribute('lang'), url).toBe(locale);
+      const { scrollWidth, offenders } = await measure(page);
+      if (scrollWidth > WIDTH || offenders.length > 0)
+        found.push(`${locale} ${url}: scrollWidth ${scrollWidth}; ${offenders.join('; ')}`);
+    }
+    return found;
+  }
+
+  async function desktop(): Promise<{ page: Page; problems: string[] }> {
+    const { page, problems } = await world.newPage();
+    await page.setViewportSize({ width: WIDTH, height: 800 });
+    return { page, problems };
+  }
+
+  it('fits the signed-out pages', async () => {
+    const { page, problems } = await desktop();
+    const pages = ['/console', '/console/sign-in', '/console/operator/sign-in'];
+    expect([...(await misfits(page, 'en', pages)), ...(await misfits(page, 'zh-CN', pages))]).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it('fits every operator page, in English and Chinese', async () => {
+    const { page, problems } = await desktop();
+    await signInOperator(page);
+    const found = [
+      ...(await misfits(page, 'en', operatorPages)),
+      ...(await misfits(page, 'zh-CN', operatorPages)),
+    ];
+    expect(found).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it('fits every enterprise page, in English and Chinese', async () => {
+    const { page, problems } = await desktop();
+    await signInEnterprise(page, enterprise.admin.account, enterprise.admin.password);
+    const found = [
+      ...(await misfits(page, 'en', enterprisePages)),
+      ...(await misfits(page, 'zh-CN', enterprisePages)),
+    ];
+    expect(found).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it('keeps a Chinese status word on one line in the apps table', async () => {
+    const { page } = await desktop();
+    await signInOperator(page);
+    await page.context().addCookies([{ name: 'keyward_lang', value: 'zh-CN', url: world.url }]);
+    await page.goto('/console/operator/apps');
+    const heights = await page
+      .locator('table.apps td.status .badge')
+      .evaluateAll((badges) => badges.map((b) => b.getClientRects().length));
+    expect(heights.length).toBeGreaterThan(0);
+    expect(heights.every((lines) => lines === 1)).toBe(true);
+  });
+});
