@@ -190,7 +190,8 @@ export class SsoService {
   ): Promise<void> {
     const who = operator?.email ?? user.email ?? user.subject;
     await new AuditRepository(this.db).record(
-      operatorActor({ ...from, operator: operator?.name ?? who, operatorId: operator?.id ?? null }),
+      // Not in the operator's name: the provider's user is not (yet) shown to be them.
+      operatorActor({ ...from, operator: who }),
       [
         {
           action: 'operator.sign_in_failed',
