@@ -168,7 +168,13 @@ export class ConsoleSessionsService {
       // Looked up on every page: a disabled operator or a changed role takes effect at once.
       const state = await new OperatorCredentialsRepository(this.db).stateOf(row.operatorId);
       if (state?.status !== 'active') return undefined;
-      const operator = { id: state.id, name: state.name, email: state.email, role: state.role, method: row.method };
+      const operator = {
+        id: state.id,
+        name: state.name,
+        email: state.email,
+        role: state.role,
+        method: row.method,
+      };
       return { kind: 'operator', csrf, operator, step: stepOf(row, state) };
     }
     if (row.tokenHash === null) return undefined;

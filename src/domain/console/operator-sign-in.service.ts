@@ -43,7 +43,11 @@ type From = { ip: string } & RequestIds;
 export class OperatorSignInService {
   constructor(
     private readonly db: Db,
-    private readonly deps: { login: LoginService; tokenLimits: TokenRequestLimits; twoFactor: TwoFactorService },
+    private readonly deps: {
+      login: LoginService;
+      tokenLimits: TokenRequestLimits;
+      twoFactor: TwoFactorService;
+    },
     private readonly limits = CONSOLE_SESSION_LIMITS,
   ) {}
 
@@ -51,7 +55,9 @@ export class OperatorSignInService {
     const admission = await this.deps.tokenLimits.admit(from.ip, OPERATOR_CONSOLE_CLIENT);
     if (admission.limited) return { status: 'limited', retryAfterSeconds: admission.retryAfterSeconds };
     const credentials = new OperatorCredentialsRepository(this.db);
-    const outcome = await this.deps.login.verifyOperator(email, password, from, (e) => credentials.passwordOf(e));
+    const outcome = await this.deps.login.verifyOperator(email, password, from, (e) =>
+      credentials.passwordOf(e),
+    );
     if (outcome.status !== 'ok') {
       if (outcome.status === 'refused') await this.recordFailure(email, from);
       return outcome;
@@ -112,6 +118,7 @@ export class OperatorSignInService {
     if (next.length < OPERATOR_PASSWORD.min || next.length > OPERATOR_PASSWORD.max) {
       throw new OperatorInputError(
         `password: ${OPERATOR_PASSWORD.min} to ${OPERATOR_PASSWORD.max} characters`,
+        'passwordLength',
       );
     }
     const credentials = new OperatorCredentialsRepository(this.db);
@@ -120,7 +127,8 @@ export class OperatorSignInService {
       const right =
         stored?.passwordHash != null &&
         (await verifyPassword(stored.passwordHash, input.current, OPERATOR_PASSWORD_LANE));
-      if (!right) throw new OperatorInputError('currentPassword: not your current password');
+      if (!right)
+        throw new OperatorInputError('currentPassword: not your current password', 'currentPassword');
     }
     const passwordHash = await hashPassword(next, OPERATOR_PASSWORD_LANE);
     const id = operator.id;
@@ -129,7 +137,14 @@ export class OperatorSignInService {
       await new ConsoleSessionsRepository(trx).deleteOperatorSessions(id, sha256(secret));
       await new AuditRepository(trx).record(
         operatorActor({ ...from, operator: operator.name, operatorId: id }),
-        [{ action: 'operator.password_changed', subject: operator.email ?? id, enterprise: null, detail: { operatorId: id } }],
+        [
+          {
+            action: 'operator.password_changed',
+            subject: operator.email ?? id,
+            enterprise: null,
+            detail: { operatorId: id },
+          },
+        ],
       );
     });
   }
@@ -150,7 +165,8 @@ export class OperatorSignInService {
       method,
       pendingSecondFactor,
     });
-    if (!pendingSecondFactor) await this.signedIn({ id: state.id, name: state.name, email: state.email }, method, from);
+    if (!pendingSecondFactor)
+      await this.signedIn({ id: state.id, name: state.name, email: state.email }, method, from);
     return secret;
   }
 
@@ -163,20 +179,24 @@ export class OperatorSignInService {
     const id = operator.id;
     await this.db.transaction().execute(async (trx) => {
       await new OperatorCredentialsRepository(trx).markSignedIn(id);
-      await new AuditRepository(trx).record(operatorActor({ ...from, operator: operator.name, operatorId: id }), [
-        {
-          action: 'operator.signed_in',
-          subject: operator.email ?? id,
-          enterprise: null,
-          detail: { operatorId: id, method },
-        },
-      ]);
+      await new AuditRepository(trx).record(
+        operatorActor({ ...from, operator: operator.name, operatorId: id }),
+        [
+          {
+            action: 'operator.signed_in',
+            subject: operator.email ?? id,
+            enterprise: null,
+            detail: { operatorId: id, method },
+          },
+        ],
+      );
     });
   }
 
   /** A failure on an existing operator is audited; an unknown email leaves no row to flood the log. */
   private async recordFailure(email: string, from: RequestIds, stage = 'password'): Promise<void> {
-    const known = email === '' ? undefined : await new OperatorCredentialsRepository(this.db).passwordOf(email.trim());
+    const known =
+      email === '' ? undefined : await new OperatorCredentialsRepository(this.db).passwordOf(email.trim());
     if (!known) return;
     await new AuditRepository(this.db).record(operatorActor({ ...from, operator: email.trim() }), [
       {

@@ -67,7 +67,11 @@ export class OperatorCredentialsRepository {
   }
 
   async markSignedIn(id: string): Promise<void> {
-    await this.db.updateTable('operators').set({ last_sign_in_at: sql`now()` }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('operators')
+      .set({ last_sign_in_at: sql`now()` })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** The operator's own choice of password: no longer a one-time one. */

@@ -9,11 +9,41 @@ import { randomSecret, sha256 } from '../shared/secrets.js';
 import { OperatorsRepository, type OperatorRow, type OperatorTokenRow } from './operators.repository.js';
 import { permissionsOf } from './roles.js';
 
+/**
+ * Why an operator's request was refused, for surfaces that say it in the reader's language (the
+ * console); the message stays the admin API's English sentence, naming the field.
+ */
+export type OperatorRefusal =
+  | 'nameEmpty'
+  | 'emailInvalid'
+  | 'emailTaken'
+  | 'lastOwner'
+  | 'roleWider'
+  | 'days'
+  | 'operatorDisabled'
+  | 'passwordLength'
+  | 'currentPassword'
+  | 'codeWrong'
+  | 'twoFactorOn'
+  | 'twoFactorRequired'
+  | 'enrolmentChanged'
+  | 'enrolFirst'
+  | 'other';
+
+abstract class OperatorError extends Error {
+  constructor(
+    message: string,
+    readonly reason: OperatorRefusal = 'other',
+  ) {
+    super(message);
+  }
+}
+
 /** An operator's mistake in a request: a wrong field, a role the caller may not give. */
-export class OperatorInputError extends Error {}
-export class OperatorNotFoundError extends Error {}
+export class OperatorInputError extends OperatorError {}
+export class OperatorNotFoundError extends OperatorError {}
 /** Refused to keep the platform governable: a taken email, the last owner. */
-export class OperatorConflictError extends Error {}
+export class OperatorConflictError extends OperatorError {}
 
 /** Personal API tokens start so: a leaked one is recognisable (secret scanners, logs' redaction). */
 export const OPERATOR_TOKEN_PREFIX = 'kwp_';
@@ -129,8 +159,8 @@ export class OperatorsService {
   ): Promise<{ operator: OperatorView; password: string }> {
     const name = input.name.trim();
     const email = input.email.trim();
-    if (name === '') throw new OperatorInputError('name: must not be empty');
-    if (!EMAIL.test(email)) throw new OperatorInputError('email: not an email address');
+    if (name === '') throw new OperatorInputError('name: must not be empty', 'nameEmpty');
+    if (!EMAIL.test(email)) throw new OperatorInputError('email: not an email address', 'emailInvalid');
     const password = randomSecret(12);
     const passwordHash = await hashPassword(password, PLATFORM_TENANT);
     const added = await this.db.transaction().execute(async (trx) => {
@@ -147,7 +177,8 @@ export class OperatorsService {
       ]);
       return row;
     });
-    if (!added) throw new OperatorConflictError(`email: ${email} is another operator's already`);
+    if (!added)
+      throw new OperatorConflictError(`email: ${email} is another operator's already`, 'emailTaken');
     return { operator: view(added), password };
   }
 
@@ -220,7 +251,10 @@ export class OperatorsService {
   ): Promise<void> {
     if (!losesOwner || operator.role !== 'owner' || operator.status !== 'active') return;
     if ((await repo.activeOwnersBesides(operator.id)) === 0) {
-      throw new OperatorConflictError(`${operator.email} is the last active owner; make another owner first`);
+      throw new OperatorConflictError(
+        `${operator.email} is the last active owner; make another owner first`,
+        'lastOwner',
+      );
     }
   }
 
@@ -234,16 +268,20 @@ export class OperatorsService {
     request: OperatorRequest = NO_REQUEST,
   ): Promise<{ token: string; view: OperatorTokenView }> {
     const operator = await this.existing(idOrEmail);
-    if (operator.status !== 'active') throw new OperatorConflictError(`${operator.email} is disabled`);
+    if (operator.status !== 'active')
+      throw new OperatorConflictError(`${operator.email} is disabled`, 'operatorDisabled');
     const name = input.name.trim();
-    if (name === '') throw new OperatorInputError('name: must not be empty');
+    if (name === '') throw new OperatorInputError('name: must not be empty', 'nameEmpty');
     const role = input.role ?? operator.role;
     if (!within(role, operator.role)) {
-      throw new OperatorInputError(`role: ${role} is wider than ${operator.email}'s role ${operator.role}`);
+      throw new OperatorInputError(
+        `role: ${role} is wider than ${operator.email}'s role ${operator.role}`,
+        'roleWider',
+      );
     }
     const days = input.days ?? TOKEN_DAYS_DEFAULT;
     if (!Number.isInteger(days) || days < 1 || days > TOKEN_DAYS_MAX) {
-      throw new OperatorInputError(`days: a whole number from 1 to ${TOKEN_DAYS_MAX}`);
+      throw new OperatorInputError(`days: a whole number from 1 to ${TOKEN_DAYS_MAX}`, 'days');
     }
     const token = `${OPERATOR_TOKEN_PREFIX}${randomSecret(32)}`;
     const created = await this.db.transaction().execute(async (trx) => {

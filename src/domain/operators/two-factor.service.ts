@@ -54,7 +54,7 @@ export class TwoFactorService {
   async begin(operatorId: string): Promise<{ secret: string; uri: string }> {
     const state = await new OperatorCredentialsRepository(this.db).stateOf(operatorId);
     if (!state) throw new OperatorNotFoundError(`no operator ${operatorId}`);
-    if (state.totpEnabled) throw new OperatorConflictError('two-factor sign-in is on already');
+    if (state.totpEnabled) throw new OperatorConflictError('two-factor sign-in is on already', 'twoFactorOn');
     const secret = newTotpSecret();
     await new OperatorCredentialsRepository(this.db).setPendingTotp(operatorId, secret);
     return { secret, uri: totpUri(secret, state.email) };
@@ -81,10 +81,11 @@ export class TwoFactorService {
   ): Promise<{ recoveryCodes: string[] }> {
     const state = await new OperatorCredentialsRepository(this.db).stateOf(operatorId);
     if (!state) throw new OperatorNotFoundError(`no operator ${operatorId}`);
-    if (state.totpEnabled) throw new OperatorConflictError('two-factor sign-in is on already');
+    if (state.totpEnabled) throw new OperatorConflictError('two-factor sign-in is on already', 'twoFactorOn');
     const secret = state.totpSecret;
     const step = secret === null ? null : totpStepOf(secret, code.trim(), this.now());
-    if (secret === null || step === null) throw new OperatorInputError('code: not the code the app shows now');
+    if (secret === null || step === null)
+      throw new OperatorInputError('code: not the code the app shows now', 'codeWrong');
     const recoveryCodes = newRecoveryCodes();
     const done = await this.db.transaction().execute(async (trx) => {
       const credentials = new OperatorCredentialsRepository(trx);
@@ -101,7 +102,8 @@ export class TwoFactorService {
       ]);
       return true;
     });
-    if (!done) throw new OperatorConflictError('the enrolment changed meanwhile; start again');
+    if (!done)
+      throw new OperatorConflictError('the enrolment changed meanwhile; start again', 'enrolmentChanged');
     return { recoveryCodes };
   }
 
@@ -119,7 +121,12 @@ export class TwoFactorService {
         return 'wrong';
       }
       await new AuditRepository(trx).record(operatorActor(request), [
-        { action: 'operator.recovery_code_used', subject: state.email, enterprise: null, detail: { operatorId } },
+        {
+          action: 'operator.recovery_code_used',
+          subject: state.email,
+          enterprise: null,
+          detail: { operatorId },
+        },
       ]);
       return 'recovery';
     });
@@ -129,9 +136,11 @@ export class TwoFactorService {
   async disable(operatorId: string, code: string, request: OperatorRequest = NO_REQUEST): Promise<void> {
     const state = await new OperatorCredentialsRepository(this.db).stateOf(operatorId);
     if (!state) throw new OperatorNotFoundError(`no operator ${operatorId}`);
-    if (state.twoFactorRequired) throw new OperatorConflictError('the owner requires two-factor sign-in');
+    if (state.twoFactorRequired)
+      throw new OperatorConflictError('the owner requires two-factor sign-in', 'twoFactorRequired');
     const verdict = await this.check(operatorId, code, request);
-    if (verdict !== 'totp' && verdict !== 'recovery') throw new OperatorInputError('code: not a valid code');
+    if (verdict !== 'totp' && verdict !== 'recovery')
+      throw new OperatorInputError('code: not a valid code', 'codeWrong');
     await this.clear(state, 'operator.two_factor_disabled', request);
   }
 
@@ -163,10 +172,21 @@ export class TwoFactorService {
 
   /** The owner's rule for everyone: with it on, an operator without a second factor enrols at sign-in. */
   async setRequired(required: boolean, request: OperatorRequest = NO_REQUEST): Promise<void> {
+    // An owner turning it on without a second factor would be sent to enrol by the next page:
+    // asked to enrol first instead. The admin key names no one and has no second factor to have.
+    const by = request.operatorId ?? null;
+    if (required && by !== null && !(await this.status(by)).enabled) {
+      throw new OperatorConflictError('turn on your own two-factor sign-in first', 'enrolFirst');
+    }
     await this.db.transaction().execute(async (trx) => {
       await new OperatorCredentialsRepository(trx).setTwoFactorRequired(required);
       await new AuditRepository(trx).record(operatorActor(request), [
-        { action: 'platform.two_factor_required', subject: 'platform', enterprise: null, detail: { required } },
+        {
+          action: 'platform.two_factor_required',
+          subject: 'platform',
+          enterprise: null,
+          detail: { required },
+        },
       ]);
     });
   }

@@ -21,5 +21,10 @@ export function eventOf(actor: AuditActor, change: AuditChange): OutboxEvent | u
         : null;
   // The app's internal id stays inside: receivers know apps by key.
   const data = source.app === 'detail.appId' ? detail : change.detail;
-  return { type: source.type, app, data: { [source.subjectField]: change.subject, ...data } };
+  // A named operator who caused the event is named in it, as in the audit log (id and name).
+  const operator =
+    actor.operatorId === undefined || actor.operatorId === null
+      ? {}
+      : { operator: { id: actor.operatorId, name: actor.operator } };
+  return { type: source.type, app, data: { [source.subjectField]: change.subject, ...data, ...operator } };
 }

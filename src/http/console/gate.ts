@@ -70,7 +70,12 @@ export function consoleChecks(services: Services): ConsoleChecks {
         return redirectTo(reply, STEP_PAGES[session.step]);
       }
       const { operator } = session;
-      const principal = { operatorId: operator.id, name: operator.name, roles: [operator.role], tokenId: null };
+      const principal = {
+        operatorId: operator.id,
+        name: operator.name,
+        roles: [operator.role],
+        tokenId: null,
+      };
       // A page the role does not reach is answered as one that does not exist.
       if (!mayAct(principal.roles, access.permission))
         return sendErrorPage(request, reply, 404, 'error.notFound');

@@ -14,7 +14,8 @@ import { operatorPages } from './operator/index.js';
 import { CONSOLE_POLICY } from './render.js';
 import { csrfRefused, loadConsoleContext } from './session.js';
 import { ssoRoutes } from './sso/index.js';
-import { enterpriseSignInRoutes, operatorSignInRoutes, signOutRoute } from './sign-in.js';
+import { operatorSignInRoutes } from './operator-sign-in.js';
+import { enterpriseSignInRoutes, signOutRoute } from './sign-in.js';
 
 /**
  * The web console at /console (ADR 12): server-rendered pages over the same services as the API.

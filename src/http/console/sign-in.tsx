@@ -7,7 +7,6 @@ import type { MessageKey } from './i18n/index.js';
 import { Layout } from './layout.js';
 import { redirectTo, sendPage } from './render.js';
 import { clearSessionCookie, sessionSecretOf, setSessionCookie } from './session.js';
-import { judgeAdminKey } from '../guards/admin-key-guard.js';
 import { Field, Notice, type ConsoleError } from './ui.js';
 import { ACCESS } from '../access/access.js';
 
@@ -51,34 +50,13 @@ function EnterpriseSignIn(props: {
   );
 }
 
-function OperatorSignIn(props: { context: ConsoleContext; error?: ConsoleError; note?: MessageKey }) {
-  const { context, error, note } = props;
-  const { t } = context;
-  return (
-    <Layout context={context} title={t('signIn.operator')}>
-      <Notice context={context} error={error} done={note === undefined ? undefined : t(note)} />
-      <p>{t('signIn.operatorHint')}</p>
-      <form method="post" action="/console/operator/sign-in">
-        <Field
-          name="adminKey"
-          label={t('signIn.adminKey')}
-          type="password"
-          required
-          autocomplete="off"
-          maxLength={200}
-          error={error}
-        />
-        <button type="submit">{t('signIn.submit')}</button>
-      </form>
-      <p>
-        <a href="/console/sign-in">{t('signIn.enterprise')}</a>
-      </p>
-    </Layout>
-  );
-}
-
-const NOTES: Record<string, MessageKey> = { expired: 'signIn.expired', 'signed-out': 'signIn.signedOut' };
-const noteOf = (request: FastifyRequest) =>
+export const NOTES: Record<string, MessageKey> = {
+  expired: 'signIn.expired',
+  'signed-out': 'signIn.signedOut',
+  'code-ended': 'operators.codeEnded',
+  'password-changed': 'operators.passwordChangedSignIn',
+};
+export const noteOf = (request: FastifyRequest) =>
   NOTES[String((request.query as Record<string, unknown>).note ?? '')];
 
 /** GET and POST /console/sign-in: an enterprise administrator, by account and password. */
@@ -114,32 +92,6 @@ export function enterpriseSignInRoutes(app: App): void {
       case 'unavailable':
         return refuse({ message: context.t('signIn.unavailable') }, 503);
     }
-  });
-}
-
-/** GET and POST /console/operator/sign-in: the operator, by the admin key. */
-export function operatorSignInRoutes(app: App, adminKey: string): void {
-  app.get('/operator/sign-in', { config: { access: ACCESS.operatorSignIn } }, async (request, reply) =>
-    sendPage(reply, <OperatorSignIn context={contextOf(request)} note={noteOf(request)} />),
-  );
-  app.post('/operator/sign-in', { config: { access: ACCESS.operatorSignIn } }, async (request, reply) => {
-    const context = contextOf(request);
-    // ADMIN_KEY_ENABLED=0: the key opens nothing, here as on the admin API; a guess is not counted.
-    const verdict = app.config.adminKeyEnabled
-      ? await judgeAdminKey(app.services, request, formText(request, 'adminKey'), adminKey)
-      : ({ status: 'wrong' } as const);
-    if (verdict.status === 'limited') {
-      reply.header('retry-after', String(verdict.retryAfterSeconds));
-      const error = { message: context.t('signIn.limited', { seconds: verdict.retryAfterSeconds }) };
-      return sendPage(reply, <OperatorSignIn context={context} error={error} />, 429);
-    }
-    if (verdict.status === 'wrong') {
-      const error = { message: context.t('signIn.wrongKey'), field: 'adminKey' };
-      return sendPage(reply, <OperatorSignIn context={context} error={error} />, 401);
-    }
-    const secret = await app.services.consoleSessions.openOperator(requestIdsOf(request));
-    setSessionCookie(request, reply, app.config, secret);
-    return redirectTo(reply, '/console/operator');
   });
 }
 

@@ -3,18 +3,30 @@ import { activationEn, activationZh } from './activation.js';
 import { commonEn, commonZh } from './common.js';
 import { enterpriseEn, enterpriseZh } from './enterprise.js';
 import { operatorEn, operatorZh } from './operator.js';
+import { operatorsEn, operatorsZh } from './operators.js';
+import { ssoEn, ssoZh } from './sso.js';
 import { usageEn, usageZh } from './usage.js';
 
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const en = { ...commonEn, ...operatorEn, ...enterpriseEn, ...activationEn, ...usageEn };
+const en = {
+  ...commonEn,
+  ...operatorEn,
+  ...enterpriseEn,
+  ...activationEn,
+  ...ssoEn,
+  ...operatorsEn,
+  ...usageEn,
+};
 export type MessageKey = keyof typeof en;
 const zh: Record<MessageKey, string> = {
   ...commonZh,
   ...operatorZh,
   ...enterpriseZh,
   ...activationZh,
+  ...ssoZh,
+  ...operatorsZh,
   ...usageZh,
 };
 const catalogs: Record<Locale, Record<MessageKey, string>> = { en, 'zh-CN': zh };

@@ -4,6 +4,7 @@ import { operatorContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { operatorMay } from '../../access/access.js';
+import { mayAct } from '../../../domain/operators/roles.js';
 
 function Card(props: { label: string; value: number; note?: string; href?: string }) {
   const { label, value, note, href } = props;
@@ -18,9 +19,19 @@ function Card(props: { label: string; value: number; note?: string; href?: strin
 
 /** GET /console/operator: the platform at a glance (counts bounded by indexes: dashboard.repository). */
 export function dashboardRoute(app: App): void {
-  app.get('/operator', { config: { access: operatorMay('read') } }, async (request, reply) => {
+  // Every role lands here after sign-in; one that may not read the platform's data (an auditor)
+  // gets the pages its role opens, in the navigation, and no counts.
+  app.get('/operator', { config: { access: operatorMay('status') } }, async (request, reply) => {
     const context = operatorContext(request);
     const { t } = context;
+    if (!mayAct([context.session.operator.role], 'read')) {
+      return sendPage(
+        reply,
+        <Layout context={context} title={t('nav.dashboard')}>
+          <p>{t('operators.roleHome', { role: t(`operators.role.${context.session.operator.role}`) })}</p>
+        </Layout>,
+      );
+    }
     const [status, counts] = await Promise.all([app.services.status.read(), app.services.status.dashboard()]);
     const apps = counts.apps;
     return sendPage(

@@ -1,6 +1,11 @@
 import type { App } from '../../app-type.js';
 import { appsRoutes } from './apps.js';
+import { accountPasswordRoutes } from './account-password.js';
+import { accountTwoFactorRoutes } from './account-two-factor.js';
+import { accountRoutes } from './account.js';
 import { auditRoutes } from './audit.js';
+import { operatorActionRoutes } from './operator-actions.js';
+import { operatorsRoute } from './operators.js';
 import { dashboardRoute } from './dashboard.js';
 import { enterpriseRoutes } from './enterprise.js';
 import { enterprisesRoute } from './enterprises.js';
@@ -26,4 +31,9 @@ export function operatorPages(app: App): void {
   webhookEndpointRoute(app);
   webhookActionRoutes(app);
   auditRoutes(app);
+  operatorsRoute(app);
+  operatorActionRoutes(app);
+  accountRoutes(app);
+  accountPasswordRoutes(app);
+  accountTwoFactorRoutes(app);
 }
