@@ -49,6 +49,8 @@ async function startServer(): Promise<{ url: string; stop(): void }> {
 
 interface Demo {
   app: { channel: string };
+  enterprise: { enterpriseGlobalId: string };
+  lending: { memberGlobalId: string };
   admin: { account: string; password: string };
   assets: Array<{ assetNum: string; licenseType: string; assignedTo: string | null }>;
   members: Array<{ account: string; password: string }>;
@@ -222,13 +224,22 @@ try {
   });
   const desktop = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 800 } });
   const operator = await desktop.newPage();
+  await operator.goto('/console');
+  await shoot(operator, 'console-landing');
   await operator.goto('/console/operator/sign-in');
   await operator.getByLabel('Admin key').fill(adminKey);
-  await operator.getByRole('button', { name: 'Sign in' }).click();
+  // The admin key's own form: the sign-in page may offer other ways in.
+  await operator
+    .locator('form', { has: operator.getByLabel('Admin key') })
+    .getByRole('button', { name: 'Sign in' })
+    .click();
   await operator.waitForURL('**/console/operator');
-  await shoot(operator, 'console-operator-dashboard');
-  for (const [page, name] of [
+  const enterpriseId = demo.enterprise.enterpriseGlobalId;
+  const operatorPages: Array<[string, string]> = [
+    ['', 'console-operator-dashboard'],
     ['apps', 'console-operator-apps'],
+    ['enterprises', 'console-operator-enterprises'],
+    [`enterprises/${enterpriseId}`, 'console-operator-enterprise'],
     ['orders', 'console-operator-orders'],
     // With the ended lease too: its reason and used time are part of what the page shows.
     ['leases?all=1', 'console-operator-leases'],
@@ -236,9 +247,17 @@ try {
     // The endpoint that is down: its failed attempts, what they answered, and when the next is due.
     [`webhooks/${failingEndpoint}`, 'console-operator-webhook-deliveries'],
     ['audit', 'console-operator-audit'],
+  ];
+  // Each page in English, then in Chinese (the language cookie the selector sets): `-zh` names.
+  for (const [lang, suffix] of [
+    ['en', ''],
+    ['zh-CN', '-zh'],
   ] as const) {
-    await operator.goto(`/console/operator/${page}`);
-    await shoot(operator, name);
+    await desktop.addCookies([{ name: 'keyward_lang', value: lang, url: server.url }]);
+    for (const [page, name] of operatorPages) {
+      await operator.goto(`/console/operator${page === '' ? '' : `/${page}`}`);
+      await shoot(operator, `${name}${suffix}`);
+    }
   }
 
   const enterpriseContext = await browser.newContext({
@@ -251,9 +270,23 @@ try {
   await enterprise.getByLabel('Password').fill(demo.admin.password);
   await enterprise.getByRole('button', { name: 'Sign in' }).click();
   await enterprise.waitForURL('**/console/enterprise');
-  await shoot(enterprise, 'console-enterprise-employees');
-  await enterprise.goto('/console/enterprise/assets');
-  await shoot(enterprise, 'console-enterprise-assets');
+  const enterprisePages: Array<[string, string]> = [
+    ['/console/enterprise', 'console-enterprise-employees'],
+    // The employee who holds the demo's lent lock: his page has something in every section.
+    [`/console/enterprise/members/${demo.lending.memberGlobalId}`, 'console-enterprise-employee'],
+    ['/console/enterprise/assets', 'console-enterprise-assets'],
+    ['/console/enterprise/lent-locks', 'console-enterprise-lent-locks'],
+  ];
+  for (const [lang, suffix] of [
+    ['en', ''],
+    ['zh-CN', '-zh'],
+  ] as const) {
+    await enterpriseContext.addCookies([{ name: 'keyward_lang', value: lang, url: server.url }]);
+    for (const [page, name] of enterprisePages) {
+      await enterprise.goto(page);
+      await shoot(enterprise, `${name}${suffix}`);
+    }
+  }
 
   const phone = await browser.newContext({
     baseURL: server.url,
