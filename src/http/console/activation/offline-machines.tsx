@@ -13,6 +13,7 @@ import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { Csrf, Empty, Notice, Time, type ConsoleError } from '../ui.js';
+import { Can } from '../can.js';
 import { consoleRequest } from '../operator/form.js';
 
 type Area = 'enterprise' | 'operator';
@@ -125,50 +126,52 @@ function OfflineMachinesPage(props: {
       <Notice context={context} error={outcome.error} done={outcome.done} />
       <p>{t('offline.hint')}</p>
       {outcome.answer !== undefined && <AnswerView context={context} answer={outcome.answer} />}
-      <div class="cards">
-        <form method="post" action={`${base(area)}/activate`} enctype="multipart/form-data" class="card">
-          <h2>{t('offline.activate')}</h2>
-          <Csrf context={context} />
-          <label for="field-request">{t('offline.request')}</label>
-          <textarea
-            id="field-request"
-            name="request"
-            class="typed-code"
-            rows={5}
-            maxLength={4096}
-            aria-invalid={requestInvalid ? 'true' : undefined}
-          >
-            {outcome.request ?? ''}
-          </textarea>
-          <label for="field-request-file">{t('offline.requestFile')}</label>
-          <input
-            id="field-request-file"
-            name="requestFile"
-            type="file"
-            accept=".json,.txt,application/json,text/plain"
-          />
-          {requestInvalid && <small class="field-error">{outcome.error?.message}</small>}
-          <button type="submit">{t('offline.submit')}</button>
-        </form>
-        <form method="post" action={`${base(area)}/return`} class="card">
-          <h2>{t('offline.return')}</h2>
-          <Csrf context={context} />
-          <p>{t('offline.returnHint')}</p>
-          <label for="field-code">{t('offline.returnCode')}</label>
-          <input
-            id="field-code"
-            name="code"
-            class="typed-code"
-            maxLength={512}
-            required
-            aria-invalid={codeInvalid ? 'true' : undefined}
-          />
-          {codeInvalid && <small class="field-error">{outcome.error?.message}</small>}
-          <button type="submit" class="secondary">
-            {t('offline.returnSubmit')}
-          </button>
-        </form>
-      </div>
+      <Can context={context} permission="write">
+        <div class="cards">
+          <form method="post" action={`${base(area)}/activate`} enctype="multipart/form-data" class="card">
+            <h2>{t('offline.activate')}</h2>
+            <Csrf context={context} />
+            <label for="field-request">{t('offline.request')}</label>
+            <textarea
+              id="field-request"
+              name="request"
+              class="typed-code"
+              rows={5}
+              maxLength={4096}
+              aria-invalid={requestInvalid ? 'true' : undefined}
+            >
+              {outcome.request ?? ''}
+            </textarea>
+            <label for="field-request-file">{t('offline.requestFile')}</label>
+            <input
+              id="field-request-file"
+              name="requestFile"
+              type="file"
+              accept=".json,.txt,application/json,text/plain"
+            />
+            {requestInvalid && <small class="field-error">{outcome.error?.message}</small>}
+            <button type="submit">{t('offline.submit')}</button>
+          </form>
+          <form method="post" action={`${base(area)}/return`} class="card">
+            <h2>{t('offline.return')}</h2>
+            <Csrf context={context} />
+            <p>{t('offline.returnHint')}</p>
+            <label for="field-code">{t('offline.returnCode')}</label>
+            <input
+              id="field-code"
+              name="code"
+              class="typed-code"
+              maxLength={512}
+              required
+              aria-invalid={codeInvalid ? 'true' : undefined}
+            />
+            {codeInvalid && <small class="field-error">{outcome.error?.message}</small>}
+            <button type="submit" class="secondary">
+              {t('offline.returnSubmit')}
+            </button>
+          </form>
+        </div>
+      </Can>
       <h2>{t('offline.listTitle')}</h2>
       <MachinesTable context={context} area={area} machines={machines} />
     </Layout>

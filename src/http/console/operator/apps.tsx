@@ -9,6 +9,7 @@ import {
 } from '../../../domain/apps/apps.service.js';
 import { OFFLINE_LEASE_MAX_DAYS } from '../../../domain/apps/offline-lease.js';
 import type { App } from '../../app-type.js';
+import { Can, may } from '../can.js';
 import { operatorContext, type ConsoleContext } from '../context.js';
 import { sendErrorPage } from '../error-page.js';
 import type { MessageKey } from '../i18n/index.js';
@@ -115,7 +116,7 @@ function AppRow(props: { context: ConsoleContext; app: AppView }) {
         <Badge tone={toneOf(app.status)}>{t(`apps.status.${app.status}` as MessageKey)}</Badge>
       </td>
       <td data-offline-days={app.offlineLeaseMaxDays}>
-        {app.status === 'disabled' ? (
+        {app.status === 'disabled' || !may(context, 'write') ? (
           app.offlineLeaseMaxDays
         ) : (
           <form method="post" action={`${base}/offline-lease-days`} class="inline">
@@ -138,34 +139,36 @@ function AppRow(props: { context: ConsoleContext; app: AppView }) {
         )}
       </td>
       <td class="actions">
-        {app.status === 'pending' && (
-          <ActionButton context={context} action={`${base}/approve`} label={t('apps.approve')} />
-        )}
-        {app.status !== 'disabled' && (
-          <>
-            <form
-              method="post"
-              action={`${base}/rotate`}
-              class="inline"
-              data-confirm={t('apps.rotateConfirm', { appKey: app.appKey })}
-            >
-              <Csrf context={context} />
-              <label class="inline-check">
-                <input type="checkbox" name="revokeTokens" value="1" /> {t('apps.revokeTokens')}
-              </label>
-              <button type="submit" class="secondary">
-                {t('apps.rotate')}
-              </button>
-            </form>
-            <ActionButton
-              context={context}
-              action={`${base}/disable`}
-              label={t('apps.disable')}
-              confirm={t('apps.disableConfirm', { appKey: app.appKey })}
-              danger
-            />
-          </>
-        )}
+        <Can context={context} permission="write">
+          {app.status === 'pending' && (
+            <ActionButton context={context} action={`${base}/approve`} label={t('apps.approve')} />
+          )}
+          {app.status !== 'disabled' && (
+            <>
+              <form
+                method="post"
+                action={`${base}/rotate`}
+                class="inline"
+                data-confirm={t('apps.rotateConfirm', { appKey: app.appKey })}
+              >
+                <Csrf context={context} />
+                <label class="inline-check">
+                  <input type="checkbox" name="revokeTokens" value="1" /> {t('apps.revokeTokens')}
+                </label>
+                <button type="submit" class="secondary">
+                  {t('apps.rotate')}
+                </button>
+              </form>
+              <ActionButton
+                context={context}
+                action={`${base}/disable`}
+                label={t('apps.disable')}
+                confirm={t('apps.disableConfirm', { appKey: app.appKey })}
+                danger
+              />
+            </>
+          )}
+        </Can>
       </td>
     </tr>
   );
@@ -321,7 +324,9 @@ function AppsPage(props: AppsPageProps) {
       {listing.consoleClient !== undefined && (
         <ConsoleClientSection context={context} client={listing.consoleClient} />
       )}
-      <CreateAppForm context={context} form={props.form ?? EMPTY_FORM} error={error} />
+      <Can context={context} permission="write">
+        <CreateAppForm context={context} form={props.form ?? EMPTY_FORM} error={error} />
+      </Can>
     </Layout>
   );
 }

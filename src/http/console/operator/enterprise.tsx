@@ -5,6 +5,7 @@ import { sendErrorPage } from '../error-page.js';
 import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
 import { Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
+import { Can } from '../can.js';
 import { ENTERPRISES, enterpriseHref } from './enterprises.js';
 import { consoleRequest } from './form.js';
 import { formText } from '../form-fields.js';
@@ -95,18 +96,20 @@ async function showEnterprise(
           </table>
         </div>
       )}
-      <form method="post" action={`${enterpriseHref(entry.globalId)}/member-limit`}>
-        <h2>{t('ent.setLimit')}</h2>
-        <Csrf context={context} />
-        <Field
-          name="memberLimit"
-          label={`${t('ent.memberLimit')} — ${t('ent.limitHint')}`}
-          type="number"
-          value={state.limitText ?? entry.memberLimit ?? ''}
-          error={state.error}
-        />
-        <button type="submit">{t('common.save')}</button>
-      </form>
+      <Can context={context} permission="write">
+        <form method="post" action={`${enterpriseHref(entry.globalId)}/member-limit`}>
+          <h2>{t('ent.setLimit')}</h2>
+          <Csrf context={context} />
+          <Field
+            name="memberLimit"
+            label={`${t('ent.memberLimit')} — ${t('ent.limitHint')}`}
+            type="number"
+            value={state.limitText ?? entry.memberLimit ?? ''}
+            error={state.error}
+          />
+          <button type="submit">{t('common.save')}</button>
+        </form>
+      </Can>
     </Layout>,
     state.error === undefined ? 200 : 400,
   );

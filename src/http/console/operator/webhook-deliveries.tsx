@@ -1,3 +1,4 @@
+import { may } from '../can.js';
 import {
   DELIVERY_STATUSES,
   type AdminDeliveryRow,
@@ -66,6 +67,8 @@ function DeliveryRow(props: { context: ConsoleContext; endpointId: string; deliv
       <td class="actions">
         {delivery.status === 'delivered' ? (
           <small class="hint">{t('webhooks.deliveredHint')}</small>
+        ) : !may(context, 'retry') ? (
+          '—'
         ) : (
           <ActionButton
             context={context}

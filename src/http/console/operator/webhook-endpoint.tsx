@@ -13,6 +13,7 @@ import { sendErrorPage } from '../error-page.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { Csrf, Field, Notice, Time, type ConsoleError } from '../ui.js';
+import { Can } from '../can.js';
 import { Deliveries, DELIVERIES_PAGE_SIZE } from './webhook-deliveries.js';
 import { EndpointStatus, EventFilter, Failures, LastAttempt } from './webhook-parts.js';
 import {
@@ -169,12 +170,14 @@ export async function showEndpoint(
         <p class="notice disabled-hint">{t('webhooks.disabledHint', { id: endpoint.id })}</p>
       )}
       <Facts context={context} endpoint={endpoint} />
-      <ReplayFormView
-        context={context}
-        endpoint={endpoint}
-        form={state.replay ?? { from: '', to: '' }}
-        error={error}
-      />
+      <Can context={context} permission="write">
+        <ReplayFormView
+          context={context}
+          endpoint={endpoint}
+          form={state.replay ?? { from: '', to: '' }}
+          error={error}
+        />
+      </Can>
       <Deliveries
         context={context}
         endpointId={endpoint.id}
