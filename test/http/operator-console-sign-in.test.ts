@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from '../../src/domain/operators/totp.js';
 import type { OperatorRole } from '../../src/domain/operators/roles.js';
-import { ADMIN_KEY, startHarness, uniqueCode, type Harness } from '../support/harness.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import {
+  addOperator as addFor,
+  Browser as BrowserOn,
+  NEW_PASSWORD,
+  signedIn as signedInOn,
+  type Reply,
+} from '../support/operator-console.js';
 
 // Named operators in the console: email and password, the one-time password changed first, TOTP
 // enrolment with its QR code and recovery codes, sign-in with the second factor (wrong, reused,
@@ -17,87 +24,13 @@ afterAll(async () => {
   await h.close();
 });
 
-type Reply = Awaited<ReturnType<Harness['app']['inject']>>;
-
-const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
-
-/** A browser: its cookie, and the CSRF token of the last page that had one. */
-class Browser {
-  cookie = '';
-  csrf = '';
-  constructor(
-    private readonly address = `10.9.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`,
-  ) {}
-
-  private remember(reply: Reply): Reply {
-    const set = reply.headers['set-cookie'];
-    for (const c of Array.isArray(set) ? set : set === undefined ? [] : [set]) {
-      if (c.startsWith('keyward_session=')) this.cookie = c.split(';')[0] ?? '';
-    }
-    const token = /name="_csrf" value="([^"]+)"/.exec(reply.body)?.[1];
-    if (token !== undefined) this.csrf = token;
-    return reply;
-  }
-
-  async get(url: string): Promise<Reply> {
-    return this.remember(
-      await h.app.inject({
-        method: 'GET',
-        url,
-        headers: { cookie: this.cookie },
-        remoteAddress: this.address,
-      }),
-    );
-  }
-
-  async post(url: string, fields: Record<string, string>): Promise<Reply> {
-    return this.remember(
-      await h.app.inject({
-        method: 'POST',
-        url,
-        headers: { cookie: this.cookie, 'content-type': 'application/x-www-form-urlencoded' },
-        payload: form({ _csrf: this.csrf, ...fields }),
-        remoteAddress: this.address,
-      }),
-    );
+class Browser extends BrowserOn {
+  constructor() {
+    super(h);
   }
 }
-
-async function addOperator(
-  role: OperatorRole,
-): Promise<{ id: string; email: string; name: string; password: string }> {
-  const name = `${role} ${uniqueCode('n')}`;
-  const added = await h.app.inject({
-    method: 'POST',
-    url: '/admin/operators',
-    headers: { authorization: `Bearer ${ADMIN_KEY}` },
-    payload: { name, email: `${uniqueCode(role)}@example.com`, role },
-  });
-  expect(added.statusCode, added.body).toBe(200);
-  const body = added.json<{ operator: { id: string; email: string }; password: string }>();
-  return { id: body.operator.id, email: body.operator.email, name, password: body.password };
-}
-
-const NEW_PASSWORD = 'correct horse battery staple';
-
-/** Signs in with the one-time password and sets NEW_PASSWORD: a whole session. */
-async function signedIn(
-  role: OperatorRole,
-): Promise<{ browser: Browser; operator: Awaited<ReturnType<typeof addOperator>> }> {
-  const operator = await addOperator(role);
-  const browser = new Browser();
-  const signIn = await browser.post('/console/operator/sign-in', {
-    email: operator.email,
-    password: operator.password,
-  });
-  expect(signIn.statusCode, signIn.body).toBe(303);
-  const owed = await browser.get('/console/operator/apps');
-  expect(owed.headers.location).toBe('/console/operator/account/password');
-  await browser.get('/console/operator/account/password');
-  const changed = await browser.post('/console/operator/account/password', { password: NEW_PASSWORD });
-  expect(changed.statusCode, changed.body).toBe(303);
-  return { browser, operator };
-}
+const addOperator = (role: OperatorRole) => addFor(h, role);
+const signedIn = (role: OperatorRole) => signedInOn(h, role);
 
 async function auditOf(operatorId: string, action: string) {
   return h.database.db
