@@ -44,6 +44,7 @@ describe('keyward demo --json', () => {
       'assets',
       'members',
       'lending',
+      'usage',
       'curl',
       'tour',
       'runtime',

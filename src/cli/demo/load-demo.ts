@@ -5,6 +5,7 @@ import type { EnterpriseView } from '../../domain/enterprises/enterprises.reposi
 import type { PasswordSet } from '../../domain/members/member-admin.service.js';
 import { adminCall, CliError } from '../admin-client.js';
 import { text } from '../printable.js';
+import { loadDemoUsage, type DemoUsage } from './demo-usage.js';
 import {
   demoBatch,
   demoNumbers,
@@ -49,6 +50,8 @@ export interface DemoFacts {
   assets: DemoAsset[];
   members: DemoMember[];
   lending: { borrowedUsbKey: string; account: string; memberGlobalId: string; assetNums: string[] };
+  /** The simulated month of usage and the seats held now (the console's Usage pages). */
+  usage: DemoUsage;
   curl: CurlCommands;
   tour: TourVariables;
   /** The runtime example (examples/runtime) against the demo's lock, online then offline. */
@@ -200,6 +203,8 @@ export async function loadDemo(baseUrl: string): Promise<DemoFacts> {
     }),
   );
 
+  const usage = await loadDemoUsage(baseUrl, app, enterpriseGlobalId, members[1] as DemoMember);
+
   const assets = describeAssets(batch.orderList, orders, idOf, members);
   const facts: Omit<DemoFacts, 'curl' | 'tour' | 'runtime'> = {
     baseUrl,
@@ -219,6 +224,7 @@ export async function loadDemo(baseUrl: string): Promise<DemoFacts> {
       memberGlobalId: lender.memberGlobalId,
       assetNums: [lent],
     },
+    usage,
   };
   return {
     ...facts,

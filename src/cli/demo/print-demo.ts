@@ -31,6 +31,7 @@ function describe(facts: DemoFacts): string {
     'Assets',
     ...assets,
     text`Lending: ${lending.account} lent ${lending.assetNums.join(', ')} to lent lock ${lending.borrowedUsbKey}`,
+    text`Usage: ${String(facts.usage.simulatedDays)} days simulated (${facts.usage.atCapacity ?? '-'} at capacity); ${facts.usage.holder} holds two seats of ${facts.usage.product}, a third machine refused`,
     '',
     'Console (open in a browser)',
     text`  ${pad('enterprise admin')}${facts.baseUrl}/console/sign-in   account ${admin.account}, password ${admin.password}`,

@@ -1,4 +1,6 @@
 import type { Db } from '../../db/client.js';
+import { enterpriseUsage, type EnterpriseUsage, type EnterpriseUsageQuery } from './enterprise-usage.js';
+import { simulateUsage, type SimulationResult } from './usage-simulation.js';
 import { UsageRepository, type Bucket, type LicenseUsage, type UsageScope } from './usage.repository.js';
 
 const HOUR_MS = 3_600_000;
@@ -142,6 +144,55 @@ export class UsageService {
   async report(query: UsageQuery): Promise<UsageReport> {
     const scope = await this.scope(query);
     return this.reportOf(scope);
+  }
+
+  /**
+   * `POST /admin/usage/simulate` (the demo): `days` of simulated usage for a new enterprise's
+   * licenses, as if the app `appKey` had reported it.
+   */
+  async simulate(input: { enterprise: string; app: string; days: number }): Promise<SimulationResult> {
+    const repository = new UsageRepository(this.db);
+    const enterpriseId = await repository.enterpriseId(input.enterprise);
+    if (enterpriseId === undefined)
+      throw new UsageInputError('enterprise', `no enterprise ${input.enterprise}`);
+    const appId = await repository.appId(input.app);
+    if (appId === undefined) throw new UsageInputError('app', `no app ${input.app}`);
+    return simulateUsage(this.db, this.now(), { enterpriseId, appId, days: input.days });
+  }
+
+  /** One enterprise's products, refusals and seat holders (its console; the id from its session). */
+  async enterprise(query: EnterpriseUsageQuery): Promise<EnterpriseUsage> {
+    return enterpriseUsage(this.db, this.now(), query);
+  }
+
+  /**
+   * The platform's last `days` days, a point a day (the dashboard's trend lines): peak seats in
+   * use and refused check-outs. Two reads of the daily rollups, no per-license work.
+   */
+  async trend(days: number): Promise<Array<{ at: number; peakSeats: number; denied: number }>> {
+    const to = floorTo(this.now(), 'day') + DAY_MS;
+    const scope: UsageScope = {
+      product: null,
+      enterpriseId: null,
+      appId: null,
+      from: new Date(to - days * DAY_MS),
+      to: new Date(to),
+      bucket: 'day',
+    };
+    const repository = new UsageRepository(this.db);
+    const [seats, denials] = await Promise.all([repository.seats(scope), repository.denials(scope)]);
+    const points = new Map<number, { at: number; peakSeats: number; denied: number }>();
+    for (let at = scope.from.getTime(); at < to; at += DAY_MS)
+      points.set(at, { at, peakSeats: 0, denied: 0 });
+    for (const row of seats) {
+      const point = points.get(row.at.getTime());
+      if (point !== undefined) point.peakSeats = row.peakSeats;
+    }
+    for (const row of denials) {
+      const point = points.get(row.at.getTime());
+      if (point !== undefined) point.denied += row.denied;
+    }
+    return [...points.values()];
   }
 
   /** The report of a resolved scope (the enterprise console fixes its own enterprise). */

@@ -36,6 +36,7 @@ import { setAppSettingsRoute } from './set-app-settings.js';
 import { setOfflineLeaseDaysRoute } from './set-offline-lease-days.js';
 import { showEnterpriseRoute } from './show-enterprise.js';
 import { statusRoute } from './status.js';
+import { simulateUsageRoute } from './simulate-usage.js';
 import { usageRoute } from './usage.js';
 
 /** Errors of admin commands that are the operator's to fix, with the HTTP status they answer. */
@@ -89,6 +90,7 @@ export function adminApi() {
     statusRoute(app);
     listLeasesRoute(app);
     usageRoute(app);
+    simulateUsageRoute(app);
     activationAdminRoutes(app);
     listRuntimeKeysRoute(app);
     rotateRuntimeKeyRoute(app);

@@ -15,6 +15,7 @@ const OPERATOR_NAV: Array<[string, MessageKey, Permission]> = [
   ['/console/operator/offline-machines', 'nav.offlineMachines', 'read'],
   ['/console/operator/webhooks', 'nav.webhooks', 'read'],
   ['/console/operator/audit', 'nav.audit', 'audit'],
+  ['/console/operator/usage', 'nav.usage', 'usage'],
   ['/console/operator/operators', 'nav.operators', 'operators'],
   ['/console/operator/account', 'nav.account', 'self'],
 ];
@@ -33,6 +34,7 @@ const ENTERPRISE_NAV: Array<[string, MessageKey]> = [
   ['/console/enterprise/assets', 'nav.assets'],
   ['/console/enterprise/lent-locks', 'nav.lentLocks'],
   ['/console/enterprise/offline-machines', 'nav.offlineMachines'],
+  ['/console/enterprise/usage', 'nav.usage'],
 ];
 
 const LANGUAGE_NAMES: Record<(typeof LOCALES)[number], string> = { en: 'English', 'zh-CN': '简体中文' };

@@ -13,6 +13,7 @@ import { lendRoute, returnRoute } from './member-lend.js';
 import { memberPageRoute } from './member-page.js';
 import { resetPasswordRoute } from './member-password.js';
 import { membersRoute } from './members.js';
+import { enterpriseUsageRoutes } from './usage.js';
 
 /** The enterprise administrator's pages, under /console/enterprise (behind the enterprise gate). */
 export function enterprisePages(app: App): void {
@@ -31,4 +32,5 @@ export function enterprisePages(app: App): void {
   assetAssignRoute(app);
   lentLocksRoute(app);
   offlineMachinesRoutes(app, 'enterprise');
+  enterpriseUsageRoutes(app);
 }

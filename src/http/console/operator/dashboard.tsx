@@ -5,13 +5,26 @@ import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { operatorMay } from '../../access/access.js';
 import { mayAct } from '../../../domain/operators/roles.js';
+import { Sparkline } from '../usage/chart.js';
 
-function Card(props: { label: string; value: number; note?: string; href?: string }) {
-  const { label, value, note, href } = props;
+/** Days the cards' trend lines cover. */
+const TREND_DAYS = 14;
+
+function Card(props: {
+  label: string;
+  value: number;
+  note?: string;
+  href?: string;
+  trend?: { label: string; values: number[]; className: string };
+}) {
+  const { label, value, note, href, trend } = props;
   return (
     <div class="card" data-card={label}>
       <span class="value">{value.toLocaleString('en')}</span>
       <span class="label">{href === undefined ? label : <a href={href}>{label}</a>}</span>
+      {trend !== undefined && (
+        <Sparkline label={trend.label} values={trend.values} className={trend.className} />
+      )}
       {note !== undefined && <small class="note">{note}</small>}
     </div>
   );
@@ -32,8 +45,14 @@ export function dashboardRoute(app: App): void {
         </Layout>,
       );
     }
-    const [status, counts] = await Promise.all([app.services.status.read(), app.services.status.dashboard()]);
+    const [status, counts, trend] = await Promise.all([
+      app.services.status.read(),
+      app.services.status.dashboard(),
+      app.services.usage.trend(TREND_DAYS),
+    ]);
     const apps = counts.apps;
+    const seats = trend.map((p) => p.peakSeats);
+    const denied = trend.map((p) => p.denied);
     return sendPage(
       reply,
       <Layout context={context} title={t('nav.dashboard')}>
@@ -71,6 +90,28 @@ export function dashboardRoute(app: App): void {
             note={
               counts.numbersIssuedCapped ? t('dash.numbersCapped', { runs: ISSUE_RUNS_SCANNED }) : undefined
             }
+          />
+          <Card
+            label={t('dash.seatsToday')}
+            value={seats[seats.length - 1] ?? 0}
+            note={t('dash.trendNote')}
+            href="/console/operator/usage"
+            trend={{
+              label: t('dash.trendSeats', { values: seats.join(', ') }),
+              values: seats,
+              className: 'peak',
+            }}
+          />
+          <Card
+            label={t('dash.deniedToday')}
+            value={denied[denied.length - 1] ?? 0}
+            note={t('dash.trendNote')}
+            href="/console/operator/usage"
+            trend={{
+              label: t('dash.trendDenied', { values: denied.join(', ') }),
+              values: denied,
+              className: 'denied',
+            }}
           />
         </section>
         <p class="who">

@@ -2,6 +2,8 @@
  * A line chart drawn on the server as SVG, so the page needs no script under the CSP. Hand-written
  * on purpose: a few polylines over a fixed grid; the charting libraries that fit a strict CSP draw
  * on a canvas in the browser (uPlot), which would need a script and leave nothing to test server-side.
+ * Colours are presentation attributes (not style attributes, which the CSP refuses), one per kind
+ * of series, so a chart reads the same wherever it is drawn.
  */
 export interface ChartSeries {
   name: string;
@@ -14,14 +16,33 @@ const WIDTH = 720;
 const HEIGHT = 180;
 const PAD = 28;
 
-function scaleOf(series: readonly ChartSeries[]): number {
-  const max = Math.max(1, ...series.flatMap((s) => s.values.filter((v): v is number => v !== null)));
-  return max;
+/** The colour of each kind of series; a kind not listed is drawn in the text's colour. */
+const COLOURS: Record<string, string> = {
+  peak: '#2563eb',
+  licensed: '#6b7280',
+  denied: '#dc2626',
+};
+
+function colourOf(className: string): string {
+  return COLOURS[className] ?? 'currentColor';
 }
 
+function scaleOf(series: readonly ChartSeries[]): number {
+  return Math.max(1, ...series.flatMap((s) => s.values.filter((v): v is number => v !== null)));
+}
+
+interface Frame {
+  width: number;
+  height: number;
+  pad: number;
+}
+
+const CHART: Frame = { width: WIDTH, height: HEIGHT, pad: PAD };
+
 /** The path of one series: `M` at each run's first point, `L` on; nulls break the line. */
-export function pathOf(values: ReadonlyArray<number | null>, max: number): string {
-  const step = values.length > 1 ? (WIDTH - 2 * PAD) / (values.length - 1) : 0;
+export function pathOf(values: ReadonlyArray<number | null>, max: number, frame: Frame = CHART): string {
+  const { width, height, pad } = frame;
+  const step = values.length > 1 ? (width - 2 * pad) / (values.length - 1) : 0;
   let path = '';
   let drawing = false;
   values.forEach((value, i) => {
@@ -29,16 +50,23 @@ export function pathOf(values: ReadonlyArray<number | null>, max: number): strin
       drawing = false;
       return;
     }
-    const x = (PAD + i * step).toFixed(1);
-    const y = (HEIGHT - PAD - (value / max) * (HEIGHT - 2 * PAD)).toFixed(1);
+    const x = (pad + i * step).toFixed(1);
+    const y = (height - pad - (value / max) * (height - 2 * pad)).toFixed(1);
     path += `${drawing ? 'L' : 'M'}${x} ${y}`;
     drawing = true;
   });
   return path;
 }
 
-export function LineChart(props: { title: string; series: readonly ChartSeries[] }) {
+/** A chart with its scale, its first and last times under the axis, and a legend in the caption. */
+export function LineChart(props: {
+  title: string;
+  series: readonly ChartSeries[];
+  /** The first and the last point's time, as the page writes them. */
+  range?: [string, string];
+}) {
   const max = scaleOf(props.series);
+  const mid = HEIGHT / 2;
   return (
     <figure class="chart">
       <svg
@@ -48,6 +76,8 @@ export function LineChart(props: { title: string; series: readonly ChartSeries[]
         data-series-count={props.series.length}
       >
         <title>{props.title}</title>
+        <line x1={PAD} y1={PAD} x2={WIDTH - PAD} y2={PAD} class="grid" stroke="#d1d5db" stroke-width="1" />
+        <line x1={PAD} y1={mid} x2={WIDTH - PAD} y2={mid} class="grid" stroke="#e5e7eb" stroke-width="1" />
         <line
           x1={PAD}
           y1={HEIGHT - PAD}
@@ -56,17 +86,32 @@ export function LineChart(props: { title: string; series: readonly ChartSeries[]
           class="axis"
           stroke="currentColor"
         />
-        <text x={2} y={PAD} font-size="10" fill="currentColor">
+        <text x={2} y={PAD + 4} font-size="11" fill="currentColor">
           {max}
         </text>
+        <text x={2} y={HEIGHT - PAD + 4} font-size="11" fill="currentColor">
+          0
+        </text>
+        {props.range !== undefined && (
+          <>
+            <text x={PAD} y={HEIGHT - 8} font-size="11" fill="currentColor">
+              {props.range[0]}
+            </text>
+            <text x={WIDTH - PAD} y={HEIGHT - 8} font-size="11" fill="currentColor" text-anchor="end">
+              {props.range[1]}
+            </text>
+          </>
+        )}
         {props.series.map((s) => (
           <path
             d={pathOf(s.values, max)}
             class={`series ${s.className}`}
             data-series={s.name}
             fill="none"
-            stroke="currentColor"
+            stroke={colourOf(s.className)}
             stroke-width="2"
+            stroke-dasharray={s.className === 'licensed' ? '6 4' : undefined}
+            stroke-linejoin="round"
           />
         ))}
       </svg>
@@ -75,10 +120,53 @@ export function LineChart(props: { title: string; series: readonly ChartSeries[]
         {props.series.map((s, i) => (
           <span class={`legend ${s.className}`}>
             {i > 0 && ' · '}
+            <svg width="18" height="8" viewBox="0 0 18 8" aria-hidden="true">
+              <line
+                x1="0"
+                y1="4"
+                x2="18"
+                y2="4"
+                stroke={colourOf(s.className)}
+                stroke-width="2"
+                stroke-dasharray={s.className === 'licensed' ? '4 3' : undefined}
+              />
+            </svg>{' '}
             {s.name}
           </span>
         ))}
       </figcaption>
     </figure>
+  );
+}
+
+const SPARK: Frame = { width: 120, height: 28, pad: 2 };
+
+/**
+ * A dashboard card's trend: one series, no axes, its last value named in the label for a screen
+ * reader (the card shows the numbers themselves).
+ */
+export function Sparkline(props: { label: string; values: readonly number[]; className: string }) {
+  const max = Math.max(1, ...props.values);
+  return (
+    <svg
+      class={`sparkline ${props.className}`}
+      viewBox={`0 0 ${SPARK.width} ${SPARK.height}`}
+      width={SPARK.width}
+      height={SPARK.height}
+      role="img"
+      aria-label={props.label}
+      data-series-count={1}
+      data-values={props.values.join(',')}
+    >
+      <title>{props.label}</title>
+      <path
+        d={pathOf(props.values, max, SPARK)}
+        class={`series ${props.className}`}
+        fill="none"
+        stroke={colourOf(props.className)}
+        stroke-width="1.5"
+        stroke-linejoin="round"
+      />
+    </svg>
   );
 }

@@ -8,9 +8,21 @@ function percent(value: number | null): string {
   return value === null ? '—' : `${(value * 100).toFixed(1)}%`;
 }
 
-function when(at: number, bucket: UsageReport['bucket']): string {
+export function when(at: number, bucket: UsageReport['bucket']): string {
   const iso = new Date(at).toISOString();
   return bucket === 'hour' ? `${iso.slice(0, 13)}:00` : iso.slice(0, 10);
+}
+
+/** The first and the last bucket's time, written under a chart's axis. */
+export function rangeOf(
+  points: ReadonlyArray<{ at: number }>,
+  bucket: UsageReport['bucket'],
+): [string, string] | undefined {
+  const first = points[0];
+  const last = points[points.length - 1];
+  return first === undefined || last === undefined
+    ? undefined
+    : [when(first.at, bucket), when(last.at, bucket)];
 }
 
 /** The charts of a report and, below them, the table of the very numbers they draw. */
@@ -18,10 +30,12 @@ export function UsageCharts(props: { context: ConsoleContext; report: UsageRepor
   const { t } = props.context;
   const { report } = props;
   const series = report.series;
+  const range = rangeOf(series, report.bucket);
   return (
     <section class="usage">
       <LineChart
         title={t('usage.seatsChart')}
+        range={range}
         series={[
           { name: t('usage.series.peak'), className: 'peak', values: series.map((p) => p.peakSeats) },
           {
@@ -33,6 +47,7 @@ export function UsageCharts(props: { context: ConsoleContext; report: UsageRepor
       />
       <LineChart
         title={t('usage.deniedChart')}
+        range={range}
         series={[
           { name: t('usage.series.denied'), className: 'denied', values: series.map((p) => p.denied) },
         ]}

@@ -1,0 +1,142 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../../db/client.js';
+import type { Bucket } from './usage.repository.js';
+
+/**
+ * The enterprise console's usage reads. Every query takes the enterprise's id as its first
+ * condition, from the administrator's session and never from the request: an id of another
+ * enterprise in the query string has nothing to reach (tenant isolation lives here, in SQL).
+ */
+export interface EnterpriseUsageRange {
+  enterpriseId: number;
+  from: Date;
+  to: Date;
+  bucket: Bucket;
+  /** crmProductId or productUri; null: every product of the enterprise. */
+  product: string | null;
+}
+
+/** One product's seats in one bucket, summed over its licenses (each its own pool of seats). */
+export interface ProductSeatRow {
+  product: string;
+  at: Date;
+  peakSeats: number;
+  licensedSeats: number | null;
+  seatMs: number;
+}
+
+export interface ProductDenialRow {
+  product: string;
+  at: Date;
+  denied: number;
+}
+
+/** A refused check-out as the audit log recorded it (action lease.denied). */
+export interface RefusalRow {
+  at: Date;
+  account: string;
+  memberName: string | null;
+  memberGlobalId: string | null;
+  product: string;
+  code: string;
+  reason: string;
+}
+
+/** A seat held now, by an employee of the enterprise or by one of its locks. */
+export interface HolderRow {
+  product: string;
+  productName: string | null;
+  assetNum: string;
+  holderKind: 'member' | 'lock';
+  holder: string;
+  memberName: string | null;
+  memberGlobalId: string | null;
+  fingerprint: string;
+  offline: boolean;
+  since: Date;
+}
+
+function seatTable(bucket: Bucket): RawBuilder<unknown> {
+  return bucket === 'hour' ? sql`usage_hourly` : sql`usage_daily`;
+}
+
+function bucketOf(bucket: Bucket): RawBuilder<Date> {
+  return bucket === 'hour' ? sql<Date>`r.bucket` : sql<Date>`date_trunc('day', r.bucket, 'UTC')`;
+}
+
+export class EnterpriseUsageRepository {
+  constructor(private readonly db: Db) {}
+
+  async seatsByProduct(range: EnterpriseUsageRange): Promise<ProductSeatRow[]> {
+    const result = await sql<ProductSeatRow>`
+      select r.product, r.bucket as at, sum(r.peak_seats)::int as "peakSeats",
+             case when bool_or(r.licensed_seats is null) then null else sum(r.licensed_seats)::int end
+               as "licensedSeats",
+             sum(r.seat_ms)::float8 as "seatMs"
+        from ${seatTable(range.bucket)} r
+       where r.enterprise_id = ${range.enterpriseId}
+         and r.bucket >= ${range.from} and r.bucket < ${range.to}
+         and (${range.product}::text is null or r.product = ${range.product})
+       group by r.product, r.bucket
+       order by r.product, r.bucket
+    `.execute(this.db);
+    return result.rows;
+  }
+
+  async denialsByProduct(range: EnterpriseUsageRange): Promise<ProductDenialRow[]> {
+    const at = bucketOf(range.bucket);
+    const result = await sql<ProductDenialRow>`
+      select r.product, ${at} as at, sum(r.denied)::int as denied
+        from usage_denials r
+       where r.enterprise_id = ${range.enterpriseId}
+         and r.bucket >= ${range.from} and r.bucket < ${range.to}
+         and (${range.product}::text is null or r.product = ${range.product})
+       group by r.product, 2
+       order by r.product, 2
+    `.execute(this.db);
+    return result.rows;
+  }
+
+  /**
+   * The latest refusals of the enterprise's employees in the range, newest first. The audit row
+   * names the holder by account (its subject); the employee is looked up in this enterprise only.
+   */
+  async refusals(range: EnterpriseUsageRange, limit: number): Promise<RefusalRow[]> {
+    const result = await sql<RefusalRow>`
+      select a.created_at as at, coalesce(a.subject, '') as account, m.name as "memberName",
+             m.global_id as "memberGlobalId",
+             coalesce(a.detail->>'crmProductId', a.detail->>'productUri', '') as product,
+             coalesce(a.detail->>'code', '') as code, coalesce(a.detail->>'reason', '') as reason
+        from audit_log a
+        left join members m on m.enterprise_id = ${range.enterpriseId} and m.account = a.subject
+                           and not m.deleted
+       where a.enterprise_id = ${range.enterpriseId} and a.action = 'lease.denied'
+         and a.created_at >= ${range.from} and a.created_at < ${range.to}
+         and (${range.product}::text is null or a.detail->>'crmProductId' = ${range.product}
+              or a.detail->>'productUri' = ${range.product})
+       order by a.id desc
+       limit ${limit}
+    `.execute(this.db);
+    return result.rows;
+  }
+
+  /** Seats held now: live leases, and checked-in offline leases whose seat is still held. */
+  async holders(enterpriseId: number, now: Date, limit: number): Promise<HolderRow[]> {
+    const result = await sql<HolderRow>`
+      select coalesce(p.crm_product_id, p.product_uri, '') as product, p.product_name as "productName",
+             a.asset_num as "assetNum", l.holder_kind as "holderKind",
+             coalesce(m.account, h.asset_num, '') as holder, m.name as "memberName",
+             m.global_id as "memberGlobalId", l.fingerprint, l.offline, l.created_at as since
+        from runtime_leases l
+        join product_instances p on p.id = l.product_id
+        join assets a on a.id = l.asset_id
+        left join members m on m.id = l.member_id
+        left join assets h on h.id = l.lock_asset_id
+       where l.enterprise_id = ${enterpriseId}
+         and ((l.ended_at is null and l.expires_at > ${now}) or l.seat_held_until > ${now})
+       order by 1, 5, l.created_at
+       limit ${limit}
+    `.execute(this.db);
+    return result.rows;
+  }
+}

@@ -1,0 +1,123 @@
+import type { Db } from '../../db/client.js';
+import { EnterpriseUsageRepository, type HolderRow, type RefusalRow } from './enterprise-usage.repository.js';
+import type { Bucket } from './usage.repository.js';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+/** The refusals and holders one page lists: the latest, enough to answer "who, this week". */
+export const ENTERPRISE_LIST_LIMIT = 200;
+
+export interface ProductPoint {
+  at: number;
+  peakSeats: number;
+  licensedSeats: number | null;
+  seatHours: number;
+  denied: number;
+}
+
+/** One product of the enterprise: its series over the range, a point per bucket. */
+export interface ProductUsage {
+  product: string;
+  points: ProductPoint[];
+  peakSeats: number;
+  /** The most seats licensed in the range (null: unlimited). */
+  licensedSeats: number | null;
+  denied: number;
+  /** Buckets whose peak reached the seats licensed. */
+  bucketsAtCapacity: number;
+}
+
+export interface EnterpriseUsage {
+  bucket: Bucket;
+  from: number;
+  to: number;
+  products: ProductUsage[];
+  refusals: RefusalRow[];
+  holders: HolderRow[];
+}
+
+export interface EnterpriseUsageQuery {
+  /** From the administrator's session, never from the request. */
+  enterpriseId: number;
+  bucket: Bucket;
+  product?: string;
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+/**
+ * An enterprise's usage for its console: each product's peak against seats licensed and its
+ * refusals per bucket (30 days by day, 48 hours by hour, up to the current bucket), who was
+ * refused, and who holds a seat now.
+ */
+export async function enterpriseUsage(
+  db: Db,
+  nowMs: number,
+  query: EnterpriseUsageQuery,
+): Promise<EnterpriseUsage> {
+  const size = query.bucket === 'hour' ? HOUR_MS : DAY_MS;
+  const to = Math.floor(nowMs / size) * size + size;
+  const from = to - (query.bucket === 'hour' ? 48 : 30) * size;
+  const range = {
+    enterpriseId: query.enterpriseId,
+    from: new Date(from),
+    to: new Date(to),
+    bucket: query.bucket,
+    product: query.product ?? null,
+  };
+  const repository = new EnterpriseUsageRepository(db);
+  const [seats, denials, refusals, holders] = await Promise.all([
+    repository.seatsByProduct(range),
+    repository.denialsByProduct(range),
+    repository.refusals(range, ENTERPRISE_LIST_LIMIT),
+    repository.holders(query.enterpriseId, new Date(nowMs), ENTERPRISE_LIST_LIMIT),
+  ]);
+  const products = new Map<string, Map<number, ProductPoint>>();
+  const pointsOf = (product: string): Map<number, ProductPoint> => {
+    let points = products.get(product);
+    if (points === undefined) {
+      points = new Map();
+      for (let at = from; at < to; at += size) {
+        points.set(at, { at, peakSeats: 0, licensedSeats: null, seatHours: 0, denied: 0 });
+      }
+      products.set(product, points);
+    }
+    return points;
+  };
+  for (const row of seats) {
+    const point = pointsOf(row.product).get(row.at.getTime());
+    if (point === undefined) continue;
+    point.peakSeats = row.peakSeats;
+    point.licensedSeats = row.licensedSeats;
+    point.seatHours = round(row.seatMs / HOUR_MS);
+  }
+  for (const row of denials) {
+    const point = pointsOf(row.product).get(row.at.getTime());
+    if (point !== undefined) point.denied += row.denied;
+  }
+  return {
+    bucket: query.bucket,
+    from,
+    to,
+    products: [...products.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([product, byAt]) => summary(product, [...byAt.values()])),
+    refusals,
+    holders,
+  };
+}
+
+function summary(product: string, points: ProductPoint[]): ProductUsage {
+  const licensed = points.flatMap((p) => (p.licensedSeats === null ? [] : [p.licensedSeats]));
+  return {
+    product,
+    points,
+    peakSeats: Math.max(0, ...points.map((p) => p.peakSeats)),
+    licensedSeats: licensed.length === 0 ? null : Math.max(...licensed),
+    denied: points.reduce((sum, p) => sum + p.denied, 0),
+    bucketsAtCapacity: points.filter((p) => p.licensedSeats !== null && p.peakSeats >= p.licensedSeats)
+      .length,
+  };
+}

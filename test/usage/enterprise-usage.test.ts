@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enterpriseClient, type ConsoleClient } from '../support/console-client.js';
+import { userToken } from '../support/fixtures.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { addMember, assign } from '../support/order-fixtures.js';
+import {
+  checkOut,
+  fingerprint,
+  leaseOf,
+  lockWith,
+  refusalOf,
+  runtimeWorld,
+  type RuntimeWorld,
+} from '../http/runtime-helpers.js';
+
+// The enterprise administrator's Usage page and its CSV: his products' peak against licensed
+// seats, who was refused, who holds a seat now; and nothing of another enterprise, whatever ids
+// the query string carries.
+
+interface Tenant {
+  world: RuntimeWorld;
+  product: string;
+  assetNum: string;
+  account: string;
+  console: ConsoleClient;
+}
+
+let h: Harness;
+let a: Tenant;
+let b: Tenant;
+
+/** An enterprise whose employee holds the one seat of a lock's product and is refused a second. */
+async function tenant(): Promise<Tenant> {
+  const world = await runtimeWorld(h);
+  const lock = await lockWith(world, { limitConcurrent: 1 });
+  const member = await addMember(world);
+  await assign(world, member.globalId, [lock.assetNum]);
+  const token = await userToken(h, world.app, member.account, member.password);
+  leaseOf(await checkOut(world, { crmProductId: lock.crmProductId, fingerprint: fingerprint() }, token));
+  refusalOf(
+    await checkOut(world, { crmProductId: lock.crmProductId, fingerprint: fingerprint() }, token),
+    '90005',
+  );
+  return {
+    world,
+    product: lock.crmProductId,
+    assetNum: lock.assetNum,
+    account: member.account,
+    console: await enterpriseClient(h, world.admin.account, world.admin.password),
+  };
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  a = await tenant();
+  b = await tenant();
+  await h.app.services.usageRollups.run();
+});
+afterAll(async () => h.close());
+
+function cells(body: string, cls: string): string[] {
+  return [...body.matchAll(new RegExp(`<td class="${cls}">([^<]*)</td>`, 'g'))].map((m) => m[1] ?? '');
+}
+
+function nothingOf(body: string, other: Tenant): void {
+  expect(body).not.toContain(other.product);
+  expect(body).not.toContain(other.assetNum);
+  expect(body).not.toContain(other.account);
+  expect(body).not.toContain(other.world.enterpriseGlobalId);
+}
+
+describe('/console/enterprise/usage', () => {
+  for (const lang of ['en', 'zh-CN'] as const) {
+    it(`draws each product's chart, its table, who was refused and who holds a seat, in ${lang}`, async () => {
+      const page = await a.console.get(`/console/enterprise/usage?bucket=hour`, { 'accept-language': lang });
+      expect(page.statusCode, page.body).toBe(200);
+      expect(page.body).toContain(lang === 'en' ? 'Who was refused' : '谁被拒绝');
+      expect([...page.body.matchAll(/data-series-count="(\d)"/g)].map((m) => m[1])).toEqual(['2']);
+      expect(page.body).toContain(`data-product="${a.product}"`);
+      const peaks = cells(page.body, 'peak');
+      expect(peaks).toHaveLength(48);
+      expect(peaks.some((p) => p === '1')).toBe(true);
+      expect(cells(page.body, 'denied').reduce((sum, d) => sum + Number(d), 0)).toBe(1);
+      // Refused and holding a seat: the same employee, by account.
+      expect(page.body.split(a.account).length - 1).toBeGreaterThanOrEqual(2);
+      expect(page.body).toContain('90005');
+      expect(page.body).toContain('href="/console/enterprise/usage"');
+      nothingOf(page.body, b);
+    });
+  }
+
+  it('exports the same numbers as CSV', async () => {
+    const page = await a.console.get('/console/enterprise/usage?bucket=hour');
+    const csv = await a.console.get('/console/enterprise/usage.csv?bucket=hour');
+    expect(csv.statusCode).toBe(200);
+    expect(csv.headers['content-type']).toContain('text/csv');
+    const lines = csv.body.trim().split('\r\n');
+    expect(lines[0]).toBe('product,at,peakSeats,licensedSeats,seatHours,denied');
+    expect(lines.slice(1).map((l) => l.split(',')[2])).toEqual(cells(page.body, 'peak'));
+    expect(lines.slice(1).every((l) => l.startsWith(`${a.product},`))).toBe(true);
+    nothingOf(csv.body, b);
+  });
+
+  it('shows nothing of another enterprise whose ids are in the query string', async () => {
+    const ids = new URLSearchParams({
+      product: b.product,
+      enterprise: b.world.enterpriseGlobalId,
+      enterpriseId: b.world.enterpriseGlobalId,
+      assetNum: b.assetNum,
+      bucket: 'hour',
+    }).toString();
+    const page = await a.console.get(`/console/enterprise/usage?${ids}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).not.toContain('data-series-count');
+    expect(page.body).not.toContain(b.account);
+    const csv = await a.console.get(`/console/enterprise/usage.csv?${ids}`);
+    expect(csv.statusCode).toBe(200);
+    expect(csv.body.trim().split('\r\n')).toEqual(['product,at,peakSeats,licensedSeats,seatHours,denied']);
+    // B's own administrator sees his.
+    const own = await b.console.get('/console/enterprise/usage');
+    expect(own.body).toContain(`data-product="${b.product}"`);
+    nothingOf(own.body, a);
+  });
+
+  it('is not open without an enterprise session', async () => {
+    const anonymous = await h.app.inject({ method: 'GET', url: '/console/enterprise/usage.csv' });
+    expect([302, 303, 401, 403]).toContain(anonymous.statusCode);
+    expect(anonymous.body).not.toContain(a.product);
+  });
+});
