@@ -46,7 +46,8 @@ async function addWithToken(name: string, email: string, role: string): Promise<
   return created.token;
 }
 
-describe('keyward operator and keyward login', () => {
+// Each step spawns the CLI (a second or two each): more than the suite's 30 s under a loaded machine.
+describe('keyward operator and keyward login', { timeout: 90_000 }, () => {
   it('signs the CLI in with a personal token kept 0600 in the config directory, and out again', async () => {
     const token = await addWithToken('Ada Lee', 'ada@example.com', 'owner');
     const before = await runCli(['app', 'list'], tokenEnv);
@@ -104,5 +105,36 @@ describe('keyward operator and keyward login', () => {
     const revoked = await runCli(['app', 'list'], samEnv);
     expect(revoked.code).toBe(1);
     expect(revoked.stderr).toMatch(/token revoked/);
+  });
+
+  it('resets a lost second factor and sets the two-factor rule, owners only', async () => {
+    expect(await ok(['operator', 'two-factor', 'require', 'status'], keyEnv)).toContain(
+      'up to each operator',
+    );
+    const on = JSON.parse(await ok(['operator', 'two-factor', 'require', 'on', '--json'], keyEnv)) as {
+      required: boolean;
+    };
+    expect(on.required).toBe(true);
+    expect(await ok(['operator', 'two-factor', 'require', 'status'], keyEnv)).toContain(
+      'required of everyone',
+    );
+    await ok(['operator', 'two-factor', 'require', 'off'], keyEnv);
+    const bad = await runCli(['operator', 'two-factor', 'require', 'maybe'], keyEnv);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('on, off or status');
+
+    await addWithToken('Eve Auditor', 'eve@example.com', 'auditor');
+    expect(await ok(['operator', 'two-factor', 'reset', 'eve@example.com'], keyEnv)).toContain(
+      'second factor removed',
+    );
+    const missing = await runCli(['operator', 'two-factor', 'reset', 'nobody@example.com'], keyEnv);
+    expect(missing.code).toBe(1);
+    const dan = await addWithToken('Dan Admin', 'dan@example.com', 'admin');
+    const refused = await runCli(['operator', 'two-factor', 'require', 'on'], {
+      ...tokenEnv,
+      KEYWARD_TOKEN: dan,
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/needs the operators permission/);
   });
 });

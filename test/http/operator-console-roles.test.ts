@@ -126,3 +126,40 @@ describe('the role matrix over every operator console page and action', () => {
     expect(await auditRowsOf(ids)).toBe(before);
   });
 });
+
+describe('two operators on one app', () => {
+  it('are named, each for what they did, on the console audit page', async () => {
+    const ada = await signedIn(h, 'admin');
+    const bob = await signedIn(h, 'admin');
+    await ada.browser.get('/console/operator/apps');
+    const name = `named-${Date.now()}`;
+    const created = await ada.browser.post('/console/operator/apps', {
+      name,
+      scope_auth_order: '1',
+      status: 'pending',
+    });
+    expect(created.statusCode, created.body.slice(0, 300)).toBeLessThan(400);
+    const row = await h.database.db
+      .selectFrom('apps')
+      .select('app_key')
+      .where('name', '=', name)
+      .executeTakeFirstOrThrow();
+    await bob.browser.get('/console/operator/apps');
+    const approved = await bob.browser.post(`/console/operator/apps/${row.app_key}/approve`, {});
+    expect(approved.statusCode).toBe(303);
+    const audit = await ada.browser.get(`/console/operator/audit?subject=${encodeURIComponent(row.app_key)}`);
+    expect(audit.statusCode).toBe(200);
+    expect(audit.body).toContain(ada.operator.name);
+    expect(audit.body).toContain(bob.operator.name);
+    const rows = await h.database.db
+      .selectFrom('audit_log')
+      .select(['action', 'operator', 'operator_id'])
+      .where('subject', '=', row.app_key)
+      .orderBy('id')
+      .execute();
+    expect(rows.map((r) => [r.action, r.operator, r.operator_id])).toEqual([
+      ['app.created', ada.operator.name, ada.operator.id],
+      ['app.approved', bob.operator.name, bob.operator.id],
+    ]);
+  });
+});

@@ -74,7 +74,44 @@ async function createToken(options: TokenCreateOptions): Promise<void> {
   console.log(text`expires: ${at(created.view.expiresAt)}`);
 }
 
-/** `keyward operator add|list|role|disable|enable|reset|token`: the platform's named operators. */
+/**
+ * `keyward operator two-factor reset OPERATOR | require on|off|status`: a lost authenticator, and
+ * the owner's rule that everyone signing in with a password has a second factor.
+ */
+function registerTwoFactorCommands(operator: Command): void {
+  const twoFactor = operator.command('two-factor').description('second factors (TOTP) of operators');
+  twoFactor
+    .command('reset')
+    .description("remove an operator's second factor and recovery codes (a lost phone)")
+    .argument('<OPERATOR>', 'id or email')
+    .action(async (who: string) => {
+      await adminCall('POST', `${path(who)}/two-factor/reset`);
+      console.log(
+        text`${who}: second factor removed; they set it up again at their next sign-in if required`,
+      );
+    });
+  twoFactor
+    .command('require')
+    .description('whether everyone who signs in with a password must have a second factor')
+    .argument('<SETTING>', 'on | off | status')
+    .option('--json', 'print one JSON object: required')
+    .action(async (setting: string, options: JsonOption) => {
+      if (!['on', 'off', 'status'].includes(setting)) {
+        throw new CliError(`the setting must be on, off or status; got ${setting}`);
+      }
+      const rule =
+        setting === 'status'
+          ? await adminCall<{ required: boolean }>('GET', '/operators/two-factor-rule')
+          : await adminCall<{ required: boolean }>('POST', '/operators/two-factor-rule', {
+              required: setting === 'on',
+            });
+      if (options.json === true) console.log(printableJson(rule));
+      else
+        console.log(rule.required ? 'two factors required of everyone' : 'two factors up to each operator');
+    });
+}
+
+/** `keyward operator add|list|role|disable|enable|reset|two-factor|token`: the platform's named operators. */
 export function registerOperatorCommands(program: Command): void {
   const operator = program
     .command('operator')
@@ -156,6 +193,8 @@ ${examples([
     .action(async (who: string, options: JsonOption) => {
       printPassword(await adminCall('POST', `${path(who)}/reset`), options.json === true);
     });
+
+  registerTwoFactorCommands(operator);
 
   const token = operator
     .command('token')

@@ -12,9 +12,10 @@ const Params = Type.Object({
 });
 const AddBody = Type.Object({ name: Name, email: Type.String({ minLength: 3, maxLength: 254 }), role: Role });
 const RoleBody = Type.Object({ role: Role });
+const RuleBody = Type.Object({ required: Type.Boolean() });
 
 /**
- * `keyward operator add | list | role | disable | enable | reset`: the operators of the platform.
+ * `keyward operator add | list | role | disable | enable | reset | two-factor`: the operators of the platform.
  * Only an owner (or the admin key) manages them; every change is audited naming who made it.
  */
 export function operatorRoutes(app: App): void {
@@ -38,4 +39,20 @@ export function operatorRoutes(app: App): void {
   app.post('/operators/:operator/reset', { ...manage, schema: { params: Params } }, async (request) =>
     app.services.operators.resetPassword(request.params.operator, operatorRequestOf(request)),
   );
+  // A lost authenticator: the operator's second factor and recovery codes are removed.
+  app.post(
+    '/operators/:operator/two-factor/reset',
+    { ...manage, schema: { params: Params } },
+    async (request) => {
+      await app.services.twoFactor.reset(request.params.operator, operatorRequestOf(request));
+      return { operator: request.params.operator, twoFactor: 'reset' };
+    },
+  );
+  app.get('/operators/two-factor-rule', manage, async () => ({
+    required: await app.services.twoFactor.required(),
+  }));
+  app.post('/operators/two-factor-rule', { ...manage, schema: { body: RuleBody } }, async (request) => {
+    await app.services.twoFactor.setRequired(request.body.required, operatorRequestOf(request));
+    return { required: request.body.required };
+  });
 }
