@@ -182,6 +182,23 @@ describe('keyward demo --json', () => {
     ]);
   });
 
+  it('loaded a month of usage: curves, refusals, a product at capacity, seats held now', async () => {
+    expect(facts.usage.refused).toBe(true);
+    expect(facts.usage.atCapacity).not.toBeNull();
+    const answer = await fetch(
+      `${live.server.url}/admin/usage?enterprise=${facts.enterprise.enterpriseGlobalId}&bucket=day`,
+      { headers: { authorization: `Bearer ${live.cliEnv.KEYWARD_ADMIN_KEY ?? ''}` } },
+    );
+    const report = (await answer.json()) as {
+      series: Array<{ peakSeats: number }>;
+      deniedByCode: Record<string, number>;
+      atCapacity: Array<{ product: string }>;
+    };
+    expect(report.series.filter((p) => p.peakSeats > 0).length).toBeGreaterThan(15);
+    expect(report.deniedByCode['90005']).toBeGreaterThan(0);
+    expect(report.atCapacity.map((l) => l.product)).toContain(facts.usage.atCapacity);
+  });
+
   it('prints curl commands that work as pasted', async () => {
     const { server, token, userToken, order, member } = facts.curl;
     expect(server).toBe(`export KEYWARD_URL=${live.server.url}`);

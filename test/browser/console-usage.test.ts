@@ -1,0 +1,180 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { userToken } from '../support/fixtures.js';
+import { ADMIN_KEY } from '../support/harness.js';
+import { addMember, assign } from '../support/order-fixtures.js';
+import {
+  checkOut,
+  fingerprint,
+  leaseOf,
+  lockWith,
+  refusalOf,
+  runtimeWorld,
+  type RuntimeWorld,
+} from '../http/runtime-helpers.js';
+import {
+  browserAvailable,
+  signInEnterprise,
+  signInOperator,
+  startConsoleWorld,
+  type ConsoleWorld,
+} from './support/browser.js';
+
+// The usage pages in Chromium, in both languages: the charts are drawn (a path per series, not
+// empty), the table view holds the very numbers the chart draws, no content-policy violation;
+// and an enterprise's page shows nothing of another enterprise, whatever its query string names.
+
+/** The chart's frame (src/http/console/usage/chart.tsx): values are read back from the paths. */
+const HEIGHT = 180;
+const PAD = 28;
+
+interface Tenant {
+  world: RuntimeWorld;
+  products: string[];
+  account: string;
+}
+
+/** The values a path draws, read back from its y coordinates and the chart's scale. */
+function valuesOf(d: string, max: number): number[] {
+  return [...d.matchAll(/[ML][\d.]+ ([\d.]+)/g)].map((m) =>
+    Math.round(((HEIGHT - PAD - Number(m[1])) / (HEIGHT - 2 * PAD)) * max),
+  );
+}
+
+describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
+  let world: ConsoleWorld;
+  let a: Tenant;
+  let b: Tenant;
+
+  /** A simulated month on two products, and an employee holding the one seat of a third. */
+  async function tenant(): Promise<Tenant> {
+    const h = world.harness;
+    const runtime = await runtimeWorld(h);
+    const products = [
+      (await lockWith(runtime, { limitConcurrent: 5 })).crmProductId,
+      (await lockWith(runtime, { limitConcurrent: 12 })).crmProductId,
+    ];
+    const simulated = await h.app.inject({
+      method: 'POST',
+      url: '/admin/usage/simulate',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      payload: { enterprise: runtime.enterpriseGlobalId, app: runtime.app.appKey, days: 30 },
+    });
+    expect(simulated.statusCode, simulated.body).toBe(200);
+    const lock = await lockWith(runtime, { limitConcurrent: 1 });
+    const member = await addMember(runtime);
+    await assign(runtime, member.globalId, [lock.assetNum]);
+    const token = await userToken(h, runtime.app, member.account, member.password);
+    leaseOf(await checkOut(runtime, { crmProductId: lock.crmProductId, fingerprint: fingerprint() }, token));
+    refusalOf(
+      await checkOut(runtime, { crmProductId: lock.crmProductId, fingerprint: fingerprint() }, token),
+      '90005',
+    );
+    return { world: runtime, products: [...products, lock.crmProductId], account: member.account };
+  }
+
+  beforeAll(async () => {
+    world = await startConsoleWorld();
+    a = await tenant();
+    b = await tenant();
+    await world.harness.app.services.usageRollups.run();
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  async function opened(
+    lang: 'en' | 'zh-CN',
+    signIn: (page: Page) => Promise<void>,
+  ): Promise<{ page: Page; problems: string[] }> {
+    const { page, context, problems } = await world.newPage();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await context.addInitScript(() => {
+      document.addEventListener(
+        'securitypolicyviolation',
+        (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`),
+        true,
+      );
+    });
+    await signIn(page);
+    await context.addCookies([{ name: 'keyward_lang', value: lang, url: world.url }]);
+    return { page, problems };
+  }
+
+  /** Each chart: its series' paths drawn, and its peak series equal to the table beside it. */
+  async function chartsMatchTables(page: Page, scope: string, expectedSeries: number[]): Promise<void> {
+    const charts = page.locator(`${scope} svg[data-series-count]`);
+    expect(await charts.count()).toBe(expectedSeries.length);
+    for (let i = 0; i < expectedSeries.length; i++) {
+      const chart = charts.nth(i);
+      expect(Number(await chart.getAttribute('data-series-count'))).toBe(expectedSeries[i]);
+      const paths = chart.locator('path.series');
+      expect(await paths.count()).toBe(expectedSeries[i]);
+      for (const d of await paths.evaluateAll((els) => els.map((e) => e.getAttribute('d') ?? ''))) {
+        expect(d).toMatch(/^M/);
+      }
+      const box = await chart.boundingBox();
+      expect(box?.width ?? 0).toBeGreaterThan(200);
+    }
+  }
+
+  async function peaksAgree(page: Page, section: ReturnType<Page['locator']>): Promise<void> {
+    const chart = section.locator('svg[data-series-count]').first();
+    const max = Number(await chart.locator('text').first().textContent());
+    const d = (await chart.locator('path.series.peak').getAttribute('d')) ?? '';
+    const table = (await section.locator('table.usage-table td.peak').allTextContents()).map(Number);
+    expect(table.length).toBeGreaterThan(0);
+    expect(valuesOf(d, max)).toEqual(table);
+    expect(table.some((v) => v > 0)).toBe(true);
+  }
+
+  for (const lang of ['en', 'zh-CN'] as const) {
+    it(`operator usage page in ${lang}: two charts, the table's numbers, no policy violation`, async () => {
+      const { page, problems } = await opened(lang, signInOperator);
+      await page.goto(`/console/operator/usage?enterprise=${a.world.enterpriseGlobalId}`);
+      expect(await page.locator('h1').textContent()).toBe(lang === 'en' ? 'Usage' : '用量');
+      await chartsMatchTables(page, 'section.usage', [2, 1]);
+      await peaksAgree(page, page.locator('section.usage'));
+      const denied = (await page.locator('table.usage-table td.denied').allTextContents()).map(Number);
+      const chart = page.locator('section.usage svg[data-series-count="1"]');
+      const max = Number(await chart.locator('text').first().textContent());
+      expect(valuesOf((await chart.locator('path.series').getAttribute('d')) ?? '', max)).toEqual(denied);
+      expect(denied.some((v) => v > 0)).toBe(true);
+      await page.goto('/console/operator');
+      expect(await page.locator('svg.sparkline').count()).toBe(2);
+      expect(await page.locator('nav.main-nav a[href="/console/operator/usage"]').count()).toBe(1);
+      expect(problems).toEqual([]);
+    });
+
+    it(`enterprise usage page in ${lang}: a chart per product, its table, and nothing of another`, async () => {
+      const { page, problems } = await opened(lang, (p) =>
+        signInEnterprise(p, a.world.admin.account, a.world.admin.password),
+      );
+      await page.goto('/console/enterprise/usage');
+      await chartsMatchTables(page, 'section.usage', [2, 2, 2]);
+      for (const product of a.products) {
+        await peaksAgree(page, page.locator(`section.usage-product[data-product="${product}"]`));
+      }
+      const text = (await page.locator('main').textContent()) ?? '';
+      expect(text).toContain(a.account);
+      for (const other of [...b.products, b.account, b.world.enterpriseGlobalId]) {
+        expect(text).not.toContain(other);
+      }
+      expect(await page.locator('nav.main-nav a[href="/console/enterprise/usage"]').count()).toBe(1);
+      // Another enterprise's ids in the query string: none of its numbers, products or people.
+      for (const query of [
+        `product=${b.products[0]}`,
+        `enterprise=${b.world.enterpriseGlobalId}&product=${b.products[2]}`,
+        `enterpriseId=${b.world.enterpriseGlobalId}`,
+      ]) {
+        await page.goto(`/console/enterprise/usage?${query}`);
+        const shown = (await page.locator('main').textContent()) ?? '';
+        expect(shown).not.toContain(b.account);
+        for (const product of b.products) {
+          expect(await page.locator(`[data-product="${product}"]`).count()).toBe(0);
+        }
+      }
+      expect(problems).toEqual([]);
+    });
+  }
+});
