@@ -247,6 +247,8 @@ try {
     // The endpoint that is down: its failed attempts, what they answered, and when the next is due.
     [`webhooks/${failingEndpoint}`, 'console-operator-webhook-deliveries'],
     ['audit', 'console-operator-audit'],
+    // The demo's simulated month: curves, refusals and the licenses at capacity.
+    ['usage', 'console-operator-usage'],
   ];
   // Each page in English, then in Chinese (the language cookie the selector sets): `-zh` names.
   for (const [lang, suffix] of [
@@ -276,6 +278,7 @@ try {
     [`/console/enterprise/members/${demo.lending.memberGlobalId}`, 'console-enterprise-employee'],
     ['/console/enterprise/assets', 'console-enterprise-assets'],
     ['/console/enterprise/lent-locks', 'console-enterprise-lent-locks'],
+    ['/console/enterprise/usage', 'console-enterprise-usage'],
   ];
   for (const [lang, suffix] of [
     ['en', ''],

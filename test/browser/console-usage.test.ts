@@ -24,8 +24,7 @@ import {
 // empty), the table view holds the very numbers the chart draws, no content-policy violation;
 // and an enterprise's page shows nothing of another enterprise, whatever its query string names.
 
-/** The chart's frame (src/http/console/usage/chart.tsx): values are read back from the paths. */
-const HEIGHT = 180;
+/** The chart's padding (src/http/console/usage/chart.tsx): values are read back from the paths. */
 const PAD = 28;
 
 interface Tenant {
@@ -35,9 +34,10 @@ interface Tenant {
 }
 
 /** The values a path draws, read back from its y coordinates and the chart's scale. */
-function valuesOf(d: string, max: number): number[] {
+function valuesOf(d: string, max: number, viewBox: string | null): number[] {
+  const height = Number((viewBox ?? '').split(' ')[3]);
   return [...d.matchAll(/[ML][\d.]+ ([\d.]+)/g)].map((m) =>
-    Math.round(((HEIGHT - PAD - Number(m[1])) / (HEIGHT - 2 * PAD)) * max),
+    Math.round(((height - PAD - Number(m[1])) / (height - 2 * PAD)) * max),
   );
 }
 
@@ -124,7 +124,7 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
     const d = (await chart.locator('path.series.peak').getAttribute('d')) ?? '';
     const table = (await section.locator('table.usage-table td.peak').allTextContents()).map(Number);
     expect(table.length).toBeGreaterThan(0);
-    expect(valuesOf(d, max)).toEqual(table);
+    expect(valuesOf(d, max, await chart.getAttribute('viewBox'))).toEqual(table);
     expect(table.some((v) => v > 0)).toBe(true);
   }
 
@@ -138,7 +138,8 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
       const denied = (await page.locator('table.usage-table td.denied').allTextContents()).map(Number);
       const chart = page.locator('section.usage svg[data-series-count="1"]');
       const max = Number(await chart.locator('text').first().textContent());
-      expect(valuesOf((await chart.locator('path.series').getAttribute('d')) ?? '', max)).toEqual(denied);
+      const d = (await chart.locator('path.series').getAttribute('d')) ?? '';
+      expect(valuesOf(d, max, await chart.getAttribute('viewBox'))).toEqual(denied);
       expect(denied.some((v) => v > 0)).toBe(true);
       await page.goto('/console/operator');
       expect(await page.locator('svg.sparkline').count()).toBe(2);

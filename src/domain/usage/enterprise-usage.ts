@@ -101,9 +101,15 @@ export async function enterpriseUsage(
     bucket: query.bucket,
     from,
     to,
+    // The products an administrator acts on first: the most often full, then the most refused.
     products: [...products.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([product, byAt]) => summary(product, [...byAt.values()])),
+      .map(([product, byAt]) => summary(product, [...byAt.values()]))
+      .sort(
+        (a, b) =>
+          b.bucketsAtCapacity - a.bucketsAtCapacity ||
+          b.denied - a.denied ||
+          a.product.localeCompare(b.product),
+      ),
     refusals,
     holders,
   };

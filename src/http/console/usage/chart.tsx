@@ -38,6 +38,7 @@ interface Frame {
 }
 
 const CHART: Frame = { width: WIDTH, height: HEIGHT, pad: PAD };
+const COMPACT_HEIGHT = 130;
 
 /** The path of one series: `M` at each run's first point, `L` on; nulls break the line. */
 export function pathOf(values: ReadonlyArray<number | null>, max: number, frame: Frame = CHART): string {
@@ -64,8 +65,12 @@ export function LineChart(props: {
   series: readonly ChartSeries[];
   /** The first and the last point's time, as the page writes them. */
   range?: [string, string];
+  /** A shorter chart, for pages that draw one per product. */
+  compact?: boolean;
 }) {
   const max = scaleOf(props.series);
+  const HEIGHT = props.compact === true ? COMPACT_HEIGHT : CHART.height;
+  const frame: Frame = { ...CHART, height: HEIGHT };
   const mid = HEIGHT / 2;
   return (
     <figure class="chart">
@@ -104,7 +109,7 @@ export function LineChart(props: {
         )}
         {props.series.map((s) => (
           <path
-            d={pathOf(s.values, max)}
+            d={pathOf(s.values, max, frame)}
             class={`series ${s.className}`}
             data-series={s.name}
             fill="none"

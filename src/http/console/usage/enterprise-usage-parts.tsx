@@ -27,6 +27,7 @@ function ProductSection(props: { context: ConsoleContext; usage: EnterpriseUsage
       </p>
       <LineChart
         title={`${product.product}: ${t('usage.seatsChart')}`}
+        compact
         range={rangeOf(points, usage.bucket)}
         series={[
           { name: t('usage.series.peak'), className: 'peak', values: points.map((p) => p.peakSeats) },
