@@ -230,7 +230,9 @@ describe('text output', () => {
       env,
     );
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout.split('\n')[0]).toBe('time\taction\tsubject\toperator\trequestId\tclientRequestId');
+    expect(result.stdout.split('\n')[0]).toBe(
+      'time\taction\tsubject\toperator\trequestId\tclientRequestId\toperatorId',
+    );
     // What reached the server, from its request log.
     const sent = live.server
       .output()

@@ -176,7 +176,7 @@ describe('console operator pages (inject)', () => {
     );
     const lines = csv.body.split('\r\n').filter((l) => l !== '');
     expect(lines[0]).toBe(
-      'id,created_at,action,subject,enterprise,app_id,operator,request_id,client_request_id,detail',
+      'id,created_at,action,subject,enterprise,app_id,operator,operator_id,request_id,client_request_id,detail',
     );
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(`,app.created,${app?.appKey},,,admin-console,`);

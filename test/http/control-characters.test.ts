@@ -161,7 +161,7 @@ describe('the CLI escapes what the database holds', { timeout: 90_000 }, () => {
     const result = await runCli(['audit', '--subject', subject], cliEnv);
     expect(result.code, result.stderr).toBe(0);
     const [header, ...lines] = result.stdout.trimEnd().split('\n');
-    expect(header).toBe('time\taction\tsubject\toperator\trequestId\tclientRequestId');
+    expect(header).toBe('time\taction\tsubject\toperator\trequestId\tclientRequestId\toperatorId');
     expect(lines).toHaveLength(2);
     expect(lines[0]).toContain('\tops\\x1b[2J\\x9b1m\\x7f\t');
     expect(lines[1]).toContain('\tops\\x0d\\x0a1999-01-01\\x09forged\t');

@@ -151,6 +151,14 @@ describe('two operators on one app', () => {
     expect(audit.statusCode).toBe(200);
     expect(audit.body).toContain(ada.operator.name);
     expect(audit.body).toContain(bob.operator.name);
+    expect(audit.body).toContain(`<code data-operator-id="true">${bob.operator.id}</code>`);
+    const csv = await ada.browser.get(
+      `/console/operator/audit.csv?subject=${encodeURIComponent(row.app_key)}`,
+    );
+    const lines = csv.body.trim().split('\n');
+    expect(lines[0]).toContain('operator,operator_id');
+    expect(lines.slice(1).some((l) => l.includes(`${ada.operator.name},${ada.operator.id}`))).toBe(true);
+    expect(lines.slice(1).some((l) => l.includes(`${bob.operator.name},${bob.operator.id}`))).toBe(true);
     const rows = await h.database.db
       .selectFrom('audit_log')
       .select(['action', 'operator', 'operator_id'])

@@ -30,11 +30,11 @@ async function audit(options: AuditOptions): Promise<void> {
     console.log(printableJson(entries));
     return;
   }
-  console.log('time\taction\tsubject\toperator\trequestId\tclientRequestId');
+  console.log('time\taction\tsubject\toperator\trequestId\tclientRequestId\toperatorId');
   for (const e of entries) {
     const when = new Date(e.createdAt).toISOString();
     console.log(
-      text`${when}\t${e.action}\t${e.subject ?? '-'}\t${e.operator ?? '-'}\t${e.requestId ?? '-'}\t${e.clientRequestId ?? '-'}`,
+      text`${when}\t${e.action}\t${e.subject ?? '-'}\t${e.operator ?? '-'}\t${e.requestId ?? '-'}\t${e.clientRequestId ?? '-'}\t${e.operatorId ?? '-'}`,
     );
   }
 }

@@ -26,6 +26,7 @@ const CSV_HEADER = [
   'enterprise',
   'app_id',
   'operator',
+  'operator_id',
   'request_id',
   'client_request_id',
   'detail',
@@ -40,6 +41,7 @@ function csvRow(row: AuditRecord): string {
     row.enterpriseId,
     row.appId,
     row.operator,
+    row.operatorId,
     row.requestId,
     row.clientRequestId,
     JSON.stringify(row.detail),
@@ -49,10 +51,23 @@ function csvRow(row: AuditRecord): string {
 /** Who made the change: the operator by name, else the app by its key and name (its id if gone). */
 function Actor(props: {
   operator: string | null;
+  operatorId: string | null;
   appId: string | null;
   apps: Map<string, { appKey: string; name: string }>;
 }) {
-  const { operator, appId, apps } = props;
+  const { operator, operatorId, appId, apps } = props;
+  // A named operator: the name, and the id that stays the same if the name changes.
+  if (operator !== null && operatorId !== null) {
+    return (
+      <>
+        {operator}
+        <br />
+        <small>
+          <code data-operator-id>{operatorId}</code>
+        </small>
+      </>
+    );
+  }
   if (operator !== null) return <>{operator}</>;
   if (appId === null) return <>—</>;
   const found = apps.get(appId);
@@ -168,7 +183,12 @@ export function auditRoutes(app: App): void {
                       <td>{row.subject ?? '—'}</td>
                       <td>{row.enterpriseId ?? '—'}</td>
                       <td class="actor">
-                        <Actor operator={row.operator} appId={row.appId} apps={apps} />
+                        <Actor
+                          operator={row.operator}
+                          operatorId={row.operatorId}
+                          appId={row.appId}
+                          apps={apps}
+                        />
                       </td>
                       <td class="detail">
                         <Detail detail={row.detail} />
