@@ -11,7 +11,12 @@ import {
 } from '../../packages/client/src/index.js';
 import { lockWith, runtimeWorld, type RuntimeWorld } from '../http/runtime-helpers.js';
 import { ADMIN_KEY } from '../support/harness.js';
-import { browserAvailable, startConsoleWorld, type ConsoleWorld } from './support/browser.js';
+import {
+  browserAvailable,
+  openAdminKeyForm,
+  startConsoleWorld,
+  type ConsoleWorld,
+} from './support/browser.js';
 
 // Offline activation in Chromium, as an administrator does it: the SDK (here the TypeScript one)
 // writes a request, the console turns it into an answer code, its QR code and an answer file, and
@@ -29,13 +34,15 @@ async function signIn(
 ): Promise<void> {
   if ('adminKey' in as) {
     await page.goto('/console/operator/sign-in');
+    await openAdminKeyForm(page);
     await page.locator('input[name="adminKey"]').fill(as.adminKey);
+    await page.locator('form:has(input[name="adminKey"]) button[type="submit"]').click();
   } else {
     await page.goto('/console/sign-in');
     await page.locator('input[name="userName"]').fill(as.account);
     await page.locator('input[name="password"]').fill(as.password);
+    await page.locator('form[method="post"] button[type="submit"]').click();
   }
-  await page.locator('form[method="post"] button[type="submit"]').click();
   await page.waitForURL(/\/console\/(operator|enterprise)$/);
 }
 

@@ -3,6 +3,7 @@ import { ADMIN_KEY } from '../support/harness.js';
 import { assetWorld, type AssetWorld } from '../support/order-fixtures.js';
 import {
   browserAvailable,
+  openAdminKeyForm,
   signInEnterprise,
   signInOperator,
   startConsoleWorld,
@@ -69,8 +70,12 @@ describe.runIf(browserAvailable())('console sign-in (Chromium)', () => {
   it('shows the operator area in Chinese too, every page and its navigation', async () => {
     const { page, problems } = await world.newPage({ locale: 'zh-CN' });
     await page.goto('/console/operator/sign-in');
+    await openAdminKeyForm(page);
     await page.getByLabel('管理密钥').fill(ADMIN_KEY);
-    await page.getByRole('button', { name: '登录' }).click();
+    await page
+      .locator('form', { has: page.getByLabel('管理密钥') })
+      .getByRole('button', { name: '登录' })
+      .click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('概览');
     for (const [link, heading] of [
       ['应用', '应用'],

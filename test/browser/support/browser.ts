@@ -82,8 +82,20 @@ export async function startConsoleWorld(env: Record<string, string> = {}): Promi
   };
 }
 
+/**
+ * Opens the admin key's form on the operator sign-in page: folded under its summary once an
+ * owner exists (on a database other test files share, one may).
+ */
+export async function openAdminKeyForm(page: Page): Promise<void> {
+  const folded = page.locator('details.admin-key');
+  if ((await folded.count()) > 0 && (await folded.getAttribute('open')) === null) {
+    await folded.locator('summary').click();
+  }
+}
+
 export async function signInOperator(page: Page): Promise<void> {
   await page.goto('/console/operator/sign-in');
+  await openAdminKeyForm(page);
   await page.getByLabel('Admin key').fill(ADMIN_KEY);
   // The sign-in page may offer other ways in (each with its own button): this is the key's form.
   await page
