@@ -33,12 +33,17 @@ export interface ConsumptionRow {
   amount: number;
 }
 
-/** A license (one product on one asset) over the whole range. */
-export interface LicenseUsage {
+/** What a license (one product on one asset) is known by. */
+export interface LicenseName {
   product: string;
   assetNum: string;
   enterpriseId: number;
   enterpriseName: string | null;
+}
+
+/** A license's numbers over the whole range. */
+export interface LicenseTotals {
+  productId: number;
   licensedSeats: number | null;
   peakSeats: number;
   seatMs: number;
@@ -53,11 +58,14 @@ function seatTable(bucket: Bucket): RawBuilder<unknown> {
 }
 
 function truncate(bucket: Bucket, column: RawBuilder<unknown>): RawBuilder<Date> {
-  return bucket === 'hour' ? sql<Date>`${column}` : sql<Date>`date_trunc('day', ${column}, 'UTC')`;
+  // date_bin on a UTC origin is the UTC day, and several times cheaper than date_trunc with a zone.
+  return bucket === 'hour'
+    ? sql<Date>`${column}`
+    : sql<Date>`date_bin('1 day', ${column}, timestamptz '2000-01-01 00:00:00+00')`;
 }
 
 /** The scope's conditions on a rollup table aliased `r` (denials have no app-less product id). */
-function where(scope: UsageScope, column = sql`r.bucket`): RawBuilder<boolean> {
+function where(scope: UsageScope, column: RawBuilder<unknown> = sql`r.bucket`): RawBuilder<boolean> {
   return sql<boolean>`${column} >= ${scope.from} and ${column} < ${scope.to}
     and (${scope.product}::text is null or r.product = ${scope.product})
     and (${scope.enterpriseId}::bigint is null or r.enterprise_id = ${scope.enterpriseId})
@@ -121,22 +129,47 @@ export class UsageRepository {
     return result.rows;
   }
 
-  /** Per license over the range, for "at capacity" and "least used"; daily rows when the range is long. */
-  async licenses(scope: UsageScope): Promise<LicenseUsage[]> {
-    const result = await sql<LicenseUsage>`
-      select r.product, r.asset_num as "assetNum", r.enterprise_id::float8 as "enterpriseId",
-             e.name as "enterpriseName",
-             case when bool_or(r.licensed_seats is null) then null else max(r.licensed_seats) end as "licensedSeats",
-             max(r.peak_seats) as "peakSeats", sum(r.seat_ms)::float8 as "seatMs",
-             count(distinct r.bucket)::int as buckets,
-             count(distinct r.bucket) filter (where r.licensed_seats is not null
-                                               and r.peak_seats >= r.licensed_seats)::int as "bucketsAtCapacity"
-        from ${seatTable(scope.bucket)} r
-        left join enterprises e on e.id = r.enterprise_id
-       where ${where(scope)}
-       group by r.product_id, r.product, r.asset_num, r.enterprise_id, e.name
+  /**
+   * Per license over the range, for "at capacity" and "least used": numbers only, one row a license
+   * (the names are read for the few shown: licenseNames). A license's rows are one per app and
+   * bucket; its buckets are those of its busiest app, exact for a license used through one app
+   * (the usual case) and a lower bound otherwise. Grouping by the key's leading columns with no
+   * text to carry keeps a year of a thousand licenses' days a plain hash aggregate.
+   */
+  async licenses(scope: UsageScope): Promise<LicenseTotals[]> {
+    const result = await sql<LicenseTotals>`
+      with per_app as (
+        select r.product_id, bool_or(r.licensed_seats is null) as unlimited,
+               max(r.licensed_seats) as licensed, max(r.peak_seats) as peak, sum(r.seat_ms) as seat_ms,
+               count(*) as buckets,
+               count(*) filter (where r.licensed_seats is not null and r.peak_seats >= r.licensed_seats)
+                 as at_capacity
+          from ${seatTable(scope.bucket)} r
+         where ${where(scope)}
+         group by r.product_id, r.app_id
+      )
+      select product_id::float8 as "productId",
+             case when bool_or(unlimited) then null else max(licensed) end as "licensedSeats",
+             max(peak) as "peakSeats", sum(seat_ms)::float8 as "seatMs",
+             max(buckets)::int as buckets, max(at_capacity)::int as "bucketsAtCapacity"
+        from per_app
+       group by product_id
     `.execute(this.db);
     return result.rows;
+  }
+
+  /** What names the licenses `productIds`: product, asset and enterprise (a row of each, by the key). */
+  async licenseNames(bucket: Bucket, productIds: number[]): Promise<Map<number, LicenseName>> {
+    if (productIds.length === 0) return new Map();
+    const result = await sql<LicenseName & { productId: number }>`
+      select distinct on (r.product_id) r.product_id::float8 as "productId", r.product,
+             r.asset_num as "assetNum", r.enterprise_id::float8 as "enterpriseId", e.name as "enterpriseName"
+        from ${seatTable(bucket)} r
+        left join enterprises e on e.id = r.enterprise_id
+       where r.product_id = any(${productIds}::bigint[])
+       order by r.product_id, r.bucket desc
+    `.execute(this.db);
+    return new Map(result.rows.map(({ productId, ...name }) => [productId, name]));
   }
 
   /** Each enterprise's refused check-outs for lack of a seat (90005) over the range. */

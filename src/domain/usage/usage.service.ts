@@ -1,7 +1,13 @@
 import type { Db } from '../../db/client.js';
 import { enterpriseUsage, type EnterpriseUsage, type EnterpriseUsageQuery } from './enterprise-usage.js';
 import { simulateUsage, type SimulationResult } from './usage-simulation.js';
-import { UsageRepository, type Bucket, type LicenseUsage, type UsageScope } from './usage.repository.js';
+import {
+  UsageRepository,
+  type Bucket,
+  type LicenseName,
+  type LicenseTotals,
+  type UsageScope,
+} from './usage.repository.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -78,13 +84,14 @@ function floorTo(ms: number, bucket: Bucket): number {
   return Math.floor(ms / size) * size;
 }
 
-function lineOf(l: LicenseUsage, bucketMs: number): LicenseLine {
+/** A license's line: its numbers over the range, and (once chosen to be shown) its names. */
+function lineOf(l: LicenseTotals, name: LicenseName, bucketMs: number): LicenseLine {
+  return { ...name, ...numbersOf(l, bucketMs) };
+}
+
+function numbersOf(l: LicenseTotals, bucketMs: number) {
   const licensedMs = l.licensedSeats === null ? null : l.licensedSeats * l.buckets * bucketMs;
   return {
-    product: l.product,
-    assetNum: l.assetNum,
-    enterpriseId: l.enterpriseId,
-    enterpriseName: l.enterpriseName,
     licensedSeats: l.licensedSeats,
     peakSeats: l.peakSeats,
     seatHours: round(l.seatMs / HOUR_MS),
@@ -92,6 +99,8 @@ function lineOf(l: LicenseUsage, bucketMs: number): LicenseLine {
     bucketsAtCapacity: l.bucketsAtCapacity,
   };
 }
+
+const UNNAMED: LicenseName = { product: '', assetNum: '', enterpriseId: 0, enterpriseName: null };
 
 /**
  * Usage history read from the rollups: seats per bucket against the seats licensed, refusals by
@@ -242,21 +251,28 @@ export class UsageService {
       const point = points.get(floorTo(row.at.getTime(), scope.bucket));
       if (point !== undefined) point.consumed += row.amount;
     }
-    const lines = licenses.map((l) => lineOf(l, size));
+    // The top ten of each list by the numbers, then the names of those twenty at most.
+    const ranked = licenses.map((l) => ({ l, n: numbersOf(l, size) }));
+    const atCapacity = ranked
+      .filter((r) => r.n.bucketsAtCapacity > 0)
+      .sort((a, b) => b.n.bucketsAtCapacity - a.n.bucketsAtCapacity || a.l.productId - b.l.productId)
+      .slice(0, 10);
+    const leastUsed = ranked
+      .filter((r) => r.n.utilization !== null)
+      .sort((a, b) => (a.n.utilization ?? 0) - (b.n.utilization ?? 0) || a.l.productId - b.l.productId)
+      .slice(0, 10);
+    const names = await repository.licenseNames(scope.bucket, [
+      ...new Set([...atCapacity, ...leastUsed].map((r) => r.l.productId)),
+    ]);
+    const line = (r: { l: LicenseTotals }) => lineOf(r.l, names.get(r.l.productId) ?? UNNAMED, size);
     return {
       bucket: scope.bucket,
       from: scope.from.getTime(),
       to: scope.to.getTime(),
       series: [...points.values()],
       deniedByCode,
-      atCapacity: lines
-        .filter((l) => l.bucketsAtCapacity > 0)
-        .sort((a, b) => b.bucketsAtCapacity - a.bucketsAtCapacity || a.assetNum.localeCompare(b.assetNum))
-        .slice(0, 10),
-      leastUsed: lines
-        .filter((l) => l.utilization !== null)
-        .sort((a, b) => (a.utilization ?? 0) - (b.utilization ?? 0) || a.assetNum.localeCompare(b.assetNum))
-        .slice(0, 10),
+      atCapacity: atCapacity.map(line),
+      leastUsed: leastUsed.map(line),
     };
   }
 }
