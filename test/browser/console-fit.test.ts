@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { declaredRoutes } from '../../src/http/access/enforce.js';
 import { batch, newBuy, submit, type OrderTenant } from '../http/order-helpers.js';
 import { ADMIN_KEY, nonce, uniqueCode } from '../support/harness.js';
 import {
@@ -130,6 +131,9 @@ describe.runIf(browserAvailable())('every console page fits 1280 pixels (Chromiu
       '/console/operator/webhooks',
       `/console/operator/webhooks/${endpoint.id}`,
       '/console/operator/audit',
+      '/console/operator/usage',
+      '/console/operator/operators',
+      '/console/operator/account',
     );
     enterprisePages.push(
       '/console/enterprise',
@@ -140,6 +144,7 @@ describe.runIf(browserAvailable())('every console page fits 1280 pixels (Chromiu
       `/console/enterprise/assets/${encodeURIComponent(await assetIdOf(enterprise, assets[0]!))}`,
       '/console/enterprise/lent-locks',
       '/console/enterprise/offline-machines',
+      '/console/enterprise/usage',
     );
   });
   afterAll(async () => {
@@ -167,6 +172,18 @@ describe.runIf(browserAvailable())('every console page fits 1280 pixels (Chromiu
     await page.setViewportSize({ width: WIDTH, height: 800 });
     return { page, problems };
   }
+
+  it('measures every page the server declares without a parameter (nobody keeps the list up)', () => {
+    const measured = new Set([...operatorPages, ...enterprisePages].map((p) => p.split('?')[0]));
+    const missed = declaredRoutes(world.harness.app)
+      .filter((r) => r.method === 'GET' && !r.url.includes(':') && !r.url.endsWith('.csv'))
+      .filter((r) => r.access.who === 'enterprise-session' || r.access.who === 'operator-session')
+      // The sign-in's own steps (a new password, an enrolment) are not pages the admin key has.
+      .filter((r) => !(r.access.who === 'operator-session' && r.access.duringSignIn === true))
+      .map((r) => r.url)
+      .filter((url) => !measured.has(url));
+    expect(missed).toEqual([]);
+  });
 
   it('fits the signed-out pages', async () => {
     const { page, problems } = await desktop();
