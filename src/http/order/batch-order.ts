@@ -46,7 +46,14 @@ export function batchOrderRoute(app: App): void {
       preValidation: async (request) => {
         // Only an async batch is kept (a sync one is applied at once): only its body is copied.
         const { syncMode } = (request.body ?? {}) as { syncMode?: unknown };
-        if (syncMode === 'async') receivedBodies.set(request, structuredClone(request.body));
+        if (syncMode === 'async') {
+          try {
+            receivedBodies.set(request, structuredClone(request.body));
+          } catch {
+            // Nested past what a copy can follow (a hostile body): no field of a batch nests, so
+            // validation refuses it next, and there is nothing to keep.
+          }
+        }
         const principal = appOf(request);
         const { appKey } = request.query as { appKey?: unknown };
         if (appKey !== principal.appKey) {
