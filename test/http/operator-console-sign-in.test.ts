@@ -196,6 +196,20 @@ describe('operator console sign-in', () => {
     expect((await fourth.post('/console/operator/sign-in/code', { code })).statusCode).toBe(400);
   });
 
+  it('ends a sign-in waiting for its code when the second factor is reset meanwhile', async () => {
+    const { browser, operator } = await signedIn('admin');
+    await enrol(browser);
+    const waiting = new Browser();
+    await waiting.post('/console/operator/sign-in', { email: operator.email, password: NEW_PASSWORD });
+    expect((await waiting.get('/console/operator/apps')).headers.location).toBe(
+      '/console/operator/sign-in/code',
+    );
+    await h.app.services.twoFactor.reset(operator.id);
+    expect((await waiting.get('/console/operator/apps')).headers.location).toBe(
+      '/console/operator/sign-in?note=expired',
+    );
+  });
+
   it('ends a session that gives five wrong codes', async () => {
     const { browser, operator } = await signedIn('admin');
     await enrol(browser);

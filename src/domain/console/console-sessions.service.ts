@@ -168,6 +168,9 @@ export class ConsoleSessionsService {
       // Looked up on every page: a disabled operator or a changed role takes effect at once.
       const state = await new OperatorCredentialsRepository(this.db).stateOf(row.operatorId);
       if (state?.status !== 'active') return undefined;
+      // A sign-in waiting for a second factor that is gone meanwhile (an owner reset it) ends: it
+      // must not become whole without the code it owed.
+      if (row.pendingSecondFactor && !state.totpEnabled) return undefined;
       const operator = {
         id: state.id,
         name: state.name,
