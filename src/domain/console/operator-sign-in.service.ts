@@ -95,7 +95,7 @@ export class OperatorSignInService {
       return { status: 'ok', via: verdict };
     }
     const failures = await sessions.secondFactorFailed(sha256(secret));
-    await this.recordFailure(operator.email ?? '', from, 'second-factor');
+    await this.auditFailure({ id: operator.id, email: operator.email ?? operator.id }, from, 'second-factor');
     if (failures >= SECOND_FACTOR_TRIES) {
       await sessions.delete(sha256(secret));
       return { status: 'ended' };
@@ -194,16 +194,22 @@ export class OperatorSignInService {
   }
 
   /** A failure on an existing operator is audited; an unknown email leaves no row to flood the log. */
-  private async recordFailure(email: string, from: RequestIds, stage = 'password'): Promise<void> {
-    const known =
-      email === '' ? undefined : await new OperatorCredentialsRepository(this.db).passwordOf(email.trim());
-    if (!known) return;
-    await new AuditRepository(this.db).record(operatorActor({ ...from, operator: email.trim() }), [
+  private async recordFailure(email: string, from: RequestIds): Promise<void> {
+    const known = await new OperatorCredentialsRepository(this.db).passwordOf(email.trim());
+    if (known) await this.auditFailure({ id: known.id, email: email.trim() }, from, 'password');
+  }
+
+  private async auditFailure(
+    operator: { id: string; email: string },
+    from: RequestIds,
+    stage: 'password' | 'second-factor',
+  ): Promise<void> {
+    await new AuditRepository(this.db).record(operatorActor({ ...from, operator: operator.email }), [
       {
         action: 'operator.sign_in_failed',
-        subject: email.trim(),
+        subject: operator.email,
         enterprise: null,
-        detail: { operatorId: known.id, stage },
+        detail: { operatorId: operator.id, stage },
       },
     ]);
   }
