@@ -40,6 +40,19 @@ function isJsonSyntaxError(error: FastifyError): boolean {
   return error instanceof SyntaxError || (error.statusCode === 400 && /JSON/.test(error.message));
 }
 
+/**
+ * What to tell a caller whose body Fastify could not read (not JSON, too large, of another type),
+ * naming the body; undefined for any other error.
+ */
+export function bodyErrorMessage(error: FastifyError, bodyLimitBytes: number): string | undefined {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return `body: larger than the limit of ${bodyLimitBytes} bytes`;
+  return (
+    BODY_ERRORS[error.code] ??
+    (isJsonSyntaxError(error) ? BODY_ERRORS.FST_ERR_CTP_INVALID_JSON_BODY : undefined)
+  );
+}
+
 export function installErrorHandler(app: FastifyInstance, bodyLimitBytes: number): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const surface = surfaceOfRequest(request);
@@ -64,11 +77,7 @@ export function installErrorHandler(app: FastifyInstance, bodyLimitBytes: number
         error_description: `body: larger than the limit of ${TOKEN_BODY_LIMIT_BYTES} bytes`,
       });
     }
-    const bodyMessage =
-      error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-        ? `body: larger than the limit of ${bodyLimitBytes} bytes`
-        : (BODY_ERRORS[error.code] ??
-          (isJsonSyntaxError(error) ? BODY_ERRORS.FST_ERR_CTP_INVALID_JSON_BODY : undefined));
+    const bodyMessage = bodyErrorMessage(error, bodyLimitBytes);
     if (bodyMessage !== undefined) {
       return sendFailure(
         reply,

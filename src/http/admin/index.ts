@@ -14,6 +14,7 @@ import {
 import { UsageInputError } from '../../domain/usage/usage.service.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import type { App } from '../app-type.js';
+import { bodyErrorMessage } from '../error-handler.js';
 import { formatValidationError } from '../validation.js';
 import { activationAdminRoutes } from './activate-offline-machine.js';
 import { appActionRoutes } from './app-actions.js';
@@ -75,6 +76,10 @@ export function adminApi() {
       }
       const status = statusOf(error);
       if (status !== undefined) return reply.code(status).send({ error: error.message });
+      // This handler stands in for the root one on these routes: a body Fastify could not read is
+      // the caller's mistake here too, not a fault of ours.
+      const body = bodyErrorMessage(error, app.config.limits.bodyBytes);
+      if (body !== undefined) return reply.code(400).send({ error: body });
       request.log.error({ err: error }, 'admin request failed');
       return reply.code(500).send({ error: 'internal error', requestId: request.id });
     });
