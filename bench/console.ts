@@ -42,6 +42,21 @@ export async function consoleCookie(url: string, adminKey: string): Promise<stri
   return cookie;
 }
 
+/** Signs the platform operator into the console with the admin key, as its sign-in form does. */
+export async function operatorConsoleCookie(url: string, adminKey: string): Promise<string> {
+  const signedIn = await fetch(`${url}/console/operator/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ adminKey }),
+  });
+  const cookie = /keyward_session=[^;]+/.exec(signedIn.headers.get('set-cookie') ?? '')?.[0];
+  if (signedIn.status !== 303 || cookie === undefined) {
+    throw new Error(`operator console sign-in: HTTP ${signedIn.status}`);
+  }
+  return cookie;
+}
+
 /** The employees page of the 10,000-member enterprise, at page CONSOLE_PAGE or a search. */
 export function employeesPage(cookie: string, search?: string): RequestShape {
   const query = search === undefined ? `page=${CONSOLE_PAGE}` : `q=${encodeURIComponent(search)}`;

@@ -9,6 +9,7 @@ import {
   employeesPage,
   employeesPageBytes,
   growConsoleTenant,
+  operatorConsoleCookie,
 } from './console.js';
 import { createEmbedded, createPostgres } from './databases.js';
 import { measure, type LoadPlan, type Measured } from './load.js';
@@ -21,7 +22,7 @@ import { finishSeeding, seedTenants } from './seed.js';
 import { openSession, type Session } from './session.js';
 import { runStalledTenant, runWebhooks } from './webhooks.js';
 import { runCheckoutStorm } from './checkout-storm.js';
-import { seedUsage, USAGE_PRODUCTS, usageProductYear, usageYear } from './usage.js';
+import { seedUsage, USAGE_PRODUCTS, usagePageYear, usageProductYear, usageYear } from './usage.js';
 import type { Db } from '../src/db/client.js';
 import {
   BATCH_CONNECTIONS,
@@ -350,6 +351,10 @@ async function usageScenarios(url: string, db: Db): Promise<void> {
   for (const [name, shape] of [
     [`usage: a year by day over ${USAGE_PRODUCTS} products' hourly rollups`, usageYear(authorization)],
     ["usage: one product's year by day", usageProductYear(authorization)],
+    [
+      `usage: the console's Usage page, a year by day over ${USAGE_PRODUCTS} products`,
+      usagePageYear(await operatorConsoleCookie(url, adminKey)),
+    ],
   ] as const) {
     const time = await measure(url, shape, sequential);
     row(name, time, {

@@ -81,3 +81,19 @@ export function usageProductYear(authorization: string): RequestShape {
     accept: (status) => status === 200,
   };
 }
+
+/**
+ * The operator console's Usage page over the last year by day: the same report drawn as charts
+ * and tables. The answer must show the year's first day in its filter, so a page that ignored the
+ * range would not pass for one that read it.
+ */
+export function usagePageYear(cookie: string): RequestShape {
+  const from = new Date(Date.now() - 365 * 86_400_000).toISOString().slice(0, 10);
+  return {
+    method: 'GET',
+    path: () => `/console/operator/usage?bucket=day&from=${from}`,
+    headers: { cookie },
+    nonce: false,
+    accept: (status, body) => status === 200 && body.includes(`value="${from}"`) && body.includes('<svg'),
+  };
+}
