@@ -127,7 +127,7 @@ function OfflineMachinesPage(props: {
       <p>{t('offline.hint')}</p>
       {outcome.answer !== undefined && <AnswerView context={context} answer={outcome.answer} />}
       <Can context={context} permission="write">
-        <div class="cards">
+        <div class="cards forms">
           <form method="post" action={`${base(area)}/activate`} enctype="multipart/form-data" class="card">
             <h2>{t('offline.activate')}</h2>
             <Csrf context={context} />
