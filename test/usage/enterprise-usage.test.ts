@@ -1,59 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enterpriseClient, type ConsoleClient } from '../support/console-client.js';
-import { userToken } from '../support/fixtures.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { addMember, assign } from '../support/order-fixtures.js';
-import {
-  checkOut,
-  fingerprint,
-  leaseOf,
-  lockWith,
-  refusalOf,
-  runtimeWorld,
-  type RuntimeWorld,
-} from '../http/runtime-helpers.js';
+import { consoleTenant, type ConsoleTenant } from './usage-tenant.js';
 
 // The enterprise administrator's Usage page and its CSV: his products' peak against licensed
 // seats, who was refused, who holds a seat now; and nothing of another enterprise, whatever ids
 // the query string carries.
 
-interface Tenant {
-  world: RuntimeWorld;
-  product: string;
-  assetNum: string;
-  account: string;
-  console: ConsoleClient;
-}
-
 let h: Harness;
-let a: Tenant;
-let b: Tenant;
-
-/** An enterprise whose employee holds the one seat of a lock's product and is refused a second. */
-async function tenant(): Promise<Tenant> {
-  const world = await runtimeWorld(h);
-  const lock = await lockWith(world, { limitConcurrent: 1 });
-  const member = await addMember(world);
-  await assign(world, member.globalId, [lock.assetNum]);
-  const token = await userToken(h, world.app, member.account, member.password);
-  leaseOf(await checkOut(world, { crmProductId: lock.crmProductId, fingerprint: fingerprint() }, token));
-  refusalOf(
-    await checkOut(world, { crmProductId: lock.crmProductId, fingerprint: fingerprint() }, token),
-    '90005',
-  );
-  return {
-    world,
-    product: lock.crmProductId,
-    assetNum: lock.assetNum,
-    account: member.account,
-    console: await enterpriseClient(h, world.admin.account, world.admin.password),
-  };
-}
+let a: ConsoleTenant;
+let b: ConsoleTenant;
 
 beforeAll(async () => {
   h = await startHarness();
-  a = await tenant();
-  b = await tenant();
+  a = await consoleTenant(h);
+  b = await consoleTenant(h);
   await h.app.services.usageRollups.run();
 });
 afterAll(async () => h.close());
@@ -62,7 +22,7 @@ function cells(body: string, cls: string): string[] {
   return [...body.matchAll(new RegExp(`<td class="${cls}">([^<]*)</td>`, 'g'))].map((m) => m[1] ?? '');
 }
 
-function nothingOf(body: string, other: Tenant): void {
+function nothingOf(body: string, other: ConsoleTenant): void {
   expect(body).not.toContain(other.product);
   expect(body).not.toContain(other.assetNum);
   expect(body).not.toContain(other.account);

@@ -1,9 +1,8 @@
 import type { Db } from '../../db/client.js';
 import { EnterpriseUsageRepository, type HolderRow, type RefusalRow } from './enterprise-usage.repository.js';
+import { bucketRange, bucketSize, HOUR_MS } from './usage-range.js';
 import type { Bucket } from './usage.repository.js';
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 /** The refusals and holders one page lists: the latest, enough to answer "who, this week". */
 export const ENTERPRISE_LIST_LIMIT = 200;
 
@@ -41,6 +40,9 @@ export interface EnterpriseUsageQuery {
   enterpriseId: number;
   bucket: Bucket;
   product?: string;
+  /** The range as the operator's report takes it (usage-range.ts); none: the last 30 days or 48 hours. */
+  from?: Date;
+  to?: Date;
 }
 
 function round(value: number): number {
@@ -49,17 +51,16 @@ function round(value: number): number {
 
 /**
  * An enterprise's usage for its console: each product's peak against seats licensed and its
- * refusals per bucket (30 days by day, 48 hours by hour, up to the current bucket), who was
- * refused, and who holds a seat now.
+ * refusals per bucket over the range (by default 30 days by day, 48 hours by hour, up to the
+ * current bucket), who was refused in it, and who holds a seat now.
  */
 export async function enterpriseUsage(
   db: Db,
   nowMs: number,
   query: EnterpriseUsageQuery,
 ): Promise<EnterpriseUsage> {
-  const size = query.bucket === 'hour' ? HOUR_MS : DAY_MS;
-  const to = Math.floor(nowMs / size) * size + size;
-  const from = to - (query.bucket === 'hour' ? 48 : 30) * size;
+  const size = bucketSize(query.bucket);
+  const { from, to } = bucketRange(query, nowMs);
   const range = {
     enterpriseId: query.enterpriseId,
     from: new Date(from),

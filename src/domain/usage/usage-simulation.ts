@@ -5,7 +5,7 @@ import {
   type SimulatedLicense,
   type SimulatedSeats,
 } from './usage-simulation.repository.js';
-import { UsageInputError } from './usage.service.js';
+import { UsageInputError } from './usage-range.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.js';
 import { enterpriseUsage, type EnterpriseUsage, type EnterpriseUsageQuery } from './enterprise-usage.js';
+import { bucketRange, DAY_MS, floorTo, HOUR_MS, UsageInputError } from './usage-range.js';
 import { simulateUsage, type SimulationResult } from './usage-simulation.js';
 import {
   UsageRepository,
@@ -9,10 +10,8 @@ import {
   type UsageScope,
 } from './usage.repository.js';
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
-/** A year of hours (or of days): what one answer may hold, so one call cannot ask for millions. */
-export const MAX_BUCKETS = 366 * 24;
+// Where the range rules and the input error live; re-exported for the callers that had them here.
+export { MAX_BUCKETS, UsageInputError } from './usage-range.js';
 
 /** A filter as the admin API, the CLI and the console give it. */
 export interface UsageQuery {
@@ -64,24 +63,9 @@ export interface UsageReport {
   leastUsed: LicenseLine[];
 }
 
-/** A filter the caller must fix; `field` names it, as the admin API's validation errors do. */
-export class UsageInputError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
-  }
-}
-
 function round(value: number, digits = 3): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
-}
-
-function floorTo(ms: number, bucket: Bucket): number {
-  const size = bucket === 'hour' ? HOUR_MS : DAY_MS;
-  return Math.floor(ms / size) * size;
 }
 
 /** A license's line: its numbers over the range, and (once chosen to be shown) its names. */
@@ -116,28 +100,20 @@ export class UsageService {
   /** The filter checked and resolved; an unknown enterprise or app is an input error naming it. */
   async scope(query: UsageQuery): Promise<UsageScope> {
     const bucket = query.bucket ?? 'day';
-    const size = bucket === 'hour' ? HOUR_MS : DAY_MS;
-    // The bucket `to` falls in is counted whole; none given, the current bucket is the last.
-    const to =
-      query.to === undefined
-        ? floorTo(this.now(), bucket) + size
-        : floorTo(query.to.getTime() + size - 1, bucket);
-    const from = floorTo(query.from?.getTime() ?? to - (bucket === 'hour' ? 48 : 30) * size, bucket);
-    if (from >= to) throw new UsageInputError('from', 'must be before to');
-    if ((to - from) / size > MAX_BUCKETS) {
-      throw new UsageInputError('from', `at most ${MAX_BUCKETS} ${bucket}s in one answer`);
-    }
+    const { from, to } = bucketRange({ from: query.from, to: query.to, bucket }, this.now());
     const repository = new UsageRepository(this.db);
     let enterpriseId: number | null = null;
     if (query.enterprise !== undefined) {
       const found = await repository.enterpriseId(query.enterprise);
-      if (found === undefined) throw new UsageInputError('enterprise', `no enterprise ${query.enterprise}`);
+      if (found === undefined) {
+        throw new UsageInputError('enterprise', `no enterprise ${query.enterprise}`, 'unknown');
+      }
       enterpriseId = found;
     }
     let appId: string | null = null;
     if (query.app !== undefined) {
       const found = await repository.appId(query.app);
-      if (found === undefined) throw new UsageInputError('app', `no app ${query.app}`);
+      if (found === undefined) throw new UsageInputError('app', `no app ${query.app}`, 'unknown');
       appId = found;
     }
     return {
@@ -163,9 +139,9 @@ export class UsageService {
     const repository = new UsageRepository(this.db);
     const enterpriseId = await repository.enterpriseId(input.enterprise);
     if (enterpriseId === undefined)
-      throw new UsageInputError('enterprise', `no enterprise ${input.enterprise}`);
+      throw new UsageInputError('enterprise', `no enterprise ${input.enterprise}`, 'unknown');
     const appId = await repository.appId(input.app);
-    if (appId === undefined) throw new UsageInputError('app', `no app ${input.app}`);
+    if (appId === undefined) throw new UsageInputError('app', `no app ${input.app}`, 'unknown');
     return simulateUsage(this.db, this.now(), { enterpriseId, appId, days: input.days });
   }
 

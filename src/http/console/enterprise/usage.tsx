@@ -6,35 +6,49 @@ import { enterpriseContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { enterpriseUsageCsv, Holders, ProductCharts, Refusals } from '../usage/enterprise-usage-parts.js';
+import {
+  parseUsageQuery,
+  problemText,
+  readUsage,
+  usageQueryString,
+  type ParsedUsageQuery,
+  type UsageForm,
+} from '../usage/usage-filter.js';
+import { DateRangeFields, usageErrorOf } from '../usage/usage-form.js';
 
 const USAGE = '/console/enterprise/usage';
+/** The page's own fields: nothing in them names an enterprise (an `enterprise` given is ignored). */
+const FIELDS = ['product', 'bucket', 'from', 'to'] as const;
 
 /**
- * The page's query: a product of the enterprise and the bucket. Nothing in it names an
- * enterprise: the one shown is the session's, so another's id (in any parameter) reaches nothing.
+ * The page's query: a product of the enterprise, the bucket and the range. The enterprise shown
+ * is the session's, so another's id (in any parameter) reaches nothing.
  */
 interface Query {
   product?: string;
   bucket?: string;
+  from?: string;
+  to?: string;
 }
 
-function parse(query: Query): { product: string; bucket: 'hour' | 'day' } {
-  return {
-    product: (typeof query.product === 'string' ? query.product : '').trim().slice(0, 255),
-    bucket: query.bucket === 'hour' ? 'hour' : 'day',
-  };
-}
-
-async function usageOf(
+function usageOf(
   app: App,
   enterpriseId: number,
-  form: ReturnType<typeof parse>,
+  form: UsageForm,
+  range: ParsedUsageQuery['range'],
 ): Promise<EnterpriseUsage> {
   return app.services.usage.enterprise({
     enterpriseId,
     bucket: form.bucket,
+    ...range,
     ...(form.product === '' ? {} : { product: form.product }),
   });
+}
+
+/** The page's read, by the session's enterprise id only. */
+async function readOf(app: App, enterpriseId: number, query: Query) {
+  const parsed = parseUsageQuery(query);
+  return { parsed, read: await readUsage(parsed, (range) => usageOf(app, enterpriseId, parsed.form, range)) };
 }
 
 function sendCsv(reply: FastifyReply, usage: EnterpriseUsage): FastifyReply {
@@ -54,14 +68,21 @@ export function enterpriseUsageRoutes(app: App): void {
     async (request, reply) => {
       const context = enterpriseContext(request);
       const { t } = context;
-      const form = parse(request.query);
-      const usage = await usageOf(app, context.session.member.enterpriseId, form);
-      // The product list offered comes from the unfiltered products, so a filter can be undone.
+      const enterpriseId = context.session.member.enterpriseId;
+      const { parsed, read } = await readOf(app, enterpriseId, request.query);
+      const { form } = parsed;
+      const usage = read.data;
+      const fieldError = read.problem === undefined ? undefined : usageErrorOf(t, read.problem);
+      // The product list offered comes from the unfiltered products, so a filter can be undone;
+      // the one chosen stays offered even when the range holds none of it.
       const all =
-        form.product === ''
+        form.product === '' || usage === undefined
           ? usage
-          : await usageOf(app, context.session.member.enterpriseId, { ...form, product: '' });
-      const query = new URLSearchParams({ product: form.product, bucket: form.bucket }).toString();
+          : await usageOf(app, enterpriseId, { ...form, product: '' }, parsed.range);
+      const offered = [...new Set([...(all?.products ?? []).map((p) => p.product), form.product])].filter(
+        (p) => p !== '',
+      );
+      const query = usageQueryString(form, FIELDS);
       return sendPage(
         reply,
         <Layout context={context} title={t('nav.usage')}>
@@ -73,9 +94,9 @@ export function enterpriseUsageRoutes(app: App): void {
                 <option value="" selected={form.product === ''}>
                   {t('usage.ent.allProducts')}
                 </option>
-                {all.products.map((p) => (
-                  <option value={p.product} selected={form.product === p.product}>
-                    {p.product}
+                {offered.map((product) => (
+                  <option value={product} selected={form.product === product}>
+                    {product}
                   </option>
                 ))}
               </select>
@@ -91,13 +112,18 @@ export function enterpriseUsageRoutes(app: App): void {
                 </option>
               </select>
             </p>
+            <DateRangeFields context={context} form={form} error={fieldError} />
             <p>
               <button type="submit">{t('usage.show')}</button>
             </p>
           </form>
-          <ProductCharts context={context} usage={usage} csvHref={`${USAGE}.csv?${query}`} />
-          <Refusals context={context} usage={usage} limit={ENTERPRISE_LIST_LIMIT} />
-          <Holders context={context} usage={usage} limit={ENTERPRISE_LIST_LIMIT} />
+          {usage !== undefined && (
+            <>
+              <ProductCharts context={context} usage={usage} csvHref={`${USAGE}.csv?${query}`} />
+              <Refusals context={context} usage={usage} limit={ENTERPRISE_LIST_LIMIT} />
+              <Holders context={context} usage={usage} limit={ENTERPRISE_LIST_LIMIT} />
+            </>
+          )}
         </Layout>,
       );
     },
@@ -108,7 +134,11 @@ export function enterpriseUsageRoutes(app: App): void {
     { config: { access: ACCESS.enterpriseSession } },
     async (request, reply) => {
       const context = enterpriseContext(request);
-      return sendCsv(reply, await usageOf(app, context.session.member.enterpriseId, parse(request.query)));
+      const { read } = await readOf(app, context.session.member.enterpriseId, request.query);
+      if (read.problem !== undefined) {
+        return reply.code(400).type('text/plain; charset=utf-8').send(problemText(read.problem));
+      }
+      return sendCsv(reply, read.data);
     },
   );
 }

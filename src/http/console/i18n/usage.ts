@@ -8,6 +8,12 @@ export const usageEn = {
   'usage.bucket.day': 'day',
   'usage.show': 'Show',
   'usage.badFilter': 'Check this filter: {message}',
+  'usage.from': 'From (UTC day)',
+  'usage.to': 'To (UTC day)',
+  'usage.badDate': 'This is not a day: write it as YYYY-MM-DD.',
+  'usage.reversed': 'The first day must not be after the last.',
+  'usage.tooLong': 'At most {max} periods in one view: choose a shorter range, or per day.',
+  'usage.outOfRange': 'Choose a day from 1970-01-01 to 9998-12-31.',
   'usage.seatsChart': 'Peak seats against seats licensed',
   'usage.deniedChart': 'Refused check-outs',
   'usage.series.peak': 'Peak seats',
@@ -27,7 +33,7 @@ export const usageEn = {
   'usage.bucketsAtCapacity': 'Periods at capacity',
   'usage.none': 'No usage recorded in this period.',
   'usage.ent.intro':
-    'Your licenses over the last 30 days (or 48 hours): the most seats in use against the seats bought, who was turned away, and who holds a seat now.',
+    'Your licenses over the days you choose (by default the last 30 days, or 48 hours): the most seats in use against the seats bought, who was turned away, and who holds a seat now.',
   'usage.ent.allProducts': 'All products',
   'usage.ent.products': 'Seats per product',
   'usage.ent.summary':
@@ -61,6 +67,12 @@ export const usageZh: Record<keyof typeof usageEn, string> = {
   'usage.bucket.day': '天',
   'usage.show': '显示',
   'usage.badFilter': '请检查此筛选条件：{message}',
+  'usage.from': '开始日期（UTC）',
+  'usage.to': '结束日期（UTC）',
+  'usage.badDate': '这不是有效的日期，请按 YYYY-MM-DD 填写。',
+  'usage.reversed': '开始日期不能晚于结束日期。',
+  'usage.tooLong': '一次最多显示 {max} 个时段：请缩短日期范围，或按天显示。',
+  'usage.outOfRange': '请选择 1970-01-01 至 9998-12-31 之间的日期。',
   'usage.seatsChart': '峰值席位与授权席位',
   'usage.deniedChart': '被拒绝的签出',
   'usage.series.peak': '峰值席位',
@@ -80,7 +92,7 @@ export const usageZh: Record<keyof typeof usageEn, string> = {
   'usage.bucketsAtCapacity': '满载时段',
   'usage.none': '此期间没有用量记录。',
   'usage.ent.intro':
-    '您的许可在最近 30 天（或 48 小时）内的情况：同时使用的最多席位与购买的席位、谁被拒绝、现在谁占用席位。',
+    '您的许可在所选日期内（默认最近 30 天，或 48 小时）的情况：同时使用的最多席位与购买的席位、谁被拒绝、现在谁占用席位。',
   'usage.ent.allProducts': '全部产品',
   'usage.ent.products': '各产品的席位',
   'usage.ent.summary':

@@ -1,15 +1,38 @@
 import type { FastifyReply } from 'fastify';
-import { UsageInputError, type UsageReport } from '../../../domain/usage/usage.service.js';
+import type { UsageReport } from '../../../domain/usage/usage.service.js';
 import type { App } from '../../app-type.js';
 import { operatorMay } from '../../access/access.js';
 import { operatorContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { Field } from '../ui.js';
-import { parseUsageQuery, usageQueryString, type UsagePageQuery } from '../usage/usage-filter.js';
+import {
+  parseUsageQuery,
+  problemText,
+  readUsage,
+  usageQueryString,
+  type UsagePageQuery,
+} from '../usage/usage-filter.js';
+import { DateRangeFields, usageErrorOf } from '../usage/usage-form.js';
 import { LicenseTable, UsageCharts, usageCsv } from '../usage/usage-parts.js';
 
 const USAGE = '/console/operator/usage';
+const FIELDS = ['product', 'enterprise', 'bucket', 'from', 'to'] as const;
+
+/** The page's filter as `GET /admin/usage` takes it. */
+async function reportOf(app: App, query: UsagePageQuery) {
+  const parsed = parseUsageQuery(query);
+  const { form } = parsed;
+  const read = await readUsage(parsed, (range) =>
+    app.services.usage.report({
+      bucket: form.bucket,
+      ...range,
+      ...(form.product === '' ? {} : { product: form.product }),
+      ...(form.enterprise === '' ? {} : { enterprise: form.enterprise }),
+    }),
+  );
+  return { form, read };
+}
 
 function sendCsv(reply: FastifyReply, report: UsageReport): FastifyReply {
   const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, '');
@@ -28,19 +51,9 @@ export function usageRoutes(app: App): void {
     async (request, reply) => {
       const context = operatorContext(request);
       const { t } = context;
-      const { filter, form } = parseUsageQuery(request.query);
-      let report: UsageReport | undefined;
-      let problem: UsageInputError | undefined;
-      try {
-        report = await app.services.usage.report(filter);
-      } catch (error) {
-        if (!(error instanceof UsageInputError)) throw error;
-        problem = error;
-      }
-      const fieldError =
-        problem === undefined
-          ? undefined
-          : { message: t('usage.badFilter', { message: problem.message }), field: problem.field };
+      const { form, read } = await reportOf(app, request.query);
+      const report = read.data;
+      const fieldError = read.problem === undefined ? undefined : usageErrorOf(t, read.problem);
       return sendPage(
         reply,
         <Layout context={context} title={t('nav.usage')}>
@@ -64,6 +77,7 @@ export function usageRoutes(app: App): void {
                 </option>
               </select>
             </p>
+            <DateRangeFields context={context} form={form} error={fieldError} />
             <p>
               <button type="submit">{t('usage.show')}</button>
             </p>
@@ -73,7 +87,7 @@ export function usageRoutes(app: App): void {
               <UsageCharts
                 context={context}
                 report={report}
-                csvHref={`${USAGE}.csv?${usageQueryString(form)}`}
+                csvHref={`${USAGE}.csv?${usageQueryString(form, FIELDS)}`}
               />
               <LicenseTable
                 context={context}
@@ -98,13 +112,11 @@ export function usageRoutes(app: App): void {
     '/operator/usage.csv',
     { config: { access: operatorMay('usage') } },
     async (request, reply) => {
-      const { filter } = parseUsageQuery(request.query);
-      try {
-        return sendCsv(reply, await app.services.usage.report(filter));
-      } catch (error) {
-        if (!(error instanceof UsageInputError)) throw error;
-        return reply.code(400).type('text/plain; charset=utf-8').send(error.message);
+      const { read } = await reportOf(app, request.query);
+      if (read.problem !== undefined) {
+        return reply.code(400).type('text/plain; charset=utf-8').send(problemText(read.problem));
       }
+      return sendCsv(reply, read.data);
     },
   );
 }

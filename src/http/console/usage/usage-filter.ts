@@ -1,38 +1,96 @@
-import type { UsageQuery } from '../../../domain/usage/usage.service.js';
+import { DAY_MS, UsageInputError } from '../../../domain/usage/usage-range.js';
+import type { Bucket } from '../../../domain/usage/usage.repository.js';
+import { queryText } from '../form-fields.js';
 
-/** The usage pages' query string, as typed: blank fields mean "any". */
+/** The usage pages' query string, as typed: blank fields mean "any" (or the default range). */
 export interface UsagePageQuery {
   product?: string;
   enterprise?: string;
   bucket?: string;
+  from?: string;
+  to?: string;
 }
 
+/** The form's values, to show again and to carry into the CSV link. */
 export interface UsageForm {
   product: string;
   enterprise: string;
-  bucket: 'hour' | 'day';
+  bucket: Bucket;
+  /** UTC days, `YYYY-MM-DD`, as `<input type="date">` sends them; '' for the default. */
+  from: string;
+  to: string;
 }
 
-export function parseUsageQuery(query: UsagePageQuery): { filter: UsageQuery; form: UsageForm } {
+export type DateField = 'from' | 'to';
+
+export interface ParsedUsageQuery {
+  form: UsageForm;
+  /** The range to ask for: `to` is the last millisecond of its day, so that day counts whole. */
+  range: { from?: Date; to?: Date };
+  /** The first date field that is not a day. */
+  badDate: DateField | undefined;
+}
+
+/**
+ * A `YYYY-MM-DD` day read as UTC midnight: undefined when empty, 'bad' when it is not a day (a day
+ * the month lacks, February 30, too: Date would roll it into the next month).
+ */
+export function utcDayOf(value: string): Date | undefined | 'bad' {
+  if (value === '') return undefined;
+  if (!/^\d{4}-\d\d-\d\d$/.test(value)) return 'bad';
+  const day = new Date(`${value}T00:00:00Z`);
+  if (Number.isNaN(day.getTime())) return 'bad';
+  return day.toISOString().startsWith(value) ? day : 'bad';
+}
+
+export function parseUsageQuery(query: UsagePageQuery): ParsedUsageQuery {
   const form: UsageForm = {
-    product: (query.product ?? '').trim().slice(0, 255),
-    enterprise: (query.enterprise ?? '').trim().slice(0, 255),
+    product: queryText(query.product, 255),
+    enterprise: queryText(query.enterprise, 255),
     bucket: query.bucket === 'hour' ? 'hour' : 'day',
+    // A date is ten characters: anything longer is not one, and is not kept to be shown again whole.
+    from: queryText(query.from, 40),
+    to: queryText(query.to, 40),
   };
-  return {
-    form,
-    filter: {
-      bucket: form.bucket,
-      ...(form.product === '' ? {} : { product: form.product }),
-      ...(form.enterprise === '' ? {} : { enterprise: form.enterprise }),
-    },
-  };
+  const range: ParsedUsageQuery['range'] = {};
+  let badDate: DateField | undefined;
+  for (const field of ['from', 'to'] as const) {
+    const day = utcDayOf(form[field]);
+    if (day === 'bad') badDate ??= field;
+    else if (day !== undefined) range[field] = field === 'to' ? new Date(day.getTime() + DAY_MS - 1) : day;
+  }
+  return { form, range, badDate };
 }
 
-export function usageQueryString(form: UsageForm): string {
-  return new URLSearchParams({
-    product: form.product,
-    enterprise: form.enterprise,
-    bucket: form.bucket,
-  }).toString();
+/** The form as a query string, for the CSV link: the same filter and range as the page. */
+export function usageQueryString(form: UsageForm, fields: ReadonlyArray<keyof UsageForm>): string {
+  const params = new URLSearchParams();
+  for (const name of fields) if (form[name] !== '') params.set(name, form[name]);
+  return params.toString();
+}
+
+/** What a page shows: the numbers read, or the field to fix. */
+export type UsageRead<T> =
+  { data: T; problem?: undefined } | { data?: undefined; problem: DateField | UsageInputError };
+
+/**
+ * Reads with the parsed range unless a date is not a day; the service's refusal of the filter (a
+ * reversed or too long range, an unknown name) comes back to be shown, never as a failure.
+ */
+export async function readUsage<T>(
+  parsed: ParsedUsageQuery,
+  read: (range: ParsedUsageQuery['range']) => Promise<T>,
+): Promise<UsageRead<T>> {
+  if (parsed.badDate !== undefined) return { problem: parsed.badDate };
+  try {
+    return { data: await read(parsed.range) };
+  } catch (error) {
+    if (!(error instanceof UsageInputError)) throw error;
+    return { problem: error };
+  }
+}
+
+/** The CSV export's refusal: plain text naming the field, as `GET /admin/usage` would. */
+export function problemText(problem: DateField | UsageInputError): string {
+  return problem instanceof UsageInputError ? problem.message : `${problem}: not a day (YYYY-MM-DD)`;
 }
