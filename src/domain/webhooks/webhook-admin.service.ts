@@ -2,6 +2,7 @@ import type { Db } from '../../db/client.js';
 import { operatorActor, type OperatorRequest } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
 import { AppsRepository } from '../apps/apps.repository.js';
+import { isStorableInstant, STORABLE_INSTANTS } from '../shared/instants.js';
 import {
   WebhookAdminRepository,
   type AdminDeliveryRow,
@@ -123,8 +124,13 @@ export class WebhookAdminService {
    * to. At most MAX_REPLAY_EVENTS per call.
    */
   async replay(endpointId: string, from: Date, to: Date, request: OperatorRequest): Promise<Replayed> {
-    if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) {
-      throw new WebhookAdminInputError('from and to must be ISO 8601 times', 'badTime');
+    for (const [field, time] of [
+      ['from', from],
+      ['to', to],
+    ] as const) {
+      if (!isStorableInstant(time)) {
+        throw new WebhookAdminInputError(`${field}: must be ${STORABLE_INSTANTS}`, 'badTime', field);
+      }
     }
     if (from.getTime() >= to.getTime()) {
       throw new WebhookAdminInputError('from must be before to', 'reversed', 'from');

@@ -1,8 +1,10 @@
 import { Type } from 'typebox';
 import { AUDIT_ACTIONS } from '../../domain/audit/audit-actions.js';
+import { isStorableInstant, STORABLE_INSTANTS } from '../../domain/shared/instants.js';
 import type { App } from '../app-type.js';
 import { IntLike, StringEnum } from '../schema-types.js';
 import { adminMay } from '../access/access.js';
+import { AdminInputError } from './index.js';
 
 const Id = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 200, description }));
 const Instant = (description: string) => Type.Optional(Type.String({ format: 'date-time', description }));
@@ -18,6 +20,14 @@ const Query = Type.Object({
   limit: Type.Optional(IntLike({ minimum: 1, maximum: 1000 })),
 });
 
+/** A time of the filter, refused naming its field when the database could not compare it. */
+function instantOf(text: string | undefined, field: 'since' | 'until'): Date | undefined {
+  if (text === undefined) return undefined;
+  const date = new Date(text);
+  if (!isStorableInstant(date)) throw new AdminInputError(`${field}: must be ${STORABLE_INSTANTS}`);
+  return date;
+}
+
 /**
  * `keyward audit`: the newest audit entries first, filtered by any of subject (an asset number,
  * an account…), enterprise, app, action and a time window. `before` pages: give the last id of a
@@ -31,8 +41,8 @@ export function auditRoute(app: App): void {
       const { since, until, limit, ...filters } = request.query;
       return app.services.audit.list({
         ...filters,
-        since: since === undefined ? undefined : new Date(since),
-        until: until === undefined ? undefined : new Date(until),
+        since: instantOf(since, 'since'),
+        until: instantOf(until, 'until'),
         limit: limit ?? 100,
       });
     },

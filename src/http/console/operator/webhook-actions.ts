@@ -28,7 +28,7 @@ function refusalText(
     case 'tooMany':
       return t('webhooks.refused.tooMany', { max: MAX_REPLAY_EVENTS.toLocaleString('en') });
     case 'badTime':
-      return t('webhooks.badTime', { field: t('webhooks.from') });
+      return t('webhooks.badTime', { field: t(`webhooks.${error.field ?? 'from'}`) });
   }
 }
 
