@@ -48,9 +48,13 @@ export function intLikeKeyword(ajv: Ajv): Ajv {
   });
 }
 
-/** `orderList/2/assets/0/products` → `orderList[2].assets[0].products`. */
+/**
+ * `orderList/2/assets/0/products` → `orderList[2].assets[0].products`. A path through a field
+ * with no name (`?=x`) cannot be spelled so: '' for it, and the message names the part instead.
+ */
 export function fieldPath(instancePath: string, extra?: string): string {
-  const parts = instancePath.split('/').filter((p) => p !== '');
+  const parts = instancePath.split('/').slice(1);
+  if (parts.includes('')) return '';
   if (extra !== undefined) parts.push(extra);
   let out = '';
   for (const part of parts) {

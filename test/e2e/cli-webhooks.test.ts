@@ -105,7 +105,7 @@ describe('keyward webhooks', () => {
           '--to',
           '2026-01-01T00:00:00Z',
         ],
-        'from must be before to',
+        'from: must be before to',
       ],
       [
         ['webhooks', 'replay', '--endpoint', endpointId, '--from', 'monday', '--to', '2026-01-01T00:00:00Z'],

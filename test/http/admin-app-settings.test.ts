@@ -78,8 +78,8 @@ describe('admin API: offline early return', () => {
   });
 
   it.each<[string, object | undefined, RegExp]>([
-    ['no setting', {}, /^give at least one setting: offlineEarlyReturn, restrictToChannels$/],
-    ['only force', { force: true }, /^give at least one setting/],
+    ['no setting', {}, /^body: give at least one setting: offlineEarlyReturn, restrictToChannels$/],
+    ['only force', { force: true }, /^body: give at least one setting/],
     ['text for a boolean', { offlineEarlyReturn: 'yes' }, /^offlineEarlyReturn: must be boolean/],
     ['an unknown setting', { offlineEarlyReturn: true, seats: 3 }, /seats/],
   ])('refuses %s with 400, changing nothing', async (_name, payload, message) => {

@@ -87,8 +87,8 @@ describe('admin API: set a member password', () => {
 
   it.each([
     [{ account: 'nobody@zzzzzz', password: 'Whatever1' }, 404, 'no member with account nobody@zzzzzz'],
-    [{ account: 'x@y', password: 'short' }, 400, 'password length must lie between 8 and 16'],
-    [{ account: 'x@y', password: '' }, 400, 'password empty'],
+    [{ account: 'x@y', password: 'short' }, 400, 'password: password length must lie between 8 and 16'],
+    [{ account: 'x@y', password: '' }, 400, 'password: password empty'],
     [{ account: 'x@y' }, 400, 'password: is required'],
   ])('answers %j with %i', async (payload, status, error) => {
     const response = await admin('/members/password', payload);

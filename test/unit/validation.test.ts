@@ -12,6 +12,16 @@ describe('field paths', () => {
     expect(fieldPath('', 'size')).toBe('size');
     expect(fieldPath('/userList/3', 'userName')).toBe('userList[3].userName');
   });
+
+  it('spells no path through a field without a name, so the message names the part', () => {
+    expect(fieldPath('//0')).toBe('');
+    expect(
+      formatValidationError(
+        [{ keyword: 'x-text', instancePath: '//0', schemaPath: '', params: {}, message: 'is bad' }],
+        'querystring',
+      ),
+    ).toBe('querystring: is bad');
+  });
 });
 
 describe('integer fields', () => {

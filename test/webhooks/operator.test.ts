@@ -318,7 +318,7 @@ describe('keyward webhooks replay', () => {
     expect(unknown.json()).toEqual({ error: 'no endpoint ep_nope' });
     const reversed = await post(`/webhooks/endpoints/${endpoint.id}/replay`, { from: to, to: from });
     expect(reversed.statusCode).toBe(400);
-    expect(reversed.json()).toEqual({ error: 'from must be before to' });
+    expect(reversed.json()).toEqual({ error: 'from: must be before to' });
     const empty = await post(`/webhooks/endpoints/${endpoint.id}/replay`, { from, to: from });
     expect(empty.statusCode).toBe(400);
     for (const body of [

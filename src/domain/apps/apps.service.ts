@@ -148,16 +148,16 @@ export class AppsService {
     request: OperatorRequest = NO_REQUEST,
   ): Promise<AppWithSecret> {
     const name = input.name.trim();
-    if (name === '' || name.length > 100) throw new AppInputError('name must be 1–100 characters');
-    if (input.scopes.length === 0) throw new AppInputError('scopes must not be empty');
+    if (name === '' || name.length > 100) throw new AppInputError('name: must be 1–100 characters');
+    if (input.scopes.length === 0) throw new AppInputError('scopes: must not be empty');
     for (const scope of input.scopes) {
       if (!(SCOPES as readonly string[]).includes(scope)) {
-        throw new AppInputError(`unknown scope "${scope}"; allowed: ${SCOPES.join(', ')}`);
+        throw new AppInputError(`scopes: unknown scope "${scope}"; allowed: ${SCOPES.join(', ')}`);
       }
     }
     for (const channel of input.channels) {
       if (!CHANNEL_CODE.test(channel)) {
-        throw new AppInputError(`channel code "${channel}" must be 1–64 of A-Za-z0-9_.-`);
+        throw new AppInputError(`channels: channel code "${channel}" must be 1–64 of A-Za-z0-9_.-`);
       }
     }
     const appSecret = randomSecret();
@@ -321,7 +321,7 @@ export class AppsService {
     options: ForceOption = {},
   ): Promise<AppView> {
     if (settings.offlineEarlyReturn === undefined && settings.restrictToChannels === undefined) {
-      throw new AppInputError('give at least one setting: offlineEarlyReturn, restrictToChannels');
+      throw new AppInputError('body: give at least one setting: offlineEarlyReturn, restrictToChannels');
     }
     return this.db.transaction().execute(async (trx) => {
       const apps = new AppsRepository(trx);

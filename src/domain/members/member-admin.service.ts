@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.js';
 import { NO_REQUEST, operatorActor, type OperatorRequest } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
+import { KeywardError } from '../../errors/keyward-error.js';
 import { enterpriseTenant, hashPassword } from '../shared/passwords.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
 import { LoginRepository } from './login.repository.js';
@@ -31,7 +32,8 @@ export class MemberAdminService {
     request: OperatorRequest = NO_REQUEST,
   ): Promise<PasswordSet | undefined> {
     const problem = checkPassword(password);
-    if (problem) throw problem.toError(`password: ${problem.message}`);
+    // The admin API answers with the message alone: it names the field, as its other refusals do.
+    if (problem) throw new KeywardError(problem.code, `password: ${problem.message}`);
     const holder = await new MemberAdminRepository(this.db).findByAccount(account);
     if (!holder) return undefined;
     const hash = await hashPassword(password, enterpriseTenant(holder.enterpriseId));

@@ -133,7 +133,7 @@ export class WebhookAdminService {
       }
     }
     if (from.getTime() >= to.getTime()) {
-      throw new WebhookAdminInputError('from must be before to', 'reversed', 'from');
+      throw new WebhookAdminInputError('from: must be before to', 'reversed', 'from');
     }
     return this.db.transaction().execute(async (trx) => {
       const repo = new WebhookAdminRepository(trx);
