@@ -1,95 +1,72 @@
-import type { EnterpriseUsage, ProductUsage } from '../../../domain/usage/enterprise-usage.js';
+import type { EnterpriseUsage, ProductPoint, ProductUsage } from '../../../domain/usage/enterprise-usage.js';
 import type { ConsoleContext } from '../context.js';
 import { memberPath } from '../enterprise/forms.js';
 import { csvLine } from '../operator/csv.js';
 import { Empty, Time } from '../ui.js';
-import { LineChart } from './chart.js';
-import { rangeOf, when } from './usage-parts.js';
+import {
+  ChartPanel,
+  deniedColumn,
+  PointsTable,
+  rangeOf,
+  seatColumns,
+  seatSeries,
+  UsageSection,
+} from './usage-section.js';
 
 /** One product: its summary, its chart (peak against licensed) and the same numbers as a table. */
-function ProductSection(props: { context: ConsoleContext; usage: EnterpriseUsage; product: ProductUsage }) {
+function ProductPanel(props: { context: ConsoleContext; usage: EnterpriseUsage; product: ProductUsage }) {
   const { t } = props.context;
   const { product, usage } = props;
   const points = product.points;
   return (
-    <section class="usage-product" data-product={product.product}>
-      <h3>
-        <code>{product.product}</code>
-      </h3>
-      <p class="note">
-        {t('usage.ent.summary', {
-          peak: product.peakSeats,
-          licensed: product.licensedSeats ?? t('usage.ent.unlimited'),
-          denied: product.denied,
-          full: product.bucketsAtCapacity,
-          buckets: points.length,
-        })}
-      </p>
-      <LineChart
-        title={`${product.product}: ${t('usage.seatsChart')}`}
-        compact
-        range={rangeOf(points, usage.bucket)}
-        series={[
-          { name: t('usage.series.peak'), className: 'peak', values: points.map((p) => p.peakSeats) },
-          {
-            name: t('usage.series.licensed'),
-            className: 'licensed',
-            values: points.map((p) => p.licensedSeats),
-          },
-        ]}
-      />
-      <details class="table-view">
-        <summary>{t('usage.tableView')}</summary>
-        <div class="table-wrap">
-          <table class="usage-table">
-            <thead>
-              <tr>
-                <th>{t('usage.at')}</th>
-                <th>{t('usage.series.peak')}</th>
-                <th>{t('usage.series.licensed')}</th>
-                <th>{t('usage.seatHours')}</th>
-                <th>{t('usage.series.denied')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {points.map((p) => (
-                <tr data-at={p.at}>
-                  <td>{when(p.at, usage.bucket)}</td>
-                  <td class="peak">{p.peakSeats}</td>
-                  <td class="licensed">{p.licensedSeats ?? '—'}</td>
-                  <td>{p.seatHours}</td>
-                  <td class="denied">{p.denied}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
-    </section>
+    <ChartPanel
+      className="usage-product"
+      product={product.product}
+      compact
+      title={`${product.product}: ${t('usage.seatsChart')}`}
+      range={rangeOf(points, usage.bucket)}
+      series={seatSeries(t, points)}
+      heading={
+        <>
+          <h3>
+            <code>{product.product}</code>
+          </h3>
+          <p class="note">
+            {t('usage.ent.summary', {
+              peak: product.peakSeats,
+              licensed: product.licensedSeats ?? t('usage.ent.unlimited'),
+              denied: product.denied,
+              full: product.bucketsAtCapacity,
+              buckets: points.length,
+            })}
+          </p>
+        </>
+      }
+      table={
+        <PointsTable<ProductPoint>
+          context={props.context}
+          bucket={usage.bucket}
+          points={points}
+          columns={[...seatColumns<ProductPoint>(t), deniedColumn<ProductPoint>(t)]}
+        />
+      }
+    />
   );
 }
 
+/** Each product of the enterprise in its panel, the products to act on first (the service's order). */
 export function ProductCharts(props: { context: ConsoleContext; usage: EnterpriseUsage; csvHref: string }) {
-  const { t } = props.context;
   const { usage } = props;
   return (
-    <section class="usage">
-      <h2>{t('usage.ent.products')}</h2>
-      {usage.products.length === 0 ? (
-        <Empty>{t('usage.none')}</Empty>
-      ) : (
-        <>
-          <p>
-            <a href={props.csvHref} download>
-              {t('usage.csv')}
-            </a>
-          </p>
-          {usage.products.map((product) => (
-            <ProductSection context={props.context} usage={usage} product={product} />
-          ))}
-        </>
-      )}
-    </section>
+    <UsageSection
+      context={props.context}
+      heading={props.context.t('usage.ent.products')}
+      csvHref={props.csvHref}
+      empty={usage.products.length === 0}
+      panels={usage.products.map((product) => (
+        <ProductPanel context={props.context} usage={usage} product={product} />
+      ))}
+    />
   );
 }
 

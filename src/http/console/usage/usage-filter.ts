@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { DAY_MS, UsageInputError } from '../../../domain/usage/usage-range.js';
 import type { Bucket } from '../../../domain/usage/usage.repository.js';
 import { queryText } from '../form-fields.js';
@@ -90,7 +91,24 @@ export async function readUsage<T>(
   }
 }
 
-/** The CSV export's refusal: plain text naming the field, as `GET /admin/usage` would. */
-export function problemText(problem: DateField | UsageInputError): string {
-  return problem instanceof UsageInputError ? problem.message : `${problem}: not a day (YYYY-MM-DD)`;
+/**
+ * A page's CSV export: the numbers read, or the filter refused (400) in plain text naming the
+ * field, as `GET /admin/usage` would.
+ */
+export function sendUsageCsv<T>(
+  reply: FastifyReply,
+  read: UsageRead<T>,
+  csvOf: (data: T) => string,
+): FastifyReply {
+  if (read.problem !== undefined) {
+    const { problem } = read;
+    const said = problem instanceof UsageInputError ? problem.message : `${problem}: not a day (YYYY-MM-DD)`;
+    return reply.code(400).type('text/plain; charset=utf-8').send(said);
+  }
+  const stamp = new Date().toISOString().slice(0, 19).replace(/[-:]/g, '');
+  return reply
+    .header('content-type', 'text/csv; charset=utf-8')
+    .header('content-disposition', `attachment; filename="keyward-usage-${stamp}.csv"`)
+    .header('cache-control', 'no-store')
+    .send(csvOf(read.data));
 }

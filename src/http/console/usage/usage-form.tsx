@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { MAX_BUCKETS, UsageInputError } from '../../../domain/usage/usage-range.js';
 import type { ConsoleContext } from '../context.js';
 import type { Translate } from '../i18n/index.js';
@@ -24,17 +25,74 @@ export function usageErrorOf(t: Translate, problem: DateField | UsageInputError)
   }
 }
 
-/** The range's two days, UTC; blank is the default range. */
-export function DateRangeFields(props: {
+/** A labelled choice of a few values. */
+function SelectField(props: {
+  name: string;
+  label: string;
+  value: string;
+  options: ReadonlyArray<{ value: string; label: string }>;
+}) {
+  const id = `field-${props.name}`;
+  return (
+    <p class="field">
+      <label for={id}>{props.label}</label>
+      <select id={id} name={props.name}>
+        {props.options.map((o) => (
+          <option value={o.value} selected={props.value === o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </p>
+  );
+}
+
+/**
+ * Both Usage pages' filter: the product, the page's own fields (`children`: the operator's
+ * enterprise), per hour or day, and the range's two UTC days (blank: the default range). A field
+ * the page could not apply shows its sentence under it.
+ */
+export function UsageFilterForm(props: {
   context: ConsoleContext;
+  action: string;
   form: UsageForm;
   error: ConsoleError | undefined;
+  /** The enterprise's products to choose from; absent, the product is typed (the operator's). */
+  products?: readonly string[];
+  children?: ComponentChildren;
 }) {
   const { t } = props.context;
+  const { form, error } = props;
   return (
-    <>
-      <Field name="from" type="date" label={t('usage.from')} value={props.form.from} error={props.error} />
-      <Field name="to" type="date" label={t('usage.to')} value={props.form.to} error={props.error} />
-    </>
+    <form method="get" action={props.action} class="filters">
+      {props.products === undefined ? (
+        <Field name="product" label={t('usage.product')} value={form.product} maxLength={255} />
+      ) : (
+        <SelectField
+          name="product"
+          label={t('usage.product')}
+          value={form.product}
+          options={[
+            { value: '', label: t('usage.ent.allProducts') },
+            ...props.products.map((product) => ({ value: product, label: product })),
+          ]}
+        />
+      )}
+      {props.children}
+      <SelectField
+        name="bucket"
+        label={t('usage.bucket')}
+        value={form.bucket}
+        options={[
+          { value: 'day', label: t('usage.bucket.day') },
+          { value: 'hour', label: t('usage.bucket.hour') },
+        ]}
+      />
+      <Field name="from" type="date" label={t('usage.from')} value={form.from} error={error} />
+      <Field name="to" type="date" label={t('usage.to')} value={form.to} error={error} />
+      <p>
+        <button type="submit">{t('usage.show')}</button>
+      </p>
+    </form>
   );
 }

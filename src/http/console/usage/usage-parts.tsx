@@ -1,94 +1,60 @@
-import type { LicenseLine, UsageReport } from '../../../domain/usage/usage.service.js';
+import type { LicenseLine, UsagePoint, UsageReport } from '../../../domain/usage/usage.service.js';
 import type { ConsoleContext } from '../context.js';
 import { csvLine } from '../operator/csv.js';
 import { Empty } from '../ui.js';
-import { LineChart } from './chart.js';
+import {
+  ChartPanel,
+  deniedColumn,
+  PointsTable,
+  rangeOf,
+  seatColumns,
+  seatSeries,
+  UsageSection,
+} from './usage-section.js';
 
 function percent(value: number | null): string {
   return value === null ? '—' : `${(value * 100).toFixed(1)}%`;
 }
 
-export function when(at: number, bucket: UsageReport['bucket']): string {
-  const iso = new Date(at).toISOString();
-  return bucket === 'hour' ? `${iso.slice(0, 13)}:00` : iso.slice(0, 10);
-}
-
-/** The first and the last bucket's time, written under a chart's axis. */
-export function rangeOf(
-  points: ReadonlyArray<{ at: number }>,
-  bucket: UsageReport['bucket'],
-): [string, string] | undefined {
-  const first = points[0];
-  const last = points[points.length - 1];
-  return first === undefined || last === undefined
-    ? undefined
-    : [when(first.at, bucket), when(last.at, bucket)];
-}
-
-/** The charts of a report and, below them, the table of the very numbers they draw. */
+/**
+ * The operator's charts over every license the filter takes: seats against licensed, and refused
+ * check-outs; below them one table of every number of the series.
+ */
 export function UsageCharts(props: { context: ConsoleContext; report: UsageReport; csvHref: string }) {
   const { t } = props.context;
   const { report } = props;
   const series = report.series;
   const range = rangeOf(series, report.bucket);
   return (
-    <section class="usage">
-      <LineChart
-        title={t('usage.seatsChart')}
-        range={range}
-        series={[
-          { name: t('usage.series.peak'), className: 'peak', values: series.map((p) => p.peakSeats) },
-          {
-            name: t('usage.series.licensed'),
-            className: 'licensed',
-            values: series.map((p) => p.licensedSeats),
-          },
+    <UsageSection
+      context={props.context}
+      csvHref={props.csvHref}
+      empty={false}
+      panels={
+        <>
+          <ChartPanel title={t('usage.seatsChart')} range={range} series={seatSeries(t, series)} />
+          <ChartPanel
+            title={t('usage.deniedChart')}
+            range={range}
+            series={[
+              { name: t('usage.series.denied'), className: 'denied', values: series.map((p) => p.denied) },
+            ]}
+          />
+        </>
+      }
+    >
+      <PointsTable<UsagePoint>
+        context={props.context}
+        bucket={report.bucket}
+        points={series}
+        columns={[
+          ...seatColumns<UsagePoint>(t),
+          { label: t('usage.utilization'), cell: (p) => percent(p.utilization) },
+          deniedColumn<UsagePoint>(t),
+          { label: t('usage.consumed'), cell: (p) => p.consumed },
         ]}
       />
-      <LineChart
-        title={t('usage.deniedChart')}
-        range={range}
-        series={[
-          { name: t('usage.series.denied'), className: 'denied', values: series.map((p) => p.denied) },
-        ]}
-      />
-      <p>
-        <a href={props.csvHref} download>
-          {t('usage.csv')}
-        </a>
-      </p>
-      <details class="table-view">
-        <summary>{t('usage.tableView')}</summary>
-        <div class="table-wrap">
-          <table class="usage-table">
-            <thead>
-              <tr>
-                <th>{t('usage.at')}</th>
-                <th>{t('usage.series.peak')}</th>
-                <th>{t('usage.series.licensed')}</th>
-                <th>{t('usage.seatHours')}</th>
-                <th>{t('usage.utilization')}</th>
-                <th>{t('usage.series.denied')}</th>
-                <th>{t('usage.consumed')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {series.map((p) => (
-                <tr data-at={p.at}>
-                  <td>{when(p.at, report.bucket)}</td>
-                  <td class="peak">{p.peakSeats}</td>
-                  <td class="licensed">{p.licensedSeats ?? '—'}</td>
-                  <td>{p.seatHours}</td>
-                  <td>{percent(p.utilization)}</td>
-                  <td class="denied">{p.denied}</td>
-                  <td>{p.consumed}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </details>
-    </section>
+    </UsageSection>
   );
 }
 

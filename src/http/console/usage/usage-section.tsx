@@ -1,0 +1,160 @@
+import type { ComponentChildren } from 'preact';
+import type { Bucket } from '../../../domain/usage/usage.repository.js';
+import type { ConsoleContext } from '../context.js';
+import type { Translate } from '../i18n/index.js';
+import { Empty } from '../ui.js';
+import { LineChart, type ChartSeries } from './chart.js';
+
+/**
+ * The parts both Usage pages are made of (the operator's and an enterprise's): the section with
+ * its CSV link and its grid of charts, a chart's panel, and the table of the very numbers a chart
+ * draws. Each page only says which charts and which columns.
+ */
+
+/** A bucket's time as the tables and the charts' axes write it (UTC). */
+export function when(at: number, bucket: Bucket): string {
+  const iso = new Date(at).toISOString();
+  return bucket === 'hour' ? `${iso.slice(0, 13)}:00` : iso.slice(0, 10);
+}
+
+/** The first and the last bucket's time, written under a chart's axis. */
+export function rangeOf(points: ReadonlyArray<{ at: number }>, bucket: Bucket): [string, string] | undefined {
+  const first = points[0];
+  const last = points[points.length - 1];
+  return first === undefined || last === undefined
+    ? undefined
+    : [when(first.at, bucket), when(last.at, bucket)];
+}
+
+/** The points every usage series has: seats at their peak against seats licensed, and refusals. */
+export interface SeatPoint {
+  at: number;
+  peakSeats: number;
+  licensedSeats: number | null;
+  seatHours: number;
+  denied: number;
+}
+
+/** Peak seats against seats licensed: the chart each page draws first (a gap where unlimited). */
+export function seatSeries(t: Translate, points: readonly SeatPoint[]): ChartSeries[] {
+  return [
+    { name: t('usage.series.peak'), className: 'peak', values: points.map((p) => p.peakSeats) },
+    { name: t('usage.series.licensed'), className: 'licensed', values: points.map((p) => p.licensedSeats) },
+  ];
+}
+
+/** A column of a points table; `className` marks the cells a test reads back against the chart. */
+export interface Column<P> {
+  label: string;
+  className?: string;
+  cell: (point: P) => string | number;
+}
+
+/** The columns every points table has, in this order: peak, licensed, seat-hours. */
+export function seatColumns<P extends SeatPoint>(t: Translate): Array<Column<P>> {
+  return [
+    { label: t('usage.series.peak'), className: 'peak', cell: (p) => p.peakSeats },
+    { label: t('usage.series.licensed'), className: 'licensed', cell: (p) => p.licensedSeats ?? '—' },
+    { label: t('usage.seatHours'), cell: (p) => p.seatHours },
+  ];
+}
+
+export function deniedColumn<P extends SeatPoint>(t: Translate): Column<P> {
+  return { label: t('usage.series.denied'), className: 'denied', cell: (p) => p.denied };
+}
+
+/** The numbers a chart draws, folded under it as a table (for a screen reader, and to copy). */
+export function PointsTable<P extends { at: number }>(props: {
+  context: ConsoleContext;
+  bucket: Bucket;
+  points: readonly P[];
+  columns: ReadonlyArray<Column<P>>;
+}) {
+  const { t } = props.context;
+  return (
+    <details class="table-view">
+      <summary>{t('usage.tableView')}</summary>
+      <div class="table-wrap">
+        <table class="usage-table">
+          <thead>
+            <tr>
+              <th>{t('usage.at')}</th>
+              {props.columns.map((c) => (
+                <th>{c.label}</th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {props.points.map((p) => (
+              <tr data-at={p.at}>
+                <td>{when(p.at, props.bucket)}</td>
+                {props.columns.map((c) => (
+                  <td class={c.className}>{c.cell(p)}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </details>
+  );
+}
+
+/** One chart of the grid, with what the page says above it and the table below it. */
+export function ChartPanel(props: {
+  title: string;
+  series: readonly ChartSeries[];
+  range: [string, string] | undefined;
+  /** Above the chart: the product's name and its summary, on the enterprise's page. */
+  heading?: ComponentChildren;
+  table?: ComponentChildren;
+  className?: string;
+  product?: string;
+  /** A shorter chart, where a page draws one per product. */
+  compact?: boolean;
+}) {
+  return (
+    <section
+      class={props.className === undefined ? 'chart-panel' : `chart-panel ${props.className}`}
+      data-product={props.product}
+    >
+      {props.heading}
+      <LineChart title={props.title} series={props.series} range={props.range} compact={props.compact} />
+      {props.table}
+    </section>
+  );
+}
+
+/**
+ * A page's usage: its heading, the CSV of the same filter and range, the charts two a row where
+ * the page is wide enough (console.css), and what follows them (the operator's whole table).
+ */
+export function UsageSection(props: {
+  context: ConsoleContext;
+  heading?: string;
+  csvHref: string;
+  /** Nothing to draw: the section says so instead. */
+  empty: boolean;
+  panels: ComponentChildren;
+  children?: ComponentChildren;
+}) {
+  const { t } = props.context;
+  return (
+    <section class="usage">
+      {props.heading !== undefined && <h2>{props.heading}</h2>}
+      {props.empty ? (
+        <Empty>{t('usage.none')}</Empty>
+      ) : (
+        <>
+          <p>
+            <a href={props.csvHref} download>
+              {t('usage.csv')}
+            </a>
+          </p>
+          <div class="chart-grid">{props.panels}</div>
+          {props.children}
+        </>
+      )}
+    </section>
+  );
+}
