@@ -158,6 +158,17 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
       }
       const text = (await page.locator('main').textContent()) ?? '';
       expect(text).toContain(a.account);
+      // The refusal's reason in the page's language; its code folded under Details, for support.
+      const reason = page.locator('section.refusals td.reason').first();
+      expect(await reason.innerText()).toMatch(
+        lang === 'en'
+          ? /^All 1 seats of the product are in use \(1 in use\)\./
+          : /^该产品的 1 个席位已全部占用（在用 1 个）。/,
+      );
+      const code = reason.locator('details.error-code .code');
+      expect(await code.isVisible()).toBe(false);
+      await reason.locator('details.error-code summary').click();
+      expect(await code.innerText()).toBe(lang === 'en' ? 'code 90005' : '错误码 90005');
       for (const other of [...b.products, b.account, b.world.enterpriseGlobalId]) {
         expect(text).not.toContain(other);
       }

@@ -43,7 +43,16 @@ describe('/console/enterprise/usage', () => {
       expect(cells(page.body, 'denied').reduce((sum, d) => sum + Number(d), 0)).toBe(1);
       // Refused and holding a seat: the same employee, by account.
       expect(page.body.split(a.account).length - 1).toBeGreaterThanOrEqual(2);
-      expect(page.body).toContain('90005');
+      // The refusal's reason in the page's language; the runtime's code and words kept for support.
+      const reason = /<td class="reason">(.*?)<\/td>/s.exec(page.body)?.[1] ?? '';
+      expect(reason).toMatch(
+        lang === 'en'
+          ? /^All 1 seats of the product are in use \(1 in use\)\.<details/
+          : /^该产品的 1 个席位已全部占用（在用 1 个）。<details/,
+      );
+      expect(reason).toContain('<details class="error-code" data-code="90005">');
+      expect(reason).toContain(lang === 'en' ? 'code 90005' : '错误码 90005');
+      expect(reason).toContain('all 1 seats of the product are in use (1 in use)');
       expect(page.body).toContain('href="/console/enterprise/usage"');
       nothingOf(page.body, b);
     });

@@ -4,6 +4,7 @@ import { commonEn, commonZh } from './common.js';
 import { enterpriseEn, enterpriseZh } from './enterprise.js';
 import { operatorEn, operatorZh } from './operator.js';
 import { operatorsEn, operatorsZh } from './operators.js';
+import { runtimeEn, runtimeZh } from './runtime.js';
 import { ssoEn, ssoZh } from './sso.js';
 import { usageEn, usageZh } from './usage.js';
 
@@ -18,6 +19,7 @@ const en = {
   ...ssoEn,
   ...operatorsEn,
   ...usageEn,
+  ...runtimeEn,
 };
 export type MessageKey = keyof typeof en;
 const zh: Record<MessageKey, string> = {
@@ -28,6 +30,7 @@ const zh: Record<MessageKey, string> = {
   ...ssoZh,
   ...operatorsZh,
   ...usageZh,
+  ...runtimeZh,
 };
 const catalogs: Record<Locale, Record<MessageKey, string>> = { en, 'zh-CN': zh };
 

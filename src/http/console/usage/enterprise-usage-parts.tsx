@@ -3,6 +3,7 @@ import type { ConsoleContext } from '../context.js';
 import { memberPath } from '../enterprise/forms.js';
 import { csvLine } from '../operator/csv.js';
 import { Empty, Time } from '../ui.js';
+import { RefusalReason } from './refusal-reason.js';
 import {
   ChartPanel,
   deniedColumn,
@@ -119,8 +120,8 @@ export function Refusals(props: { context: ConsoleContext; usage: EnterpriseUsag
                   <td>
                     <code>{r.product}</code>
                   </td>
-                  <td>
-                    <code>{r.code}</code> {r.reason}
+                  <td class="reason">
+                    <RefusalReason context={props.context} code={r.code} message={r.reason} />
                   </td>
                 </tr>
               ))}
