@@ -1,12 +1,17 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { jsonbText } from '../../db/json.js';
 
 /** A license of the enterprise (one product on one of its assets) to simulate usage for. */
 export interface SimulatedLicense {
   productId: number;
   product: string;
+  crmProductId: string | null;
+  productUri: string | null;
   assetNum: string;
   licensedSeats: number | null;
+  /** The employee the asset is assigned to (his account), who checks its product out; else none. */
+  holder: string | null;
 }
 
 /** One simulated hour or day of a license, in usage_hourly's or usage_daily's shape. */
@@ -26,6 +31,16 @@ export interface SimulatedDenials {
   denied: number;
 }
 
+/** One refused check-out's audit row, in the shape the runtime writes (action lease.denied). */
+export interface SimulatedRefusal {
+  at: Date;
+  /** The holder refused: an employee's account, or a lock's number. */
+  subject: string;
+  /** The enterprise of an employee; a lock's refusal names none, as the runtime's does not. */
+  enterpriseId: number | null;
+  detail: Record<string, unknown>;
+}
+
 /** The SQL of `POST /admin/usage/simulate` (the demo's month of usage). */
 export class UsageSimulationRepository {
   constructor(private readonly db: Db) {}
@@ -33,10 +48,13 @@ export class UsageSimulationRepository {
   async licenses(enterpriseId: number): Promise<SimulatedLicense[]> {
     const result = await sql<SimulatedLicense>`
       select p.id::float8 as "productId", coalesce(p.crm_product_id, p.product_uri, '') as product,
-             a.asset_num as "assetNum", p.limit_concurrent as "licensedSeats"
+             p.crm_product_id as "crmProductId", p.product_uri as "productUri",
+             a.asset_num as "assetNum", p.limit_concurrent as "licensedSeats", m.account as holder
         from product_instances p
         join assets a on a.id = p.asset_id
         join customers c on c.id = a.customer_id
+        left join asset_assignments aa on aa.asset_id = a.id
+        left join members m on m.id = aa.member_id and m.enterprise_id = ${enterpriseId} and not m.deleted
        where c.enterprise_id = ${enterpriseId}
        order by 2, a.asset_num, p.id
     `.execute(this.db);
@@ -91,6 +109,24 @@ export class UsageSimulationRepository {
              as r(bucket, product, denied)
       on conflict (bucket, product, enterprise_id, app_id, code) do update
          set denied = usage_denials.denied + excluded.denied
+    `.execute(this.db);
+  }
+
+  /**
+   * The refusals' audit rows, at the times they were refused. Written here rather than through
+   * the audit repository, which also queues each row's webhook event: a simulated refusal must not
+   * reach an app's endpoints as if it had happened now.
+   */
+  async insertRefusals(appId: string, rows: readonly SimulatedRefusal[]): Promise<void> {
+    if (rows.length === 0) return;
+    await sql`
+      insert into audit_log (action, app_id, subject, enterprise_id, detail, created_at)
+      select 'lease.denied', ${appId}, r.subject, r.enterprise_id, r.detail::jsonb, r.at
+        from unnest(${rows.map((r) => r.at.toISOString())}::timestamptz[], ${rows.map((r) => r.subject)}::text[],
+                    ${rows.map((r) => r.enterpriseId)}::bigint[],
+                    ${rows.map((r) => jsonbText(r.detail))}::text[])
+             as r(at, subject, enterprise_id, detail)
+       order by r.at
     `.execute(this.db);
   }
 }

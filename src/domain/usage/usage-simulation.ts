@@ -1,8 +1,11 @@
 import type { Db } from '../../db/client.js';
+import { fillMessage } from '../../errors/keyward-error.js';
+import { RuntimeCode, runtimeMessages } from '../../errors/runtime-codes.js';
 import {
   UsageSimulationRepository,
   type SimulatedDenials,
   type SimulatedLicense,
+  type SimulatedRefusal,
   type SimulatedSeats,
 } from './usage-simulation.repository.js';
 import { UsageInputError } from './usage-range.js';
@@ -12,7 +15,9 @@ const DAY_MS = 86_400_000;
 /** Rows one insert writes: bounded statements however many licenses an enterprise has. */
 const CHUNK = 4000;
 /** Refused for lack of a seat: what a product at capacity turns away. */
-const NO_SEAT = 90005;
+const NO_SEAT = RuntimeCode.seatsInUse;
+/** The holder's machines past his seats that are turned away, named as his desks. */
+const EXTRA_MACHINES = 3;
 
 export interface SimulationInput {
   enterpriseId: number;
@@ -40,11 +45,55 @@ function random(seed: number): () => number {
   };
 }
 
-/** The license kept at capacity: limited seats nearest five, so its curve touches the line often. */
+/**
+ * The license kept at capacity: limited seats nearest five, so its curve touches the line often;
+ * one an employee holds first, so that who was refused has a name (a lock's refusals name none).
+ */
 function busiest(licenses: readonly SimulatedLicense[]): SimulatedLicense | undefined {
   return licenses
     .filter((l) => l.licensedSeats !== null && l.licensedSeats >= 2)
-    .sort((a, b) => Math.abs((a.licensedSeats ?? 0) - 5) - Math.abs((b.licensedSeats ?? 0) - 5))[0];
+    .sort(
+      (a, b) =>
+        Number(a.holder === null) - Number(b.holder === null) ||
+        Math.abs((a.licensedSeats ?? 0) - 5) - Math.abs((b.licensedSeats ?? 0) - 5),
+    )[0];
+}
+
+/**
+ * The audit rows of one hour's refusals of a license, as the runtime writes them when it turns a
+ * machine away for lack of a seat: the holder (the employee the asset is assigned to, else the
+ * lock itself), the code and its message, the product and the machine; marked simulated, so the
+ * audit log tells them from real ones.
+ */
+function refusalsOf(
+  license: SimulatedLicense,
+  enterpriseId: number,
+  hour: number,
+  denied: number,
+  next: () => number,
+): SimulatedRefusal[] {
+  const seats = license.licensedSeats ?? 0;
+  const reason = fillMessage(runtimeMessages[NO_SEAT], seats, seats);
+  const member = license.holder !== null;
+  const rows: SimulatedRefusal[] = [];
+  for (let i = 0; i < denied; i++) {
+    const machine = seats + 1 + Math.floor(next() * EXTRA_MACHINES);
+    rows.push({
+      at: new Date(hour + Math.floor(next() * HOUR_MS)),
+      subject: license.holder ?? license.assetNum,
+      enterpriseId: member ? enterpriseId : null,
+      detail: {
+        code: NO_SEAT,
+        reason,
+        holderKind: member ? 'member' : 'lock',
+        crmProductId: license.crmProductId,
+        productUri: license.productUri,
+        fingerprint: `DESK-${license.assetNum}-${machine}`,
+        simulated: true,
+      },
+    });
+  }
+  return rows.sort((a, b) => a.at.getTime() - b.at.getTime());
 }
 
 /** How busy a working hour is: none at night and at weekends, highest early afternoon. */
@@ -60,7 +109,8 @@ function shapeOf(at: number): number {
 /**
  * A month (or `days`) of plausible usage for an enterprise's licenses, written as rollups: working
  * hours busy, nights and weekends quiet, a slow growth over the range, and one license over its
- * seats on busy days (refused check-outs). The last hour is left to the rollup job, which counts
+ * seats on busy days (refused check-outs, each with its audit row naming who was refused, as the
+ * runtime writes one). The last hour is left to the rollup job, which counts
  * the real leases held now. Refused when the enterprise has usage history: a demo never mixes
  * simulated hours into a real customer's.
  */
@@ -81,8 +131,11 @@ export async function simulateUsage(
     const hours: SimulatedSeats[] = [];
     const days = new Map<string, SimulatedSeats>();
     const denials: SimulatedDenials[] = [];
+    const refusals: SimulatedRefusal[] = [];
     licenses.forEach((license, index) => {
       const next = random(license.productId * 7919 + index);
+      // The refusals' times and machines from a stream of their own: the curves stay as they were.
+      const nextRefusal = random(license.productId * 104_729 + index);
       const seats = license.licensedSeats ?? 20;
       const level = license === full ? 1.35 : ([0.6, 0.35, 0.8, 0.2][index % 4] ?? 0.5);
       for (let at = start; at < end; at += HOUR_MS) {
@@ -109,11 +162,9 @@ export async function simulateUsage(
         }
         const over = Math.round(demand) - seats;
         if (license.licensedSeats !== null && over > 0) {
-          denials.push({
-            bucket: new Date(at),
-            product: license.product,
-            denied: over + Math.floor(next() * 3),
-          });
+          const denied = over + Math.floor(next() * 3);
+          denials.push({ bucket: new Date(at), product: license.product, denied });
+          refusals.push(...refusalsOf(license, input.enterpriseId, at, denied, nextRefusal));
         }
       }
     });
@@ -124,7 +175,10 @@ export async function simulateUsage(
     for (let i = 0; i < dayRows.length; i += CHUNK) {
       await repository.insertSeats('day', input.enterpriseId, input.appId, dayRows.slice(i, i + CHUNK));
     }
-    await repository.insertDenials(input.enterpriseId, input.appId, NO_SEAT, denials);
+    await repository.insertDenials(input.enterpriseId, input.appId, Number(NO_SEAT), denials);
+    for (let i = 0; i < refusals.length; i += CHUNK) {
+      await repository.insertRefusals(input.appId, refusals.slice(i, i + CHUNK));
+    }
     return {
       licenses: licenses.length,
       hours: hours.length,
