@@ -101,6 +101,16 @@ describe('POST /admin/usage/simulate', () => {
     const times = rows.map((r) => r.created_at.getTime());
     expect(times).toEqual([...times].sort((x, y) => x - y));
     expect(new Set(times.map((t) => new Date(t).getUTCHours())).size).toBeGreaterThan(3);
+    // The page's "who was refused": a line per day of the range (30 days to today), with its count.
+    const page = await (
+      await enterpriseClient(h, world.admin.account, world.admin.password)
+    ).get('/console/enterprise/usage');
+    const lines = [...page.body.matchAll(/<td class="times">(\d+)<\/td>/g)].map((m) => Number(m[1]));
+    const since = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 29 * 86_400_000;
+    const shown = rows.filter((r) => r.created_at.getTime() >= since);
+    expect(lines.reduce((sum, n) => sum + n, 0)).toBe(shown.length);
+    expect(lines).toHaveLength(new Set(shown.map((r) => r.created_at.toISOString().slice(0, 10))).size);
+    expect(Math.max(...lines)).toBeGreaterThan(1);
     const events = await sql<{ n: number }>`
       select count(*)::int as n from webhook_events where type = 'lease.denied' and data->>'holder' = ${employee.account}
     `.execute(h.database.db);

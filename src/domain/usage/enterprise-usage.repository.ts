@@ -31,9 +31,14 @@ export interface ProductDenialRow {
   denied: number;
 }
 
-/** A refused check-out as the audit log recorded it (action lease.denied). */
+/**
+ * An employee's (or a lock's) refused check-outs of one product on one UTC day, as the audit log
+ * recorded them (action lease.denied): how many, the last one's time, code and reason.
+ */
 export interface RefusalRow {
+  /** The last refusal of the day. */
   at: Date;
+  times: number;
   account: string;
   memberName: string | null;
   memberGlobalId: string | null;
@@ -98,15 +103,18 @@ export class EnterpriseUsageRepository {
   }
 
   /**
-   * The latest refusals of the enterprise's employees in the range, newest first. The audit row
-   * names the holder by account (its subject); the employee is looked up in this enterprise only.
+   * Who was refused in the range: a line per employee, product, code and UTC day, the latest day
+   * first. A day's refusals are one line however many machines were turned away, so a month of a
+   * product at capacity reads in a screen. The audit row names the holder by account (its
+   * subject); the employee is looked up in this enterprise only.
    */
   async refusals(range: EnterpriseUsageRange, limit: number): Promise<RefusalRow[]> {
     const result = await sql<RefusalRow>`
-      select a.created_at as at, coalesce(a.subject, '') as account, m.name as "memberName",
-             m.global_id as "memberGlobalId",
+      select max(a.created_at) as at, count(*)::int as times, coalesce(a.subject, '') as account,
+             m.name as "memberName", m.global_id as "memberGlobalId",
              coalesce(a.detail->>'crmProductId', a.detail->>'productUri', '') as product,
-             coalesce(a.detail->>'code', '') as code, coalesce(a.detail->>'reason', '') as reason
+             coalesce(a.detail->>'code', '') as code,
+             (array_agg(coalesce(a.detail->>'reason', '') order by a.id desc))[1] as reason
         from audit_log a
         left join members m on m.enterprise_id = ${range.enterpriseId} and m.account = a.subject
                            and not m.deleted
@@ -114,7 +122,8 @@ export class EnterpriseUsageRepository {
          and a.created_at >= ${range.from} and a.created_at < ${range.to}
          and (${range.product}::text is null or a.detail->>'crmProductId' = ${range.product}
               or a.detail->>'productUri' = ${range.product})
-       order by a.id desc
+       group by date_trunc('day', a.created_at, 'UTC'), a.subject, m.name, m.global_id, 6, 7
+       order by max(a.created_at) desc, max(a.id) desc
        limit ${limit}
     `.execute(this.db);
     return result.rows;

@@ -88,7 +88,10 @@ function Employee(props: { account: string; name: string | null; globalId: strin
   );
 }
 
-/** Who was refused: the audit log's lease.denied rows of this enterprise, newest first. */
+/**
+ * Who was refused: the audit log's lease.denied rows of this enterprise, a line per employee,
+ * product and UTC day (how many times, the last one's time), the latest day first.
+ */
 export function Refusals(props: { context: ConsoleContext; usage: EnterpriseUsage; limit: number }) {
   const { t } = props.context;
   const rows = props.usage.refusals;
@@ -102,23 +105,27 @@ export function Refusals(props: { context: ConsoleContext; usage: EnterpriseUsag
           <table>
             <thead>
               <tr>
-                <th>{t('usage.ent.when')}</th>
+                <th>{t('usage.ent.day')}</th>
                 <th>{t('usage.ent.employee')}</th>
                 <th>{t('usage.product')}</th>
+                <th>{t('usage.ent.times')}</th>
+                <th>{t('usage.ent.last')}</th>
                 <th>{t('usage.ent.reason')}</th>
               </tr>
             </thead>
             <tbody>
               {rows.map((r) => (
                 <tr>
-                  <td>
-                    <Time at={r.at} />
-                  </td>
+                  <td>{r.at.toISOString().slice(0, 10)}</td>
                   <td>
                     <Employee account={r.account} name={r.memberName} globalId={r.memberGlobalId} />
                   </td>
                   <td>
                     <code>{r.product}</code>
+                  </td>
+                  <td class="times">{r.times}</td>
+                  <td>
+                    <time dateTime={r.at.toISOString()}>{r.at.toISOString().slice(11, 19)}</time>
                   </td>
                   <td class="reason">
                     <RefusalReason context={props.context} code={r.code} message={r.reason} />
