@@ -8,8 +8,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
 
-// `npx tsx scripts/console-screenshots.ts`: starts a fresh embedded server, loads the demo data,
-// and saves screenshots of the console's main pages to docs/img/ (shown in the README).
+// `npx tsx scripts/console-screenshots.ts [NAME]`: starts a fresh embedded server, loads the demo
+// data, and saves screenshots of the console's main pages to docs/img/ (shown in the README); with
+// NAME, only the screenshots whose file name holds it (`usage`: the Usage pages, both languages).
 // Needs Debian's Chromium (CHROMIUM_PATH, default /usr/bin/chromium).
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -17,6 +18,7 @@ const bin = path.join(root, 'bin/keyward.js');
 const out = path.join(root, 'docs/img');
 const adminKey = randomBytes(24).toString('base64url');
 const dataDir = mkdtempSync(path.join(tmpdir(), 'keyward-screens-'));
+const only = process.argv[2];
 
 async function startServer(): Promise<{ url: string; stop(): void }> {
   const child = spawn(process.execPath, [bin, 'serve'], {
@@ -206,6 +208,7 @@ async function registerDemoWebhooks(
 }
 
 async function shoot(page: Page, name: string): Promise<void> {
+  if (only !== undefined && !name.includes(only)) return;
   await page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
   console.log(`docs/img/${name}.png`);
 }

@@ -1,17 +1,8 @@
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { userToken } from '../support/fixtures.js';
 import { ADMIN_KEY } from '../support/harness.js';
-import { addMember, assign } from '../support/order-fixtures.js';
-import {
-  checkOut,
-  fingerprint,
-  leaseOf,
-  lockWith,
-  refusalOf,
-  runtimeWorld,
-  type RuntimeWorld,
-} from '../http/runtime-helpers.js';
+import { lockWith, runtimeWorld, type RuntimeWorld } from '../http/runtime-helpers.js';
+import { refusedTenant } from '../usage/usage-tenant.js';
 import {
   browserAvailable,
   signInEnterprise,
@@ -61,16 +52,8 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
       payload: { enterprise: runtime.enterpriseGlobalId, app: runtime.app.appKey, days: 30 },
     });
     expect(simulated.statusCode, simulated.body).toBe(200);
-    const lock = await lockWith(runtime, { limitConcurrent: 1 });
-    const member = await addMember(runtime);
-    await assign(runtime, member.globalId, [lock.assetNum]);
-    const token = await userToken(h, runtime.app, member.account, member.password);
-    leaseOf(await checkOut(runtime, { crmProductId: lock.crmProductId, fingerprint: fingerprint() }, token));
-    refusalOf(
-      await checkOut(runtime, { crmProductId: lock.crmProductId, fingerprint: fingerprint() }, token),
-      '90005',
-    );
-    return { world: runtime, products: [...products, lock.crmProductId], account: member.account };
+    const refused = await refusedTenant(h, runtime);
+    return { world: runtime, products: [...products, refused.product], account: refused.account };
   }
 
   beforeAll(async () => {
@@ -118,6 +101,25 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
     }
   }
 
+  /** The charts' panels side by side, two to a row: the same top, half the grid's width each. */
+  async function twoPerRow(panels: Locator): Promise<void> {
+    const boxes = await panels.evaluateAll((els) =>
+      els.map((e) => {
+        const r = e.getBoundingClientRect();
+        return { x: r.x, y: r.y, width: r.width };
+      }),
+    );
+    expect(boxes.length).toBeGreaterThanOrEqual(2);
+    const grid = await panels.first().evaluate((e) => e.parentElement?.getBoundingClientRect().width ?? 0);
+    boxes.forEach((box, i) => {
+      const left = boxes[i - (i % 2)];
+      expect(box.y).toBe(left?.y);
+      expect(box.width).toBeGreaterThan(grid * 0.45);
+      expect(box.width).toBeLessThan(grid * 0.55);
+      if (i % 2 === 1) expect(box.x).toBeGreaterThan((left?.x ?? 0) + box.width);
+    });
+  }
+
   async function peaksAgree(page: Page, section: ReturnType<Page['locator']>): Promise<void> {
     const chart = section.locator('svg[data-series-count]').first();
     const max = Number(await chart.locator('text').first().textContent());
@@ -134,6 +136,7 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
       await page.goto(`/console/operator/usage?enterprise=${a.world.enterpriseGlobalId}`);
       expect(await page.locator('h1').textContent()).toBe(lang === 'en' ? 'Usage' : '用量');
       await chartsMatchTables(page, 'section.usage', [2, 1]);
+      await twoPerRow(page.locator('section.usage .chart-grid > .chart-panel'));
       await peaksAgree(page, page.locator('section.usage'));
       const denied = (await page.locator('table.usage-table td.denied').allTextContents()).map(Number);
       const chart = page.locator('section.usage svg[data-series-count="1"]');
@@ -153,6 +156,7 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
       );
       await page.goto('/console/enterprise/usage');
       await chartsMatchTables(page, 'section.usage', [2, 2, 2]);
+      await twoPerRow(page.locator('section.usage .chart-grid > .chart-panel'));
       for (const product of a.products) {
         await peaksAgree(page, page.locator(`section.usage-product[data-product="${product}"]`));
       }
@@ -186,6 +190,29 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
           expect(await page.locator(`[data-product="${product}"]`).count()).toBe(0);
         }
       }
+      // A range chosen in the form: the days chosen, drawn and listed, and the CSV link keeps them.
+      const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+      await page.goto('/console/enterprise/usage');
+      await page.locator('#field-from').fill(day(-2));
+      await page.locator('#field-to').fill(day(0));
+      await page.locator('form.filters button[type="submit"]').click();
+      await page.waitForURL(/from=/);
+      const panel = page.locator(`section.usage-product[data-product="${a.products[2]}"]`);
+      expect(await panel.locator('table.usage-table tbody tr').count()).toBe(3);
+      await peaksAgree(page, panel);
+      const csv = (await page.locator('section.usage a[download]').getAttribute('href')) ?? '';
+      expect(csv).toContain(`from=${day(-2)}`);
+      expect(csv).toContain(`to=${day(0)}`);
+      // A reversed range: named under From, in the page's language, and nothing drawn.
+      await page.locator('#field-from').fill(day(0));
+      await page.locator('#field-to').fill(day(-2));
+      await page.locator('form.filters button[type="submit"]').click();
+      await page.waitForURL(new RegExp(`from=${day(0)}`));
+      expect(await page.locator('#field-from-error').innerText()).toBe(
+        lang === 'en' ? 'The first day must not be after the last.' : '开始日期不能晚于结束日期。',
+      );
+      expect(await page.locator('#field-from').getAttribute('aria-invalid')).toBe('true');
+      expect(await page.locator('svg[data-series-count]').count()).toBe(0);
       expect(problems).toEqual([]);
     });
   }

@@ -12,7 +12,8 @@ export interface ChartSeries {
   className: string;
 }
 
-const WIDTH = 720;
+/** Drawn about as wide as a panel of the usage pages' two-a-row grid, so its text reads at 11 px. */
+const WIDTH = 480;
 const HEIGHT = 180;
 const PAD = 28;
 
@@ -67,6 +68,8 @@ export function LineChart(props: {
   range?: [string, string];
   /** A shorter chart, for pages that draw one per product. */
   compact?: boolean;
+  /** The caption's words before the legend, where the title repeats a heading; else the title. */
+  caption?: string;
 }) {
   const max = scaleOf(props.series);
   const HEIGHT = props.compact === true ? COMPACT_HEIGHT : CHART.height;
@@ -121,7 +124,7 @@ export function LineChart(props: {
         ))}
       </svg>
       <figcaption>
-        {props.title}:{' '}
+        {props.caption ?? props.title}:{' '}
         {props.series.map((s, i) => (
           <span class={`legend ${s.className}`}>
             {i > 0 && ' · '}

@@ -25,6 +25,7 @@ function ProductPanel(props: { context: ConsoleContext; usage: EnterpriseUsage; 
       product={product.product}
       compact
       title={`${product.product}: ${t('usage.seatsChart')}`}
+      caption={t('usage.seatsChart')}
       range={rangeOf(points, usage.bucket)}
       series={seatSeries(t, points)}
       heading={

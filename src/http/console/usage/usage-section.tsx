@@ -112,6 +112,8 @@ export function ChartPanel(props: {
   product?: string;
   /** A shorter chart, where a page draws one per product. */
   compact?: boolean;
+  /** The caption's words, where the title repeats the heading above the chart. */
+  caption?: string;
 }) {
   return (
     <section
@@ -119,7 +121,13 @@ export function ChartPanel(props: {
       data-product={props.product}
     >
       {props.heading}
-      <LineChart title={props.title} series={props.series} range={props.range} compact={props.compact} />
+      <LineChart
+        title={props.title}
+        caption={props.caption}
+        series={props.series}
+        range={props.range}
+        compact={props.compact}
+      />
       {props.table}
     </section>
   );
