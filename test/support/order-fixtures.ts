@@ -78,7 +78,13 @@ export function okData<T>(response: Reply): T {
   return body.data;
 }
 
-async function admin(h: Harness, method: 'GET' | 'POST', url: string, payload?: object): Promise<unknown> {
+/** An admin API call with the admin key that must succeed: its answer. */
+export async function adminCall(
+  h: Harness,
+  method: 'GET' | 'POST',
+  url: string,
+  payload?: object,
+): Promise<unknown> {
   const response = await h.app.inject({
     method,
     url: `/admin${url}`,
@@ -107,12 +113,12 @@ export async function assetWorld(
       enterpriseName: 'Lending Ltd',
     }),
   );
-  const shown = (await admin(h, 'GET', `/enterprises/${bound.enterpriseGlobalId}`)) as {
+  const shown = (await adminCall(h, 'GET', `/enterprises/${bound.enterpriseGlobalId}`)) as {
     enterpriseCode: string;
     adminAccount: string;
   };
   const password = 'Admin-pass1';
-  const set = (await admin(h, 'POST', '/members/password', {
+  const set = (await adminCall(h, 'POST', '/members/password', {
     account: shown.adminAccount,
     password,
   })) as { memberGlobalId: string };

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteOptions } from 'fastify';
 import { isAccess, listenersOf, type Access, type Listener, type Who } from './access.js';
+import type { RouteEffect } from './effect.js';
 
 /** Checks one kind of caller; throws or answers the refusal itself. */
 export type Check<W extends Who> = (
@@ -39,6 +40,9 @@ export interface DeclaredRoute {
   method: string;
   url: string;
   access: Access;
+  /** What the route validates (body, querystring, params): what a fuzzer draws its input from. */
+  schema: FastifySchema | undefined;
+  effect: RouteEffect | undefined;
 }
 
 const declared = new WeakMap<FastifyInstance, RouteOptions[]>();
@@ -49,7 +53,13 @@ export function declaredRoutes(app: FastifyInstance): DeclaredRoute[] {
     const access = route.config?.access;
     if (access === undefined) return [];
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    return methods.map((method) => ({ method, url: route.url, access }));
+    return methods.map((method) => ({
+      method,
+      url: route.url,
+      access,
+      schema: route.schema,
+      effect: route.config?.effect,
+    }));
   });
 }
 

@@ -17,7 +17,10 @@ const Body = Type.Object({
 export function backupRoute(app: App): void {
   app.post(
     '/backup',
-    { config: { access: adminMay('backup') }, schema: { body: Type.Optional(Body) } },
+    {
+      config: { access: adminMay('backup'), effect: 'whole-platform' },
+      schema: { body: Type.Optional(Body) },
+    },
     async (request, reply) => {
       const taken = await app.services.backup.take({
         includeAdminKey: request.body?.includeAdminKey === true,

@@ -51,8 +51,12 @@ export function operatorRoutes(app: App): void {
   app.get('/operators/two-factor-rule', manage, async () => ({
     required: await app.services.twoFactor.required(),
   }));
-  app.post('/operators/two-factor-rule', { ...manage, schema: { body: RuleBody } }, async (request) => {
-    await app.services.twoFactor.setRequired(request.body.required, operatorRequestOf(request));
-    return { required: request.body.required };
-  });
+  app.post(
+    '/operators/two-factor-rule',
+    { config: { ...manage.config, effect: 'whole-platform' }, schema: { body: RuleBody } },
+    async (request) => {
+      await app.services.twoFactor.setRequired(request.body.required, operatorRequestOf(request));
+      return { required: request.body.required };
+    },
+  );
 }

@@ -9,7 +9,10 @@ const Rotated = Type.Object({ kid: Type.String(), previousKid: Type.String() });
 export function rotateRuntimeKeyRoute(app: App): void {
   app.post(
     '/runtime/keys/rotate',
-    { config: { access: adminMay('keys') }, schema: { response: { 200: Rotated } } },
+    {
+      config: { access: adminMay('keys'), effect: 'whole-platform' },
+      schema: { response: { 200: Rotated } },
+    },
     async (request) => app.services.runtimeKeys.rotate(operatorRequestOf(request)),
   );
 }

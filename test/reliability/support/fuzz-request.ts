@@ -33,7 +33,7 @@ export const FUZZ_RUNS = Number(process.env.KEYWARD_FUZZ_RUNS ?? '') || 200;
 export const FUZZ_TIMEOUT_MS = 60_000 + FUZZ_RUNS * 500;
 
 /** Path segments a router or validator may choke on. */
-const hostileSegment = fc.oneof(
+export const hostileSegment = fc.oneof(
   fc.constantFrom('%00', '%2F', '%E0%A4%A', '%', '%ZZ', '%F0%9F%98%80', '%20', '%0A', 'null', '-1', "'--"),
   fc.constantFrom(65, 101, 129, 1_000, 5_000).map((n) => 'a'.repeat(n)),
   fc.string({ minLength: 1, maxLength: 40 }).map(encodeURIComponent),
@@ -66,9 +66,9 @@ const nonceValues: fc.Arbitrary<readonly string[] | 'fresh'> = fc.oneof(
   { arbitrary: fc.constant(null).map(() => [nonce(), nonce()]), weight: 1 },
 );
 
-type BodyPlan = { kind: 'json'; value: unknown } | { kind: 'raw'; text: string; contentType?: string };
+export type BodyPlan = { kind: 'json'; value: unknown } | { kind: 'raw'; text: string; contentType?: string };
 
-function rawBodies(limit: number): fc.Arbitrary<BodyPlan> {
+export function rawBodies(limit: number): fc.Arbitrary<BodyPlan> {
   const raw = (text: string, contentType?: string): BodyPlan => ({
     kind: 'raw',
     text,
@@ -182,25 +182,30 @@ export function requests(op: Operation, setup: FuzzSetup): fc.Arbitrary<FuzzRequ
       const search = new URLSearchParams();
       for (const value of n === 'fresh' ? [nonce()] : n) search.append('g_nonce', value);
       for (const [name, list] of Object.entries(q)) for (const value of list) search.append(name, value);
-      const headers = { ...setup.headers() };
-      let payload: string | undefined;
-      if (body?.kind === 'json' && body.value !== undefined) {
-        payload = serialize(body.value);
-        headers['content-type'] = 'application/json';
-      } else if (body?.kind === 'raw') {
-        payload = body.text;
-        // Now and then no Content-Type at all, as curl -d sends none it knows of.
-        if (body.contentType !== undefined || !dropType) {
-          headers['content-type'] = body.contentType ?? 'application/json';
-        }
-      }
       return {
         method: op.method,
         url: `${url}?${search.toString()}`,
-        headers,
-        ...(payload === undefined ? {} : { payload }),
+        ...withBody(setup.headers(), body, dropType),
       };
     });
+}
+
+/** The caller's headers with a body's Content-Type, and the body as sent. */
+export function withBody(
+  headers: Record<string, string>,
+  body: BodyPlan | undefined,
+  dropType: boolean,
+): Pick<FuzzRequest, 'headers' | 'payload'> {
+  if (body?.kind === 'json' && body.value !== undefined) {
+    return { headers: { ...headers, 'content-type': 'application/json' }, payload: serialize(body.value) };
+  }
+  if (body?.kind !== 'raw') return { headers: { ...headers } };
+  // Now and then no Content-Type at all, as curl -d sends none it knows of.
+  const typed = body.contentType !== undefined || !dropType;
+  return {
+    headers: typed ? { ...headers, 'content-type': body.contentType ?? 'application/json' } : { ...headers },
+    payload: body.text,
+  };
 }
 
 export interface Answer {

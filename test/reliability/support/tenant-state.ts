@@ -85,6 +85,46 @@ export function webhooksTenantState(db: Db, appId: string): Promise<TenantState>
   return digests(db, { endpoints: sql`webhook_endpoints t where app_id = ${appId}` });
 }
 
+/** The objects the admin fuzzer aims at: apps, their enterprises, operators and what hangs off them. */
+export interface AdminScope {
+  appKeys: string[];
+  appIds: string[];
+  enterpriseGlobalIds: string[];
+  operatorIds: string[];
+  /** The operator whose token makes the calls: every act it carries out is audited in its name. */
+  caller: string;
+}
+
+/**
+ * What an admin call can change among the scope's objects. Token use (`last_used_at`) is left out:
+ * the guard stamps it on any call. Audit rows count only the caller's own: admin writes are audited
+ * naming the operator, and other tests write rows of their own at the same time on PostgreSQL.
+ */
+export function adminTenantState(db: Db, scope: AdminScope): Promise<TenantState> {
+  const list = (values: string[]) => sql`(${sql.join(values.length === 0 ? [''] : values)})`;
+  const enterprises = sql`(select id from enterprises where global_id in ${list(scope.enterpriseGlobalIds)})`;
+  const endpoints = sql`(select id from webhook_endpoints where app_id in ${list(scope.appIds)})`;
+  return digests(db, {
+    apps: sql`apps t where app_key in ${list(scope.appKeys)}`,
+    enterprises: sql`enterprises t where id in ${enterprises}`,
+    members: sql`members t where enterprise_id in ${enterprises}`,
+    operators: sql`operators t where id in ${list(scope.operatorIds)}`,
+    tokens: sql`(select id, operator_id, name, role, token_hash, expires_at, revoked_at
+      from operator_tokens where operator_id in ${list(scope.operatorIds)}) t`,
+    recovery: sql`operator_recovery_codes t where operator_id in ${list(scope.operatorIds)}`,
+    endpoints: sql`webhook_endpoints t where id in ${endpoints}`,
+    deliveries: sql`webhook_deliveries t where endpoint_id in ${endpoints}`,
+    leases: sql`runtime_leases t where app_id in ${list(scope.appIds)}`,
+    activations: sql`runtime_activations t where app_id in ${list(scope.appIds)}`,
+    // Simulated usage (the demo's) is written here, and audited nowhere.
+    usage: sql`(select
+      (select count(*) from usage_hourly where app_id in ${list(scope.appIds)}),
+      (select count(*) from usage_daily where app_id in ${list(scope.appIds)}),
+      (select count(*) from usage_denials where app_id in ${list(scope.appIds)})) t`,
+    audit: sql`(select count(*), max(id) from audit_log where operator_id = ${scope.caller}) t`,
+  });
+}
+
 /** The names of the tables whose digest differs. */
 export function changedTables(before: TenantState, after: TenantState): string[] {
   return Object.keys(after).filter((name) => before[name] !== after[name]);

@@ -88,7 +88,8 @@ export function operatorActionRoutes(app: App): void {
     }
   });
 
-  app.post('/operator/operators/two-factor-rule', manage, async (request, reply) => {
+  const wholePlatform = { config: { ...manage.config, effect: 'whole-platform' as const } };
+  app.post('/operator/operators/two-factor-rule', wholePlatform, async (request, reply) => {
     const { t } = operatorContext(request);
     const required = formText(request, 'required') === 'on';
     try {
