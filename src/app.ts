@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import { withTimeLimit, type Db } from './db/client.js';
+import { formFields } from './http/form-body.js';
 import { adminApi } from './http/admin/index.js';
 import { accessChecks } from './http/access/checks.js';
 import { installAccess } from './http/access/enforce.js';
@@ -103,7 +104,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string' },
-    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    (_request, body, done) => done(null, formFields(String(body))),
   );
   app.addHook('onSend', async (request, reply) => {
     stampRequestIds(request, reply);
