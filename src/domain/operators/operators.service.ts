@@ -15,6 +15,7 @@ import { permissionsOf } from './roles.js';
  */
 export type OperatorRefusal =
   | 'nameEmpty'
+  | 'nameLong'
   | 'emailInvalid'
   | 'emailTaken'
   | 'lastOwner'
@@ -52,6 +53,21 @@ export const TOKEN_DAYS_DEFAULT = 90;
 export const TOKEN_DAYS_MAX = 366;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * The longest name (an operator's, a token's) and email, as the admin API's schemas bound them:
+ * checked here too, for the console's forms, which reach the service without a schema.
+ */
+export const NAME_MAX = 100;
+export const EMAIL_MAX = 254;
+
+/** A name as given, trimmed: refused when empty or past NAME_MAX. */
+function nameOf(given: string): string {
+  const name = given.trim();
+  if (name === '') throw new OperatorInputError('name: must not be empty', 'nameEmpty');
+  if (name.length > NAME_MAX)
+    throw new OperatorInputError(`name: at most ${NAME_MAX} characters`, 'nameLong');
+  return name;
+}
 
 /** Passwords are hashed where a tenant's work takes turns: the platform's own lane. */
 const PLATFORM_TENANT = OPERATOR_PASSWORD_LANE;
@@ -157,10 +173,10 @@ export class OperatorsService {
     input: { name: string; email: string; role: OperatorRole },
     request: OperatorRequest = NO_REQUEST,
   ): Promise<{ operator: OperatorView; password: string }> {
-    const name = input.name.trim();
+    const name = nameOf(input.name);
     const email = input.email.trim();
-    if (name === '') throw new OperatorInputError('name: must not be empty', 'nameEmpty');
-    if (!EMAIL.test(email)) throw new OperatorInputError('email: not an email address', 'emailInvalid');
+    if (email.length > EMAIL_MAX || !EMAIL.test(email))
+      throw new OperatorInputError('email: not an email address', 'emailInvalid');
     const password = randomSecret(12);
     const passwordHash = await hashPassword(password, PLATFORM_TENANT);
     const added = await this.db.transaction().execute(async (trx) => {
@@ -270,8 +286,7 @@ export class OperatorsService {
     const operator = await this.existing(idOrEmail);
     if (operator.status !== 'active')
       throw new OperatorConflictError(`${operator.email} is disabled`, 'operatorDisabled');
-    const name = input.name.trim();
-    if (name === '') throw new OperatorInputError('name: must not be empty', 'nameEmpty');
+    const name = nameOf(input.name);
     const role = input.role ?? operator.role;
     if (!within(role, operator.role)) {
       throw new OperatorInputError(

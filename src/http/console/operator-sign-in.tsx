@@ -13,6 +13,8 @@ import { noteOf } from './sign-in.js';
 import { Csrf, Field, Notice, type ConsoleError } from './ui.js';
 
 const OPERATOR_HOME = '/console/operator';
+/** The longest code the field takes: a recovery code typed with spaces fits. */
+const CODE_MAX = 20;
 const SIGN_IN = '/console/operator/sign-in';
 
 function OperatorSignIn(props: {
@@ -105,7 +107,7 @@ function SecondFactor(props: { context: ConsoleContext; error?: ConsoleError }) 
           label={t('operators.code')}
           required
           autocomplete="one-time-code"
-          maxLength={20}
+          maxLength={CODE_MAX}
           error={error}
         />
         <button type="submit">{t('operators.verify')}</button>
@@ -211,10 +213,17 @@ function secondFactorRoutes(app: App): void {
     const secret = sessionSecretOf(request);
     if (context.session.step !== 'second-factor' || secret === undefined)
       return redirectTo(reply, OPERATOR_HOME);
+    const code = formText(request, 'code').trim();
+    // No code, or one longer than any code (a field given twice reads as none): no guess was made,
+    // so none of the session's tries is spent and nothing is audited.
+    if (code === '' || code.length > CODE_MAX) {
+      const error = { message: context.t('operators.refusal.codeWrong'), field: 'code' };
+      return sendPage(reply, <SecondFactor context={context} error={error} />, 400);
+    }
     const outcome = await app.services.operatorSignIn.giveSecondFactor(
       secret,
       context.session.operator,
-      formText(request, 'code'),
+      code,
       requestIdsOf(request),
     );
     switch (outcome.status) {

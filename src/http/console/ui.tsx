@@ -93,6 +93,41 @@ export function Field(props: {
   );
 }
 
+/** A choice among `options` (value → label), marked as Field marks its input when `error` is about it. */
+export function SelectField(props: {
+  name: string;
+  label: string;
+  options: ReadonlyArray<readonly [string, string]>;
+  selected: string;
+  error?: ConsoleError | undefined;
+}) {
+  const { name, error } = props;
+  const invalid = error?.field === name;
+  const id = `field-${name}`;
+  return (
+    <p class="field">
+      <label for={id}>{props.label}</label>
+      <select
+        id={id}
+        name={name}
+        aria-invalid={invalid ? 'true' : undefined}
+        aria-describedby={invalid ? `${id}-error` : undefined}
+      >
+        {props.options.map(([value, label]) => (
+          <option value={value} selected={value === props.selected}>
+            {label}
+          </option>
+        ))}
+      </select>
+      {invalid && (
+        <small id={`${id}-error`} class="field-error" data-code={error.code}>
+          {error.message}
+        </small>
+      )}
+    </p>
+  );
+}
+
 /** A button that posts one action; destructive ones ask first (console.js). */
 export function ActionButton(props: {
   context: ConsoleContext;

@@ -3,7 +3,12 @@ import {
   OperatorNotFoundError,
   type OperatorTokenView,
 } from '../../../domain/operators/operators.service.js';
-import { OPERATOR_ROLES, permissionsOf, type OperatorRole } from '../../../domain/operators/roles.js';
+import {
+  isOperatorRole,
+  OPERATOR_ROLES,
+  permissionsOf,
+  type OperatorRole,
+} from '../../../domain/operators/roles.js';
 import { operatorMay } from '../../access/access.js';
 import type { App } from '../../app-type.js';
 import { operatorContext, type ConsoleContext } from '../context.js';
@@ -11,7 +16,7 @@ import { sendErrorPage } from '../error-page.js';
 import { formText } from '../form-fields.js';
 import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
-import { ActionButton, Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
+import { ActionButton, Csrf, Empty, Field, Notice, SelectField, Time, type ConsoleError } from '../ui.js';
 import { consoleRequest } from './form.js';
 import { operatorRefusal } from './operator-errors.js';
 
@@ -167,16 +172,13 @@ async function showAccount(app: App, request: FastifyRequest, reply: FastifyRepl
         <form method="post" action={`${ACCOUNT}/tokens`}>
           <Csrf context={context} />
           <Field name="name" label={t('operators.tokenName')} required maxLength={100} error={shown.error} />
-          <p class="field">
-            <label for="field-role">{t('operators.role')}</label>
-            <select id="field-role" name="role">
-              {rolesWithin(operator.role).map((role) => (
-                <option value={role} selected={role === operator.role}>
-                  {t(`operators.role.${role}`)}
-                </option>
-              ))}
-            </select>
-          </p>
+          <SelectField
+            name="role"
+            label={t('operators.role')}
+            options={rolesWithin(operator.role).map((role) => [role, t(`operators.role.${role}`)] as const)}
+            selected={operator.role}
+            error={shown.error}
+          />
           <Field
             name="days"
             label={t('operators.days')}
@@ -205,15 +207,16 @@ export function accountRoutes(app: App): void {
     const { t, session } = operatorContext(request);
     if (session.operator.id === null) return sendErrorPage(request, reply, 404, 'error.notFound');
     const role = formText(request, 'role');
+    // The form always sends one of its roles: anything else is refused, never read as the widest.
+    if (!isOperatorRole(role)) {
+      const error = { message: t('operators.refusal.roleUnknown'), field: 'role' };
+      return showAccount(app, request, reply, { error, status: 400 });
+    }
     const days = Number(formText(request, 'days'));
     try {
       const created = await app.services.operators.createToken(
         session.operator.id,
-        {
-          name: formText(request, 'name'),
-          ...((OPERATOR_ROLES as readonly string[]).includes(role) ? { role: role as OperatorRole } : {}),
-          days,
-        },
+        { name: formText(request, 'name'), role, days },
         consoleRequest(request),
       );
       return await showAccount(app, request, reply, {

@@ -20,13 +20,14 @@ export function operatorActionRoutes(app: App): void {
   app.post('/operator/operators', manage, async (request, reply) => {
     const { t } = operatorContext(request);
     const role = formText(request, 'role');
+    // The form always sends one of its roles: anything else is refused, never read as a default.
+    if (!isOperatorRole(role)) {
+      const error = { message: t('operators.refusal.roleUnknown'), field: 'role' };
+      return showOperators(app, request, reply, { error, status: 400 });
+    }
     try {
       const added = await operators.add(
-        {
-          name: formText(request, 'name'),
-          email: formText(request, 'email'),
-          role: isOperatorRole(role) ? role : 'support',
-        },
+        { name: formText(request, 'name'), email: formText(request, 'email'), role },
         consoleRequest(request),
       );
       return await showOperators(app, request, reply, {

@@ -9,6 +9,7 @@ import type { ConsoleError } from '../ui.js';
 
 const SENTENCES: Record<OperatorRefusal, MessageKey> = {
   nameEmpty: 'operators.refusal.nameEmpty',
+  nameLong: 'operators.refusal.nameLong',
   emailInvalid: 'operators.refusal.emailInvalid',
   emailTaken: 'operators.refusal.emailTaken',
   lastOwner: 'operators.refusal.lastOwner',

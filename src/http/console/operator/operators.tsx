@@ -6,7 +6,7 @@ import type { App } from '../../app-type.js';
 import { operatorContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { ActionButton, Csrf, Field, Notice, Time, type ConsoleError } from '../ui.js';
+import { ActionButton, Csrf, Field, Notice, SelectField, Time, type ConsoleError } from '../ui.js';
 
 export const OPERATORS = '/console/operator/operators';
 export const operatorHref = (id: string, act: string) => `${OPERATORS}/${encodeURIComponent(id)}/${act}`;
@@ -134,16 +134,13 @@ export async function showOperators(
             maxLength={254}
             error={shown.error}
           />
-          <p class="field">
-            <label for="field-role">{t('operators.role')}</label>
-            <select id="field-role" name="role">
-              {OPERATOR_ROLES.map((role) => (
-                <option value={role} selected={role === 'support'}>
-                  {t(`operators.role.${role}`)}
-                </option>
-              ))}
-            </select>
-          </p>
+          <SelectField
+            name="role"
+            label={t('operators.role')}
+            options={OPERATOR_ROLES.map((role) => [role, t(`operators.role.${role}`)] as const)}
+            selected="support"
+            error={shown.error}
+          />
           <button type="submit">{t('operators.add')}</button>
         </form>
       </section>
