@@ -19,6 +19,7 @@ export type OperatorRefusal =
   | 'emailInvalid'
   | 'emailTaken'
   | 'lastOwner'
+  | 'selfDisable'
   | 'roleWider'
   | 'days'
   | 'operatorDisabled'
@@ -218,7 +219,10 @@ export class OperatorsService {
     });
   }
 
-  /** Disabling ends every token of the operator at once; enabling gives none back. */
+  /**
+   * Disabling ends every token of the operator at once; enabling gives none back. No operator
+   * disables their own account (it would end the session or token asking): another owner does.
+   */
   async setStatus(
     idOrEmail: string,
     status: 'active' | 'disabled',
@@ -230,6 +234,12 @@ export class OperatorsService {
       const operator = await repo.lock(id);
       if (!operator) throw new OperatorNotFoundError(`no operator ${idOrEmail}`);
       if (operator.status === status) return { ...view(operator), tokensRevoked: 0 };
+      if (status === 'disabled' && request.operatorId === operator.id) {
+        throw new OperatorConflictError(
+          `${operator.email}: an operator cannot disable their own account; another owner can`,
+          'selfDisable',
+        );
+      }
       if (status === 'disabled') await this.keepAnOwner(repo, operator, true);
       await repo.setStatus(id, status);
       const tokensRevoked = status === 'disabled' ? await repo.revokeTokensOf(id) : 0;

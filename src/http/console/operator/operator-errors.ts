@@ -13,6 +13,7 @@ const SENTENCES: Record<OperatorRefusal, MessageKey> = {
   emailInvalid: 'operators.refusal.emailInvalid',
   emailTaken: 'operators.refusal.emailTaken',
   lastOwner: 'operators.refusal.lastOwner',
+  selfDisable: 'operators.refusal.selfDisable',
   roleWider: 'operators.refusal.roleWider',
   days: 'operators.refusal.days',
   operatorDisabled: 'operators.refusal.operatorDisabled',

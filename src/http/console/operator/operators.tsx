@@ -3,6 +3,7 @@ import type { OperatorView } from '../../../domain/operators/operators.service.j
 import { OPERATOR_ROLES } from '../../../domain/operators/roles.js';
 import { operatorMay } from '../../access/access.js';
 import type { App } from '../../app-type.js';
+import { mayChangeOperator } from '../can.js';
 import { operatorContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
@@ -23,6 +24,8 @@ function OperatorRow(props: { context: ConsoleContext; operator: OperatorView; s
   const { context, operator, self } = props;
   const { t } = context;
   const active = operator.status === 'active';
+  // Not on the operator's own row: their own role and status are another owner's to change.
+  const changeable = mayChangeOperator(context, operator.id);
   return (
     <tr data-operator={operator.email}>
       <td>
@@ -32,19 +35,23 @@ function OperatorRow(props: { context: ConsoleContext; operator: OperatorView; s
         <small>{operator.email}</small>
       </td>
       <td>
-        <form method="post" action={operatorHref(operator.id, 'role')} class="inline">
-          <Csrf context={context} />
-          <select name="role" aria-label={t('operators.role')} data-autosubmit>
-            {OPERATOR_ROLES.map((role) => (
-              <option value={role} selected={role === operator.role}>
-                {t(`operators.role.${role}`)}
-              </option>
-            ))}
-          </select>
-          <noscript>
-            <button type="submit">OK</button>
-          </noscript>
-        </form>
+        {changeable ? (
+          <form method="post" action={operatorHref(operator.id, 'role')} class="inline">
+            <Csrf context={context} />
+            <select name="role" aria-label={t('operators.role')} data-autosubmit>
+              {OPERATOR_ROLES.map((role) => (
+                <option value={role} selected={role === operator.role}>
+                  {t(`operators.role.${role}`)}
+                </option>
+              ))}
+            </select>
+            <noscript>
+              <button type="submit">OK</button>
+            </noscript>
+          </form>
+        ) : (
+          t(`operators.role.${operator.role}`)
+        )}
       </td>
       <td>
         <span class={`badge ${active ? 'ok' : 'off'}`}>
@@ -55,14 +62,16 @@ function OperatorRow(props: { context: ConsoleContext; operator: OperatorView; s
         <Time at={operator.lastSignInAt} />
       </td>
       <td class="actions">
-        <ActionButton
-          context={context}
-          action={operatorHref(operator.id, active ? 'disable' : 'enable')}
-          label={t(active ? 'operators.disable' : 'operators.enable')}
-          {...(active
-            ? { confirm: t('operators.disableConfirm', { email: operator.email }), danger: true }
-            : {})}
-        />
+        {changeable && (
+          <ActionButton
+            context={context}
+            action={operatorHref(operator.id, active ? 'disable' : 'enable')}
+            label={t(active ? 'operators.disable' : 'operators.enable')}
+            {...(active
+              ? { confirm: t('operators.disableConfirm', { email: operator.email }), danger: true }
+              : {})}
+          />
+        )}
         <ActionButton
           context={context}
           action={operatorHref(operator.id, 'reset')}
