@@ -4,7 +4,10 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/db/client.js';
 import type { App } from '../../src/http/app-type.js';
 import type { Services } from '../../src/services.js';
-import { openTestDatabase } from './database.js';
+import { openPostgres } from '../../src/db/client.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { openTestDatabase, testDatabaseUrl } from './database.js';
+import { createScratchDatabase } from './scratch-database.js';
 import { TEST_ENV } from './test-env.js';
 
 /** As long as a server takes (src/admin-key.ts): tests start real servers with it too. */
@@ -23,11 +26,16 @@ export interface Harness {
  */
 export async function startHarness(
   env: Record<string, string> = {},
-  options: { now?: () => number } = {},
+  options: { now?: () => number; database?: DatabaseHandle } = {},
 ): Promise<Harness> {
   const config = loadConfig({ DATA_DIR: '/nonexistent-test-data', ...TEST_ENV, ...env });
-  const database = await openTestDatabase();
-  const app = await buildApp({ config, db: database.db, adminKey: ADMIN_KEY, ...options });
+  const database = options.database ?? (await openTestDatabase());
+  const app = await buildApp({
+    config,
+    db: database.db,
+    adminKey: ADMIN_KEY,
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
   await app.ready();
   return {
     app,
@@ -36,6 +44,27 @@ export async function startHarness(
     async close() {
       await app.close();
       await database.close();
+    },
+  };
+}
+
+/**
+ * A server on a database no other test file sees: for a test that must change what every
+ * operator shares (every owner demoted, say), which on the suite's shared PostgreSQL database
+ * would reach the files running beside it. Embedded, every harness already has its own copy; on
+ * PostgreSQL this is a scratch database, migrated, and dropped on close.
+ */
+export async function startIsolatedHarness(env: Record<string, string> = {}): Promise<Harness> {
+  if (testDatabaseUrl() === undefined) return startHarness(env);
+  const scratch = await createScratchDatabase('keyward_isolated');
+  const database = await openPostgres(scratch.url);
+  await migrateToLatest(database.db);
+  const harness = await startHarness(env, { database });
+  return {
+    ...harness,
+    async close() {
+      await harness.close();
+      await scratch.drop();
     },
   };
 }
