@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCode } from '../../src/domain/operators/totp.js';
 import type { OperatorRole } from '../../src/domain/operators/roles.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { startHarness, startIsolatedHarness, type Harness } from '../support/harness.js';
 import {
   addOperator as addFor,
   Browser as BrowserOn,
@@ -30,6 +30,22 @@ class Browser extends BrowserOn {
   }
 }
 const addOperator = (role: OperatorRole) => addFor(h, role);
+
+/**
+ * Runs a test on a server and database of its own (the helpers above follow `h`): the owner's
+ * rule holds for every operator, and set on the shared PostgreSQL database it would send the
+ * operators of the files running beside this one to enrol.
+ */
+async function onItsOwnDatabase(run: () => Promise<void>): Promise<void> {
+  const shared = h;
+  h = await startIsolatedHarness();
+  try {
+    await run();
+  } finally {
+    await h.close();
+    h = shared;
+  }
+}
 const signedIn = (role: OperatorRole) => signedInOn(h, role);
 
 async function auditOf(operatorId: string, action: string) {
@@ -227,31 +243,33 @@ describe('operator console sign-in', () => {
   });
 
   it("enforces the owner's rule: an operator without a second factor enrols before anything else", async () => {
-    const { browser: owner } = await signedIn('owner');
-    await owner.get('/console/operator/operators');
-    // An owner without a second factor of his own is asked to enrol first.
-    const early = await owner.post('/console/operator/operators/two-factor-rule', { required: 'on' });
-    expect(early.statusCode).toBe(400);
-    expect(early.body).toContain('Turn on your own two-factor sign-in first');
-    expect(await h.app.services.twoFactor.required()).toBe(false);
-    await enrol(owner);
-    await owner.get('/console/operator/operators');
-    const rule = await owner.post('/console/operator/operators/two-factor-rule', { required: 'on' });
-    expect(rule.statusCode).toBe(200);
-    try {
-      const { browser, operator } = await signedIn('support');
-      const page = await browser.get('/console/operator/leases');
-      expect(page.headers.location).toBe('/console/operator/account/two-factor');
-      // Turning it off is refused while the rule holds.
-      await enrol(browser);
-      expect((await browser.get('/console/operator/leases')).statusCode).toBe(200);
-      const account = await browser.get('/console/operator/account');
-      expect(account.body).not.toContain('/console/operator/account/two-factor/disable');
-      expect(await auditOf(operator.id, 'operator.two_factor_enabled')).toHaveLength(1);
-    } finally {
+    await onItsOwnDatabase(async () => {
+      const { browser: owner } = await signedIn('owner');
       await owner.get('/console/operator/operators');
-      await owner.post('/console/operator/operators/two-factor-rule', { required: 'off' });
-    }
+      // An owner without a second factor of his own is asked to enrol first.
+      const early = await owner.post('/console/operator/operators/two-factor-rule', { required: 'on' });
+      expect(early.statusCode).toBe(400);
+      expect(early.body).toContain('Turn on your own two-factor sign-in first');
+      expect(await h.app.services.twoFactor.required()).toBe(false);
+      await enrol(owner);
+      await owner.get('/console/operator/operators');
+      const rule = await owner.post('/console/operator/operators/two-factor-rule', { required: 'on' });
+      expect(rule.statusCode).toBe(200);
+      try {
+        const { browser, operator } = await signedIn('support');
+        const page = await browser.get('/console/operator/leases');
+        expect(page.headers.location).toBe('/console/operator/account/two-factor');
+        // Turning it off is refused while the rule holds.
+        await enrol(browser);
+        expect((await browser.get('/console/operator/leases')).statusCode).toBe(200);
+        const account = await browser.get('/console/operator/account');
+        expect(account.body).not.toContain('/console/operator/account/two-factor/disable');
+        expect(await auditOf(operator.id, 'operator.two_factor_enabled')).toHaveLength(1);
+      } finally {
+        await owner.get('/console/operator/operators');
+        await owner.post('/console/operator/operators/two-factor-rule', { required: 'off' });
+      }
+    });
   });
 
   it('lets an owner reset a lost second factor and disable an operator, whose session ends at once', async () => {
