@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { jsonbText } from '../../db/json.js';
 import { PREPARED } from '../../db/prepared-statements.js';
@@ -53,7 +53,15 @@ export class AuditRepository {
    * webhook events the rows make into the outbox (src/domain/webhooks/event-types.ts), so an event
    * exists exactly when its change committed.
    */
-  async record(actor: AuditActor, changes: readonly AuditChange[]): Promise<void> {
+  /**
+   * `alongside`: another repository's data-modifying statement (an insert of fixed text) written
+   * in this same statement, so both commit together in one round trip without a transaction.
+   */
+  async record(
+    actor: AuditActor,
+    changes: readonly AuditChange[],
+    alongside?: RawBuilder<unknown>,
+  ): Promise<void> {
     if (changes.length === 0) return;
     const enterprise = changes.map((c) =>
       c.enterprise !== null && 'id' in c.enterprise ? c.enterprise.id : null,
@@ -83,6 +91,7 @@ export class AuditRepository {
                s.enterprise_id, s.detail::jsonb, ${actor.requestId}::text, ${actor.clientRequestId}::text
           from source s
       ),
+      ${alongside === undefined ? sql`` : sql`alongside as (${alongside}),`}
       ${outboxCtes('source', actor.requestId)}
       select 1
     `.execute(this.db);
