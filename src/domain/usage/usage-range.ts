@@ -21,6 +21,8 @@ export class UsageInputError extends Error {
     readonly field: string,
     message: string,
     readonly problem: UsageProblem = 'invalid',
+    /** For 'too-long': the most periods the view allows. */
+    readonly limit: number = MAX_BUCKETS,
   ) {
     super(`${field}: ${message}`);
   }

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { DAY_MS, UsageInputError } from '../../../domain/usage/usage-range.js';
+import { DAY_MS, HOUR_MS, UsageInputError } from '../../../domain/usage/usage-range.js';
 import type { Bucket } from '../../../domain/usage/usage.repository.js';
 import { queryText } from '../form-fields.js';
 
@@ -75,14 +75,34 @@ export type UsageRead<T> =
   { data: T; problem?: undefined } | { data?: undefined; problem: DateField | UsageInputError };
 
 /**
- * Reads with the parsed range unless a date is not a day; the service's refusal of the filter (a
+ * The most hours a page (or its CSV) draws: each is a point of every chart and a row of every
+ * table, and the enterprise page has a chart and a table per product, so a year of hours would be
+ * tens of megabytes of page. A longer hourly range is for `GET /admin/usage`; per day a page takes
+ * a year and more.
+ */
+export const PAGE_MAX_HOURS = 31 * 24;
+
+function pageHoursRefusal(parsed: ParsedUsageQuery, nowMs: number): UsageInputError | undefined {
+  const { from, to } = parsed.range;
+  if (parsed.form.bucket !== 'hour' || from === undefined) return undefined;
+  const hours = Math.ceil(((to?.getTime() ?? nowMs) - from.getTime()) / HOUR_MS);
+  return hours > PAGE_MAX_HOURS
+    ? new UsageInputError('from', `at most ${PAGE_MAX_HOURS} hours on a page`, 'too-long', PAGE_MAX_HOURS)
+    : undefined;
+}
+
+/**
+ * Reads with the parsed range unless a date is not a day or the hours are too many for a page; the service's refusal of the filter (a
  * reversed or too long range, an unknown name) comes back to be shown, never as a failure.
  */
 export async function readUsage<T>(
   parsed: ParsedUsageQuery,
   read: (range: ParsedUsageQuery['range']) => Promise<T>,
+  nowMs: number = Date.now(),
 ): Promise<UsageRead<T>> {
   if (parsed.badDate !== undefined) return { problem: parsed.badDate };
+  const tooManyHours = pageHoursRefusal(parsed, nowMs);
+  if (tooManyHours !== undefined) return { problem: tooManyHours };
   try {
     return { data: await read(parsed.range) };
   } catch (error) {

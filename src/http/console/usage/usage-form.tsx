@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { MAX_BUCKETS, UsageInputError } from '../../../domain/usage/usage-range.js';
+import { UsageInputError } from '../../../domain/usage/usage-range.js';
 import type { ConsoleContext } from '../context.js';
 import type { Translate } from '../i18n/index.js';
 import { Field, type ConsoleError } from '../ui.js';
@@ -16,7 +16,7 @@ export function usageErrorOf(t: Translate, problem: DateField | UsageInputError)
     case 'reversed':
       return { field: problem.field, message: t('usage.reversed') };
     case 'too-long':
-      return { field: problem.field, message: t('usage.tooLong', { max: MAX_BUCKETS }) };
+      return { field: problem.field, message: t('usage.tooLong', { max: problem.limit }) };
     case 'out-of-range':
       return { field: problem.field, message: t('usage.outOfRange') };
     case 'unknown':
