@@ -58,6 +58,31 @@ describe("an owner's own row on the Operators page", () => {
     expect((await me.browser.get('/console/operator/operators')).statusCode).toBe(200);
   });
 
+  it('refuses a role the form does not offer, naming the field, and changes nothing', async () => {
+    const roleOf = async (id: string) =>
+      (await h.app.services.operators.list()).find((o) => o.id === id)?.role;
+    const audited = async () =>
+      (
+        await h.database.db
+          .selectFrom('audit_log')
+          .select('id')
+          .where('operator_id', '=', me.operator.id)
+          .where('action', '=', 'operator.role_set')
+          .execute()
+      ).length;
+    const before = await audited();
+    for (const role of ['superuser', '', 'Owner', 'owner ']) {
+      await me.browser.get('/console/operator/operators');
+      const refused = await me.browser.post(`/console/operator/operators/${other.operator.id}/role`, {
+        role,
+      });
+      expect(refused.statusCode, JSON.stringify(role)).toBe(400);
+      expect(refused.body).toContain('Choose one of the roles.');
+      expect(await roleOf(other.operator.id)).toBe('owner');
+    }
+    expect(await audited()).toBe(before);
+  });
+
   it("refuses the admin API disabling the caller's own operator, and lets another owner", async () => {
     const token = async (operatorId: string) => {
       const created = await h.app.inject({

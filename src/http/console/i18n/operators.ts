@@ -82,7 +82,6 @@ export const operatorsEn = {
   'operators.oneTimePassword':
     'One-time password for {email}. Pass it on safely: it is shown only now, and must be changed at first sign-in.',
   'operators.roleSet': '{email} is now {role}.',
-  'operators.unchanged': 'Nothing changed.',
   'operators.disabledDone': '{email} was disabled; {tokens} tokens revoked.',
   'operators.enabledDone': '{email} was enabled.',
   'operators.resetDone': '{email} has a new one-time password.',
@@ -192,7 +191,6 @@ export const operatorsZh: Record<keyof typeof operatorsEn, string> = {
   'operators.added': '已添加 {email}。',
   'operators.oneTimePassword': '{email} 的一次性密码。请安全转交：它只显示这一次，首次登录时必须修改。',
   'operators.roleSet': '{email} 的角色已改为{role}。',
-  'operators.unchanged': '没有变化。',
   'operators.disabledDone': '已停用 {email}，吊销了 {tokens} 个令牌。',
   'operators.enabledDone': '已启用 {email}。',
   'operators.resetDone': '{email} 已获得新的一次性密码。',

@@ -3,6 +3,7 @@ import { operatorMay } from '../../access/access.js';
 import type { App } from '../../app-type.js';
 import { operatorContext } from '../context.js';
 import { formText } from '../form-fields.js';
+import type { ConsoleError } from '../ui.js';
 import { consoleRequest } from './form.js';
 import { operatorRefusal } from './operator-errors.js';
 import { showOperators } from './operators.js';
@@ -40,6 +41,12 @@ export function operatorActionRoutes(app: App): void {
   });
 
   type ById = { Params: { id: string } };
+  /** An action's refusal of its own form (not the service's): shown as the service's are. */
+  class FormRefusal extends Error {
+    constructor(readonly refusal: ConsoleError) {
+      super(refusal.message);
+    }
+  }
   const act = (
     path: string,
     run: (id: string, request: Parameters<typeof consoleRequest>[0]) => Promise<string>,
@@ -49,14 +56,17 @@ export function operatorActionRoutes(app: App): void {
       try {
         return await showOperators(app, request, reply, { done: await run(request.params.id, request) });
       } catch (error) {
-        return showOperators(app, request, reply, { error: operatorRefusal(t, error), status: 400 });
+        const refusal = error instanceof FormRefusal ? error.refusal : operatorRefusal(t, error);
+        return showOperators(app, request, reply, { error: refusal, status: 400 });
       }
     });
 
   act('role', async (id, request) => {
     const role = formText(request, 'role');
     const { t } = operatorContext(request);
-    if (!isOperatorRole(role)) return t('operators.unchanged');
+    // As on add: the form sends one of its roles, and anything else is refused, not ignored.
+    if (!isOperatorRole(role))
+      throw new FormRefusal({ message: t('operators.refusal.roleUnknown'), field: 'role' });
     const changed = await operators.setRole(id, role, consoleRequest(request));
     return t('operators.roleSet', { email: changed.email, role: t(`operators.role.${role}`) });
   });
