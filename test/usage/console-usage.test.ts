@@ -57,6 +57,11 @@ describe('/console/operator/usage', () => {
       expect(cells(page.body, 'denied')).toEqual(api.series.map((p) => String(p.denied)));
       expect(api.series.some((p) => p.peakSeats === 1)).toBe(true);
       expect(page.body).toContain(product);
+      // The licenses tables show the enterprise's name: their column says so, not "global id".
+      const licenses = page.body.slice(page.body.indexOf('<table', page.body.lastIndexOf('<h2')));
+      const headers = [...licenses.matchAll(/<th[^>]*>([^<]*)<\/th>/g)].map((m) => m[1]);
+      expect(headers).toContain(lang === 'en' ? 'Enterprise' : '企业');
+      expect(headers.join(' ')).not.toMatch(/global id|全局 ID/);
     });
   }
 

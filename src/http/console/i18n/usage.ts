@@ -3,6 +3,8 @@ export const usageEn = {
   'nav.usage': 'Usage',
   'usage.product': 'Product',
   'usage.enterprise': 'Enterprise (global id)',
+  // The licenses tables' column: the enterprise's name, where the filter above takes its global id.
+  'usage.enterpriseColumn': 'Enterprise',
   'usage.bucket': 'Per',
   'usage.bucket.hour': 'hour',
   'usage.bucket.day': 'day',
@@ -65,6 +67,7 @@ export const usageZh: Record<keyof typeof usageEn, string> = {
   'nav.usage': '用量',
   'usage.product': '产品',
   'usage.enterprise': '企业（全局 ID）',
+  'usage.enterpriseColumn': '企业',
   'usage.bucket': '按',
   'usage.bucket.hour': '小时',
   'usage.bucket.day': '天',

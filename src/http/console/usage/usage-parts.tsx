@@ -77,7 +77,7 @@ export function LicenseTable(props: {
               <tr>
                 <th>{t('usage.product')}</th>
                 <th>{t('usage.assetNum')}</th>
-                <th>{t('usage.enterprise')}</th>
+                <th>{t('usage.enterpriseColumn')}</th>
                 <th>{t('usage.licensed')}</th>
                 <th>{t('usage.peak')}</th>
                 <th>{t('usage.utilization')}</th>
