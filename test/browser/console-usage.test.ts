@@ -10,6 +10,7 @@ import {
   startConsoleWorld,
   type ConsoleWorld,
 } from './support/browser.js';
+import { rollAll } from '../support/rollups.js';
 
 // The usage pages in Chromium, in both languages: the charts are drawn (a path per series, not
 // empty), the table view holds the very numbers the chart draws, no content-policy violation;
@@ -60,7 +61,7 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
     world = await startConsoleWorld();
     a = await tenant();
     b = await tenant();
-    await world.harness.app.services.usageRollups.run();
+    await rollAll(world.harness.app.services.usageRollups);
   });
   afterAll(async () => {
     await world?.close();

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operatorClient, type ConsoleClient } from '../support/console-client.js';
 import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
 import { consoleTenant, type ConsoleTenant } from './usage-tenant.js';
+import { rollAll } from '../support/rollups.js';
 
 // The usage pages' date range (from, to: UTC days, blank for the default): both pages and their
 // CSV read the days chosen, a year by day fits, and a date that is not a day, a reversed or too
@@ -19,7 +20,7 @@ beforeAll(async () => {
   h = await startHarness();
   a = await consoleTenant(h);
   b = await consoleTenant(h);
-  await h.app.services.usageRollups.run();
+  await rollAll(h.app.services.usageRollups);
   op = await operatorClient(h);
 });
 afterAll(async () => h.close());

@@ -10,6 +10,7 @@ import {
   refusalOf,
   runtimeWorld,
 } from '../http/runtime-helpers.js';
+import { rollAll } from '../support/rollups.js';
 
 // The operator's Usage page: two server-drawn charts (peak against licensed, refusals), the table
 // of the same numbers, and their CSV, in both languages.
@@ -27,7 +28,7 @@ beforeAll(async () => {
   const lease = leaseOf(await checkOut(world, { ...lock, fingerprint: fp }));
   refusalOf(await checkOut(world, { ...lock, fingerprint: fingerprint() }), '90005');
   leaseOf(await checkIn(world, lease, fp));
-  await h.app.services.usageRollups.run();
+  await rollAll(h.app.services.usageRollups);
   op = await operatorClient(h);
 });
 afterAll(async () => h.close());

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.js';
 import { consoleTenant, type ConsoleTenant } from './usage-tenant.js';
+import { rollAll } from '../support/rollups.js';
 
 // The enterprise administrator's Usage page and its CSV: his products' peak against licensed
 // seats, who was refused, who holds a seat now; and nothing of another enterprise, whatever ids
@@ -14,7 +15,7 @@ beforeAll(async () => {
   h = await startHarness();
   a = await consoleTenant(h);
   b = await consoleTenant(h);
-  await h.app.services.usageRollups.run();
+  await rollAll(h.app.services.usageRollups);
 });
 afterAll(async () => h.close());
 

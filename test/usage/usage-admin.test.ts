@@ -11,6 +11,7 @@ import {
   runtimeWorld,
   type RuntimeWorld,
 } from '../http/runtime-helpers.js';
+import { rollAll } from '../support/rollups.js';
 
 // GET /admin/usage and `keyward usage`: what the rollups hold, filtered, with bad filters named;
 // /metrics counts the refusals.
@@ -55,7 +56,7 @@ beforeAll(async () => {
   const consumed = await world.runtime(`/leases/${lease.leaseId}/consume`, { fingerprint: fp, amount: 7 });
   expect(consumed.statusCode, consumed.body).toBe(200);
   leaseOf(await checkIn(world, lease, fp));
-  await h.app.services.usageRollups.run();
+  await rollAll(h.app.services.usageRollups);
   cliEnv = { KEYWARD_URL: await h.app.listen({ port: 0, host: '127.0.0.1' }), KEYWARD_ADMIN_KEY: ADMIN_KEY };
 });
 afterAll(async () => h.close());
