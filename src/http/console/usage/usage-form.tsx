@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { UsageInputError } from '../../../domain/usage/usage-range.js';
 import type { ConsoleContext } from '../context.js';
 import type { Translate } from '../i18n/index.js';
-import { Field, type ConsoleError } from '../ui.js';
+import { Field, SelectField, type ConsoleError } from '../ui.js';
 import type { DateField, UsageForm } from './usage-filter.js';
 
 /**
@@ -23,28 +23,6 @@ export function usageErrorOf(t: Translate, problem: DateField | UsageInputError)
     case 'invalid':
       return { field: problem.field, message: t('usage.badFilter', { message: problem.message }) };
   }
-}
-
-/** A labelled choice of a few values. */
-function SelectField(props: {
-  name: string;
-  label: string;
-  value: string;
-  options: ReadonlyArray<{ value: string; label: string }>;
-}) {
-  const id = `field-${props.name}`;
-  return (
-    <p class="field">
-      <label for={id}>{props.label}</label>
-      <select id={id} name={props.name}>
-        {props.options.map((o) => (
-          <option value={o.value} selected={props.value === o.value}>
-            {o.label}
-          </option>
-        ))}
-      </select>
-    </p>
-  );
 }
 
 /**
@@ -71,21 +49,18 @@ export function UsageFilterForm(props: {
         <SelectField
           name="product"
           label={t('usage.product')}
-          value={form.product}
-          options={[
-            { value: '', label: t('usage.ent.allProducts') },
-            ...props.products.map((product) => ({ value: product, label: product })),
-          ]}
+          selected={form.product}
+          options={[['', t('usage.ent.allProducts')], ...props.products.map((p) => [p, p] as const)]}
         />
       )}
       {props.children}
       <SelectField
         name="bucket"
         label={t('usage.bucket')}
-        value={form.bucket}
+        selected={form.bucket}
         options={[
-          { value: 'day', label: t('usage.bucket.day') },
-          { value: 'hour', label: t('usage.bucket.hour') },
+          ['day', t('usage.bucket.day')],
+          ['hour', t('usage.bucket.hour')],
         ]}
       />
       <Field name="from" type="date" label={t('usage.from')} value={form.from} error={error} />
