@@ -44,6 +44,15 @@ export interface AuditFilter {
   limit: number;
 }
 
+/** A row of something that happened before now (a simulation's), as its change would have written it. */
+export interface PastAuditRow {
+  at: Date;
+  action: AuditAction;
+  subject: string;
+  enterpriseId: number | null;
+  detail: Record<string, unknown>;
+}
+
 export class AuditRepository {
   constructor(private readonly db: Db) {}
 
@@ -94,6 +103,24 @@ export class AuditRepository {
       ${alongside === undefined ? sql`` : sql`alongside as (${alongside}),`}
       ${outboxCtes('source', actor.requestId)}
       select 1
+    `.execute(this.db);
+  }
+
+  /**
+   * Rows dated when they happened, for an app, with no webhook event: `record` queues each row's
+   * event as of now, and a simulated past (the demo's refused check-outs) must not reach an app's
+   * endpoints as if it were happening.
+   */
+  async recordPast(appId: string, rows: readonly PastAuditRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await sql`
+      insert into audit_log (action, app_id, subject, enterprise_id, detail, created_at)
+      select r.action, ${appId}, r.subject, r.enterprise_id, r.detail::jsonb, r.at
+        from unnest(${rows.map((r) => r.at.toISOString())}::timestamptz[], ${rows.map((r) => r.action)}::text[],
+                    ${rows.map((r) => r.subject)}::text[], ${rows.map((r) => r.enterpriseId)}::bigint[],
+                    ${rows.map((r) => jsonbText(r.detail))}::text[])
+             as r(at, action, subject, enterprise_id, detail)
+       order by r.at
     `.execute(this.db);
   }
 

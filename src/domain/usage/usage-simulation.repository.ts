@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { jsonbText } from '../../db/json.js';
 
 /** A license of the enterprise (one product on one of its assets) to simulate usage for. */
 export interface SimulatedLicense {
@@ -29,16 +28,6 @@ export interface SimulatedDenials {
   bucket: Date;
   product: string;
   denied: number;
-}
-
-/** One refused check-out's audit row, in the shape the runtime writes (action lease.denied). */
-export interface SimulatedRefusal {
-  at: Date;
-  /** The holder refused: an employee's account, or a lock's number. */
-  subject: string;
-  /** The enterprise of an employee; a lock's refusal names none, as the runtime's does not. */
-  enterpriseId: number | null;
-  detail: Record<string, unknown>;
 }
 
 /** The SQL of `POST /admin/usage/simulate` (the demo's month of usage). */
@@ -109,24 +98,6 @@ export class UsageSimulationRepository {
              as r(bucket, product, denied)
       on conflict (bucket, product, enterprise_id, app_id, code) do update
          set denied = usage_denials.denied + excluded.denied
-    `.execute(this.db);
-  }
-
-  /**
-   * The refusals' audit rows, at the times they were refused. Written here rather than through
-   * the audit repository, which also queues each row's webhook event: a simulated refusal must not
-   * reach an app's endpoints as if it had happened now.
-   */
-  async insertRefusals(appId: string, rows: readonly SimulatedRefusal[]): Promise<void> {
-    if (rows.length === 0) return;
-    await sql`
-      insert into audit_log (action, app_id, subject, enterprise_id, detail, created_at)
-      select 'lease.denied', ${appId}, r.subject, r.enterprise_id, r.detail::jsonb, r.at
-        from unnest(${rows.map((r) => r.at.toISOString())}::timestamptz[], ${rows.map((r) => r.subject)}::text[],
-                    ${rows.map((r) => r.enterpriseId)}::bigint[],
-                    ${rows.map((r) => jsonbText(r.detail))}::text[])
-             as r(at, subject, enterprise_id, detail)
-       order by r.at
     `.execute(this.db);
   }
 }

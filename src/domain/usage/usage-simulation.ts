@@ -1,11 +1,11 @@
 import type { Db } from '../../db/client.js';
+import { AuditRepository, type PastAuditRow } from '../audit/audit.repository.js';
 import { fillMessage } from '../../errors/keyward-error.js';
 import { RuntimeCode, runtimeMessages } from '../../errors/runtime-codes.js';
 import {
   UsageSimulationRepository,
   type SimulatedDenials,
   type SimulatedLicense,
-  type SimulatedRefusal,
   type SimulatedSeats,
 } from './usage-simulation.repository.js';
 import { UsageInputError } from './usage-range.js';
@@ -71,15 +71,16 @@ function refusalsOf(
   hour: number,
   denied: number,
   next: () => number,
-): SimulatedRefusal[] {
+): PastAuditRow[] {
   const seats = license.licensedSeats ?? 0;
   const reason = fillMessage(runtimeMessages[NO_SEAT], seats, seats);
   const member = license.holder !== null;
-  const rows: SimulatedRefusal[] = [];
+  const rows: PastAuditRow[] = [];
   for (let i = 0; i < denied; i++) {
     const machine = seats + 1 + Math.floor(next() * EXTRA_MACHINES);
     rows.push({
       at: new Date(hour + Math.floor(next() * HOUR_MS)),
+      action: 'lease.denied',
       subject: license.holder ?? license.assetNum,
       enterpriseId: member ? enterpriseId : null,
       detail: {
@@ -131,7 +132,7 @@ export async function simulateUsage(
     const hours: SimulatedSeats[] = [];
     const days = new Map<string, SimulatedSeats>();
     const denials: SimulatedDenials[] = [];
-    const refusals: SimulatedRefusal[] = [];
+    const refusals: PastAuditRow[] = [];
     licenses.forEach((license, index) => {
       const next = random(license.productId * 7919 + index);
       // The refusals' times and machines from a stream of their own: the curves stay as they were.
@@ -177,7 +178,7 @@ export async function simulateUsage(
     }
     await repository.insertDenials(input.enterpriseId, input.appId, Number(NO_SEAT), denials);
     for (let i = 0; i < refusals.length; i += CHUNK) {
-      await repository.insertRefusals(input.appId, refusals.slice(i, i + CHUNK));
+      await new AuditRepository(trx).recordPast(input.appId, refusals.slice(i, i + CHUNK));
     }
     return {
       licenses: licenses.length,
