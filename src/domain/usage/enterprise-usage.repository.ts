@@ -88,6 +88,19 @@ export class EnterpriseUsageRepository {
     return result.rows;
   }
 
+  /** The products with seats or refusals in the range (the page's choice of product), by name. */
+  async productsIn(range: Omit<EnterpriseUsageRange, 'product'>): Promise<string[]> {
+    const result = await sql<{ product: string }>`
+      select r.product from ${seatTable(range.bucket)} r
+       where r.enterprise_id = ${range.enterpriseId} and r.bucket >= ${range.from} and r.bucket < ${range.to}
+      union
+      select r.product from usage_denials r
+       where r.enterprise_id = ${range.enterpriseId} and r.bucket >= ${range.from} and r.bucket < ${range.to}
+      order by 1
+    `.execute(this.db);
+    return result.rows.map((row) => row.product);
+  }
+
   async denialsByProduct(range: EnterpriseUsageRange): Promise<ProductDenialRow[]> {
     const at = bucketOf(range.bucket);
     const result = await sql<ProductDenialRow>`

@@ -116,6 +116,24 @@ export async function enterpriseUsage(
   };
 }
 
+/**
+ * The products an enterprise used or was refused in the range, whatever product the page shows:
+ * what its product filter offers, so a filter can be undone (one read, not the usage again).
+ */
+export async function enterpriseProducts(
+  db: Db,
+  nowMs: number,
+  query: Omit<EnterpriseUsageQuery, 'product'>,
+): Promise<string[]> {
+  const { from, to } = bucketRange(query, nowMs);
+  return new EnterpriseUsageRepository(db).productsIn({
+    enterpriseId: query.enterpriseId,
+    from: new Date(from),
+    to: new Date(to),
+    bucket: query.bucket,
+  });
+}
+
 function summary(product: string, points: ProductPoint[]): ProductUsage {
   const licensed = points.flatMap((p) => (p.licensedSeats === null ? [] : [p.licensedSeats]));
   return {

@@ -1,5 +1,10 @@
 import type { Db } from '../../db/client.js';
-import { enterpriseUsage, type EnterpriseUsage, type EnterpriseUsageQuery } from './enterprise-usage.js';
+import {
+  enterpriseProducts,
+  enterpriseUsage,
+  type EnterpriseUsage,
+  type EnterpriseUsageQuery,
+} from './enterprise-usage.js';
 import { bucketRange, DAY_MS, floorTo, HOUR_MS, UsageInputError } from './usage-range.js';
 import { simulateUsage, type SimulationResult } from './usage-simulation.js';
 import {
@@ -148,6 +153,11 @@ export class UsageService {
   /** One enterprise's products, refusals and seat holders (its console; the id from its session). */
   async enterprise(query: EnterpriseUsageQuery): Promise<EnterpriseUsage> {
     return enterpriseUsage(this.db, this.now(), query);
+  }
+
+  /** The products one enterprise used or was refused in a range (its console's product filter). */
+  async enterpriseProducts(query: Omit<EnterpriseUsageQuery, 'product'>): Promise<string[]> {
+    return enterpriseProducts(this.db, this.now(), query);
   }
 
   /**

@@ -62,15 +62,19 @@ export function enterpriseUsageRoutes(app: App): void {
       const { parsed, read } = await readOf(app, enterpriseId, request.query);
       const { form } = parsed;
       const usage = read.data;
-      // The product list offered comes from the unfiltered products, so a filter can be undone;
-      // the one chosen stays offered even when the range holds none of it.
-      const all =
-        form.product === '' || usage === undefined
-          ? usage
-          : await usageOf(app, enterpriseId, { ...form, product: '' }, parsed.range);
-      const offered = [...new Set([...(all?.products ?? []).map((p) => p.product), form.product])].filter(
-        (p) => p !== '',
-      );
+      // The products offered are every one in the range (a filter can be undone), read apart when
+      // the page shows one product; the one chosen stays offered even when the range holds none.
+      const inRange =
+        usage === undefined
+          ? []
+          : form.product === ''
+            ? usage.products.map((p) => p.product)
+            : await app.services.usage.enterpriseProducts({
+                enterpriseId,
+                bucket: form.bucket,
+                ...parsed.range,
+              });
+      const offered = [...new Set([...inRange, form.product])].filter((p) => p !== '').sort();
       return sendPage(
         reply,
         <Layout context={context} title={t('nav.usage')}>
