@@ -15,9 +15,6 @@ import {
   type UsageScope,
 } from './usage.repository.js';
 
-// Where the range rules and the input error live; re-exported for the callers that had them here.
-export { MAX_BUCKETS, UsageInputError } from './usage-range.js';
-
 /** A filter as the admin API, the CLI and the console give it. */
 export interface UsageQuery {
   /** crmProductId or productUri. */

@@ -11,7 +11,7 @@ import {
   WebhookAdminInputError,
   WebhookAdminNotFoundError,
 } from '../../domain/webhooks/webhook-admin.service.js';
-import { UsageInputError } from '../../domain/usage/usage.service.js';
+import { UsageInputError } from '../../domain/usage/usage-range.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import type { App } from '../app-type.js';
 import { bodyErrorMessage } from '../error-handler.js';
