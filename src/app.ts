@@ -9,6 +9,7 @@ import { adminApi } from './http/admin/index.js';
 import { accessChecks } from './http/access/checks.js';
 import { installAccess } from './http/access/enforce.js';
 import { listenerOf, notOnThisListener } from './http/admin-listener.js';
+import { capConnections, connectionOptions } from './http/connection-bounds.js';
 import { registerApiDocs } from './http/docs/index.js';
 import type { App } from './http/app-type.js';
 import {
@@ -44,9 +45,6 @@ export interface BuildOptions {
   now?: () => number;
 }
 
-/** How often Node looks for requests past their timeouts: they close within this of being due. */
-const CONNECTION_CHECK_MS = 1000;
-
 /** Builds the whole server around an open database; `server.ts` listens, tests inject. */
 export async function buildApp(options: BuildOptions): Promise<App & { services: Services }> {
   const { config, db } = options;
@@ -60,16 +58,11 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     // of proxies is the hops to believe, which Fastify's types only take as a function.
     trustProxy:
       typeof trustProxy === 'number' ? (_address: string, hop: number) => hop < trustProxy : trustProxy,
-    // A request must arrive whole within requestTimeout (its headers within headersTimeout), and an
-    // idle kept-alive connection closes after keepAliveTimeout: slow senders cannot hold
-    // connections. Node checks these every connectionsCheckingInterval.
+    // Slow senders cannot hold connections (connection-bounds.ts). Fastify sets requestTimeout and
+    // keepAliveTimeout on the server from its own options, whatever `http` says: both are given.
     requestTimeout: config.connections.requestTimeoutMs,
     keepAliveTimeout: config.connections.keepAliveTimeoutMs,
-    http: {
-      requestTimeout: config.connections.requestTimeoutMs,
-      headersTimeout: config.connections.headersTimeoutMs,
-      connectionsCheckingInterval: CONNECTION_CHECK_MS,
-    },
+    http: connectionOptions(config.connections),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: answerFrameworkError,
     // Always our own: a caller's x-request-id is kept apart (request-ids.ts).
@@ -88,8 +81,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // Connections past the cap are closed as they are accepted.
-  app.server.maxConnections = config.connections.max;
+  capConnections(app.server, config.connections);
 
   // A request or an async batch holds the database (on the embedded one: the whole server's) for
   // a bounded time.

@@ -107,7 +107,7 @@ export async function serve(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
   if (config.adminListener !== undefined) {
-    adminListener = await listenForAdmin(app, config.adminListener);
+    adminListener = await listenForAdmin(app, config.adminListener, config.connections);
     app.log.info({ url: adminListener.url }, `admin API listening at ${adminListener.url}`);
   }
   if (metricsArePublic(config)) {

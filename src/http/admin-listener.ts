@@ -1,7 +1,9 @@
 import http, { type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
 import { CommonCode, commonMessages } from '../errors/common-codes.js';
+import { capConnections, connectionOptions } from './connection-bounds.js';
 import { failure } from './envelope.js';
 import type { Listener } from './access/access.js';
 
@@ -30,15 +32,21 @@ export interface AdminListener {
   close(): Promise<void>;
 }
 
-/** Opens the admin listener on `host:port`, serving through `app` (already listening). */
+/**
+ * Opens the admin listener on `host:port`, serving through `app` (already listening). It has the
+ * public listener's bounds on connections (connection-bounds.ts), from the same settings, and a
+ * cap of its own: slow senders on either listener cannot hold the other's connections.
+ */
 export async function listenForAdmin(
   app: FastifyInstance,
   where: { host: string; port: number },
+  connections: Config['connections'],
 ): Promise<AdminListener> {
-  const server = http.createServer((request, response) => {
+  const server = http.createServer(connectionOptions(connections), (request, response) => {
     viaAdminListener.add(request);
     app.routing(request, response);
   });
+  capConnections(server, connections);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(where.port, where.host, () => {
