@@ -87,6 +87,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   // a bounded time.
   const services = createServices(withTimeLimit(db, config.limits.transactionLimitMs), config, {
     unlimitedDb: db,
+    adminKey: options.adminKey,
     ...(options.now === undefined ? {} : { now: options.now }),
   });
   app.decorate('services', services);

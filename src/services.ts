@@ -75,6 +75,8 @@ export interface ServiceOptions {
   now?: () => number;
   /** The handle without requests' time limit, for backups; the limited one when not given. */
   unlimitedDb?: Db;
+  /** The admin key: sessions opened with it end when it changes. */
+  adminKey?: string;
 }
 
 export function createServices(db: Db, config: Config, options: ServiceOptions = {}): Services {
@@ -124,7 +126,15 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     memberAssets: new MemberAssetsService(db),
     lending: new LendingService(db),
     status: new ServerStatusService(db, config.adminKeyEnabled),
-    consoleSessions: new ConsoleSessionsService(db, { tokens, login, tokenLimits }),
+    consoleSessions: new ConsoleSessionsService(db, {
+      tokens,
+      login,
+      tokenLimits,
+      adminKey: {
+        value: options.adminKey ?? '',
+        enabled: config.adminKeyEnabled && options.adminKey !== undefined,
+      },
+    }),
     runtime,
     activation: new ActivationService(db, {
       runtime,

@@ -307,6 +307,12 @@ export interface ConsoleSessionsTable {
   second_factor_failures: ColumnType<number, number | undefined, number>;
   /** How an operator session was opened (migration 0171); enterprise sessions say 'password'. */
   sign_in_method: ColumnType<SignInMethod, SignInMethod | undefined, SignInMethod>;
+  /** The operator's credential generation the session was opened under (migration 0180). */
+  operator_generation: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Opened with a one-time password: this session owes the new one (migration 0180). */
+  owes_password_change: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The admin key's fingerprint, for a session opened with it (migration 0180). */
+  key_fingerprint: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type SignInMethod = 'key' | 'password' | 'sso';
@@ -446,6 +452,13 @@ export interface OperatorsTable {
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   last_sign_in_at: Date | null;
+  /** Moved on by whatever must end the operator's console sessions (migration 0180). */
+  credential_generation: Generated<number>;
+  /** Wrong second-factor codes in the window that started at second_factor_window_start. */
+  second_factor_failures: Generated<number>;
+  second_factor_window_start: Date | null;
+  /** The second-factor step refuses every code until then. */
+  second_factor_locked_until: Date | null;
 }
 
 export interface OperatorRecoveryCodesTable {
@@ -465,6 +478,8 @@ export interface OperatorTokensTable {
   expires_at: Date;
   revoked_at: Date | null;
   last_used_at: Date | null;
+  /** The tokens this one was made from, nearest last (migration 0180). */
+  lineage: Generated<string[]>;
 }
 
 export interface PlatformSettingsTable {

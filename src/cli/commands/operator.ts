@@ -194,6 +194,18 @@ ${examples([
       printPassword(await adminCall('POST', `${path(who)}/reset`), options.json === true);
     });
 
+  operator
+    .command('sign-out')
+    .description("end every console session of an operator at once (yours with 'me'); tokens stay")
+    .argument('<OPERATOR>', "id or email, or 'me'")
+    .option('--json', 'print the operator as JSON')
+    .action(async (who: string, options: JsonOption) => {
+      const where = who === 'me' ? '/operators/me' : path(who);
+      const done = await adminCall<OperatorView>('POST', `${where}/sign-out-everywhere`);
+      if (options.json === true) console.log(printableJson(done));
+      else console.log(text`${done.email}: every console session ended`);
+    });
+
   registerTwoFactorCommands(operator);
 
   const token = operator

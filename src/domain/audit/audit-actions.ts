@@ -31,6 +31,10 @@ export const AUDIT_ACTIONS = [
   'operator.two_factor_disabled',
   'operator.two_factor_reset',
   'operator.recovery_code_used',
+  // Too many wrong second-factor codes on one account: its second-factor step is locked a while.
+  'operator.second_factor_locked',
+  // Every console session of the operator ended at once (their own choice, or an owner's).
+  'operator.signed_out_everywhere',
   'platform.two_factor_required',
   'operator_token.created',
   'operator_token.revoked',

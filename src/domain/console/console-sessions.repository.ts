@@ -10,6 +10,8 @@ export interface SessionRow {
   method: SignInMethod;
   /** Signed in with a password; the second factor is still to come. */
   pendingSecondFactor: boolean;
+  /** Opened with a one-time password: this session, and no other, owes the new one. */
+  owesPasswordChange: boolean;
 }
 
 /** The console's sessions, by the hash of the cookie's secret. */
@@ -22,8 +24,13 @@ export class ConsoleSessionsRepository {
     tokenHash: string | null;
     expiresAt: Date;
     operatorId?: string;
+    /** The operator's credential generation, read before the sign-in was judged. */
+    operatorGeneration?: number;
     method?: SignInMethod;
     pendingSecondFactor?: boolean;
+    owesPasswordChange?: boolean;
+    /** For a session opened with the admin key: the key's fingerprint. */
+    keyFingerprint?: string;
   }): Promise<void> {
     await this.db
       .insertInto('console_sessions')
@@ -35,22 +42,56 @@ export class ConsoleSessionsRepository {
         operator_id: row.operatorId ?? null,
         sign_in_method: row.method ?? (row.kind === 'enterprise' ? 'password' : 'key'),
         pending_second_factor: row.pendingSecondFactor ?? false,
+        operator_generation: row.operatorGeneration ?? null,
+        owes_password_change: row.owesPasswordChange ?? false,
+        key_fingerprint: row.keyFingerprint ?? null,
       })
       .execute();
   }
 
   /**
-   * The live session with this hash, marked seen now: one statement both checks the idle and
-   * absolute expiry and extends the idle one, so concurrent pages of one browser cannot race.
+   * The live session with this hash, marked seen now: one statement checks the idle and absolute
+   * expiry and that the session's credential still stands (a named operator active and still of
+   * the generation it signed in under; the admin key still the server's, `keyFingerprint` null
+   * when the key is turned off), and only then extends the idle expiry, so a session that ended
+   * is never kept alive by being polled, and concurrent pages of one browser cannot race.
    */
-  async touch(idHash: string, idleSeconds: number): Promise<SessionRow | undefined> {
+  async touch(
+    idHash: string,
+    idleSeconds: number,
+    keyFingerprint: string | null,
+  ): Promise<SessionRow | undefined> {
     const row = await this.db
       .updateTable('console_sessions')
       .set({ last_seen_at: sql<Date>`now()` })
       .where('id_hash', '=', idHash)
       .where('expires_at', '>', sql<Date>`now()`)
       .where('last_seen_at', '>', sql<Date>`now() - make_interval(secs => ${idleSeconds})`)
-      .returning(['kind', 'token_hash', 'operator_id', 'sign_in_method', 'pending_second_factor'])
+      .where((eb) => {
+        const standing = [
+          eb('kind', '=', 'enterprise'),
+          eb.exists(
+            eb
+              .selectFrom('operators as o')
+              .select('o.id')
+              .whereRef('o.id', '=', 'console_sessions.operator_id')
+              .whereRef('o.credential_generation', '=', 'console_sessions.operator_generation')
+              .where('o.status', '=', 'active'),
+          ),
+        ];
+        if (keyFingerprint !== null) {
+          standing.push(eb.and([eb('operator_id', 'is', null), eb('key_fingerprint', '=', keyFingerprint)]));
+        }
+        return eb.or(standing);
+      })
+      .returning([
+        'kind',
+        'token_hash',
+        'operator_id',
+        'sign_in_method',
+        'pending_second_factor',
+        'owes_password_change',
+      ])
       .executeTakeFirst();
     return (
       row && {
@@ -59,8 +100,28 @@ export class ConsoleSessionsRepository {
         operatorId: row.operator_id,
         method: row.sign_in_method,
         pendingSecondFactor: row.pending_second_factor,
+        owesPasswordChange: row.owes_password_change,
       }
     );
+  }
+
+  /** Whether the session owes a new password (it was opened with the one-time one). */
+  async owesPasswordChange(idHash: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('console_sessions')
+      .select('owes_password_change')
+      .where('id_hash', '=', idHash)
+      .executeTakeFirst();
+    return row?.owes_password_change ?? false;
+  }
+
+  /** The new password was given: the session owes nothing more of it. */
+  async passwordChanged(idHash: string): Promise<void> {
+    await this.db
+      .updateTable('console_sessions')
+      .set({ owes_password_change: false })
+      .where('id_hash', '=', idHash)
+      .execute();
   }
 
   /** The second factor was given: the session is a whole one now. */
@@ -91,13 +152,6 @@ export class ConsoleSessionsRepository {
       .returning('token_hash')
       .executeTakeFirst();
     return row?.token_hash;
-  }
-
-  /** Ends every session of an operator but `except` (a new password, a reset second factor). */
-  async deleteOperatorSessions(operatorId: string, except?: string): Promise<void> {
-    let query = this.db.deleteFrom('console_sessions').where('operator_id', '=', operatorId);
-    if (except !== undefined) query = query.where('id_hash', '<>', except);
-    await query.execute();
   }
 
   async purgeStale(idleSeconds: number): Promise<void> {

@@ -50,7 +50,8 @@ const KEY_OPERATOR: ConsoleOperator = {
 /** The step a named operator's session owes, from the session and the operator's state now. */
 export function stepOf(row: SessionRow, state: SignInState): SignInStep {
   if (row.pendingSecondFactor && state.totpEnabled) return 'second-factor';
-  if (row.method === 'password' && state.mustChangePassword) return 'password';
+  // Owed by the session opened with the one-time password, and by no other session of the operator.
+  if (row.owesPasswordChange && state.mustChangePassword) return 'password';
   // Single sign-on leaves the second factor to the provider, which the owner configured.
   if (row.method === 'password' && state.twoFactorRequired && !state.totpEnabled) return 'enrol';
   return 'ready';
@@ -69,6 +70,11 @@ export type EnterpriseSignIn =
   /** The console client was disabled by the operator. */
   | { status: 'unavailable' };
 
+/** What a session opened with the admin key carries: a hash, so the key is never stored. */
+export function adminKeyFingerprint(adminKey: string): string {
+  return sha256(`keyward-admin-key:${adminKey}`);
+}
+
 /**
  * The CSRF token of a session: derived from its secret (one-way), so it needs no column and
  * reveals nothing of the cookie.
@@ -85,26 +91,40 @@ export function csrfOf(secret: string): string {
 export class ConsoleSessionsService {
   private readonly sessions: ConsoleSessionsRepository;
   private readonly apps: AppsRepository;
+  /** The admin key's fingerprint, which its sessions carry; null while the key is turned off. */
+  private readonly keyFingerprint: string | null;
 
   constructor(
     private readonly db: Db,
-    private readonly deps: { tokens: TokensService; login: LoginService; tokenLimits: TokenRequestLimits },
+    private readonly deps: {
+      tokens: TokensService;
+      login: LoginService;
+      tokenLimits: TokenRequestLimits;
+      adminKey: { value: string; enabled: boolean };
+    },
     private readonly limits = CONSOLE_SESSION_LIMITS,
   ) {
     this.sessions = new ConsoleSessionsRepository(db);
     this.apps = new AppsRepository(db);
+    this.keyFingerprint = deps.adminKey.enabled ? adminKeyFingerprint(deps.adminKey.value) : null;
   }
 
-  /** The admin key was checked by the caller: a new operator session, audited. */
+  /**
+   * The admin key was checked by the caller: a new operator session, audited. It lives only while
+   * the key it was opened with is the server's key and turned on.
+   */
   async openOperator(request: RequestIds): Promise<string> {
+    if (this.keyFingerprint === null) throw new Error('the admin key is turned off');
     const secret = randomSecret();
     const actor: AuditActor = { appId: null, operator: CONSOLE_OPERATOR, ...request };
+    const keyFingerprint = this.keyFingerprint;
     await this.db.transaction().execute(async (trx) => {
       await new ConsoleSessionsRepository(trx).insert({
         idHash: sha256(secret),
         kind: 'operator',
         tokenHash: null,
         expiresAt: this.absoluteExpiry(),
+        keyFingerprint,
       });
       await new AuditRepository(trx).record(actor, [
         { action: 'console.signed_in', subject: 'operator', enterprise: null, detail: { area: 'operator' } },
@@ -123,6 +143,7 @@ export class ConsoleSessionsService {
     const client = await this.apps.findByKey(CONSOLE_CLIENT_KEY);
     if (client?.status !== 'active') return { status: 'unavailable' };
     const outcome = await this.deps.login.verify(userName, password, { ip: from.ip, appId: client.id });
+    if (outcome.status === 'refused') await this.deps.tokenLimits.failed(from.ip, CONSOLE_CLIENT_KEY);
     if (outcome.status !== 'ok') return { status: outcome.status };
     const issued = await this.deps.tokens.issue({
       app: client,
@@ -160,12 +181,13 @@ export class ConsoleSessionsService {
 
   /** The live session of a cookie's secret, seen now; nothing once idle, expired or revoked. */
   async resolve(secret: string): Promise<ConsoleSession | undefined> {
-    const row = await this.sessions.touch(sha256(secret), this.limits.idleSeconds);
+    const row = await this.sessions.touch(sha256(secret), this.limits.idleSeconds, this.keyFingerprint);
     if (row === undefined) return undefined;
     const csrf = csrfOf(secret);
     if (row.kind === 'operator') {
       if (row.operatorId === null) return { kind: 'operator', csrf, operator: KEY_OPERATOR, step: 'ready' };
-      // Looked up on every page: a disabled operator or a changed role takes effect at once.
+      // The session's standing (active, same credential generation) was checked by touch; the
+      // role and the steps owed are read now, so a change takes effect on the next page.
       const state = await new OperatorCredentialsRepository(this.db).stateOf(row.operatorId);
       if (state?.status !== 'active') return undefined;
       // A sign-in waiting for a second factor that is gone meanwhile (an owner reset it) ends: it

@@ -4,6 +4,7 @@ import { AuditRepository } from '../audit/audit.repository.js';
 import type { TokenRequestLimits } from '../gate/token-limits.js';
 import type { LoginService } from '../members/login.service.js';
 import { OPERATOR_PASSWORD_LANE } from '../members/login.service.js';
+import { CredentialGenerationRepository } from '../operators/credential-generation.repository.js';
 import { OperatorCredentialsRepository } from '../operators/operator-credentials.repository.js';
 import { OperatorInputError } from '../operators/operators.service.js';
 import type { TwoFactorService } from '../operators/two-factor.service.js';
@@ -30,8 +31,10 @@ export type OperatorSignIn =
 export type SecondFactorOutcome =
   | { status: 'ok'; via: 'totp' | 'recovery' }
   | { status: 'wrong' | 'reused'; triesLeft: number }
-  /** Too many wrong codes: the session is gone. */
-  | { status: 'ended' };
+  /** Too many wrong codes on this session: the session is gone. */
+  | { status: 'ended' }
+  /** Too many wrong codes on the account, from any session: locked a while, this session gone. */
+  | { status: 'locked' };
 
 type From = { ip: string } & RequestIds;
 
@@ -55,16 +58,22 @@ export class OperatorSignInService {
     const admission = await this.deps.tokenLimits.admit(from.ip, OPERATOR_CONSOLE_CLIENT);
     if (admission.limited) return { status: 'limited', retryAfterSeconds: admission.retryAfterSeconds };
     const credentials = new OperatorCredentialsRepository(this.db);
-    const outcome = await this.deps.login.verifyOperator(email, password, from, (e) =>
-      credentials.passwordOf(e),
-    );
+    // The generation is read before the password is judged: a reset landing meanwhile moves it
+    // on, and the session opened with the old password is born ended.
+    let generation: number | undefined;
+    const outcome = await this.deps.login.verifyOperator(email, password, from, async (e) => {
+      const found = await credentials.passwordOf(e);
+      generation = found?.generation;
+      return found;
+    });
     if (outcome.status !== 'ok') {
+      if (outcome.status === 'refused') await this.deps.tokenLimits.failed(from.ip, OPERATOR_CONSOLE_CLIENT);
       if (outcome.status === 'refused') await this.recordFailure(email, from);
       return outcome;
     }
     const state = await credentials.stateOf(outcome.memberId);
-    if (state?.status !== 'active') return { status: 'refused' };
-    const secret = await this.open(state, 'password', state.totpEnabled, from);
+    if (state?.status !== 'active' || generation === undefined) return { status: 'refused' };
+    const secret = await this.open({ ...state, generation }, 'password', state.totpEnabled, from);
     return { status: 'ok', secret, secondFactor: state.totpEnabled };
   }
 
@@ -94,6 +103,12 @@ export class OperatorSignInService {
       await this.signedIn(operator, 'password', from);
       return { status: 'ok', via: verdict };
     }
+    if (verdict === 'locked') {
+      // The account's budget of wrong codes is spent: this sign-in ends, and so does any other
+      // that waits for a code, until the lock lifts.
+      await sessions.delete(sha256(secret));
+      return { status: 'locked' };
+    }
     const failures = await sessions.secondFactorFailed(sha256(secret));
     await this.auditFailure({ id: operator.id, email: operator.email ?? operator.id }, from, 'second-factor');
     if (failures >= SECOND_FACTOR_TRIES) {
@@ -104,8 +119,9 @@ export class OperatorSignInService {
   }
 
   /**
-   * The operator's own new password. `current` is asked for unless the session owes a new one
-   * (it was opened with the one-time password just now). Other sessions of the operator end.
+   * The operator's own new password. `current` is asked for unless this session owes a new one
+   * (it was opened with the one-time password): no other session may skip it, whatever the
+   * operator's state. Every other session of the operator ends.
    */
   async changePassword(
     secret: string,
@@ -122,6 +138,9 @@ export class OperatorSignInService {
       );
     }
     const credentials = new OperatorCredentialsRepository(this.db);
+    const owed = await new ConsoleSessionsRepository(this.db).owesPasswordChange(sha256(secret));
+    if (input.current === null && !owed)
+      throw new OperatorInputError('currentPassword: not your current password', 'currentPassword');
     if (input.current !== null) {
       const stored = operator.email === null ? undefined : await credentials.passwordOf(operator.email);
       const right =
@@ -134,7 +153,8 @@ export class OperatorSignInService {
     const id = operator.id;
     await this.db.transaction().execute(async (trx) => {
       await new OperatorCredentialsRepository(trx).setOwnPassword(id, passwordHash);
-      await new ConsoleSessionsRepository(trx).deleteOperatorSessions(id, sha256(secret));
+      await new ConsoleSessionsRepository(trx).passwordChanged(sha256(secret));
+      await new CredentialGenerationRepository(trx).endSessions(id, sha256(secret));
       await new AuditRepository(trx).record(
         operatorActor({ ...from, operator: operator.name, operatorId: id }),
         [
@@ -150,7 +170,7 @@ export class OperatorSignInService {
   }
 
   private async open(
-    state: { id: string; name: string; email: string },
+    state: { id: string; name: string; email: string; mustChangePassword: boolean; generation: number },
     method: 'password' | 'sso',
     pendingSecondFactor: boolean,
     from: RequestIds,
@@ -162,8 +182,11 @@ export class OperatorSignInService {
       tokenHash: null,
       expiresAt: new Date(Date.now() + this.limits.absoluteSeconds * 1000),
       operatorId: state.id,
+      operatorGeneration: state.generation,
       method,
       pendingSecondFactor,
+      // Signed in with the one-time password: this session owes the new one.
+      owesPasswordChange: method === 'password' && state.mustChangePassword,
     });
     if (!pendingSecondFactor)
       await this.signedIn({ id: state.id, name: state.name, email: state.email }, method, from);

@@ -17,16 +17,20 @@ export interface SignInState {
   /** The owner requires two factors of everyone (platform_settings). */
   twoFactorRequired: boolean;
   ssoSubject: string | null;
+  /** The credential generation a session opened now is tied to (CredentialGenerationRepository). */
+  generation: number;
 }
 
 /** Operators' credentials: passwords, TOTP secrets and recovery codes, and the platform's rule. */
 export class OperatorCredentialsRepository {
   constructor(private readonly db: Db) {}
 
-  async passwordOf(email: string): Promise<{ id: string; passwordHash: string | null } | undefined> {
+  async passwordOf(
+    email: string,
+  ): Promise<{ id: string; passwordHash: string | null; generation: number } | undefined> {
     return this.db
       .selectFrom('operators')
-      .select(['id', 'password_hash as passwordHash'])
+      .select(['id', 'password_hash as passwordHash', 'credential_generation as generation'])
       .where(sql`lower(email)`, '=', email.toLowerCase())
       .where('status', '=', 'active')
       .executeTakeFirst();
@@ -46,6 +50,7 @@ export class OperatorCredentialsRepository {
         'operators.totp_secret',
         'operators.totp_enabled_at',
         'operators.sso_subject',
+        'operators.credential_generation',
         'platform_settings.require_two_factor',
       ])
       .where('operators.id', '=', id)
@@ -62,6 +67,7 @@ export class OperatorCredentialsRepository {
         totpSecret: row.totp_secret,
         twoFactorRequired: row.require_two_factor,
         ssoSubject: row.sso_subject,
+        generation: row.credential_generation,
       }
     );
   }
@@ -164,6 +170,50 @@ export class OperatorCredentialsRepository {
       .where('used_at', 'is', null)
       .executeTakeFirstOrThrow();
     return Number(row.n);
+  }
+
+  /**
+   * Counts one second-factor try on the account before the code is judged, in one statement, so
+   * guesses sent together each take their own place in the count: answers the tries in the window
+   * so far, this one included, or undefined while the account's second-factor step is locked.
+   */
+  async reserveSecondFactorTry(id: string, windowSeconds: number): Promise<number | undefined> {
+    const fresh = sql<boolean>`second_factor_window_start is null
+      or second_factor_window_start <= now() - make_interval(secs => ${windowSeconds})`;
+    const row = await this.db
+      .updateTable('operators')
+      .set({
+        second_factor_failures: sql<number>`case when ${fresh} then 1 else second_factor_failures + 1 end`,
+        second_factor_window_start: sql<Date>`case when ${fresh} then now() else second_factor_window_start end`,
+      })
+      .where('id', '=', id)
+      .where((eb) =>
+        eb.or([
+          eb('second_factor_locked_until', 'is', null),
+          eb('second_factor_locked_until', '<=', sql<Date>`now()`),
+        ]),
+      )
+      .returning('second_factor_failures')
+      .executeTakeFirst();
+    return row?.second_factor_failures;
+  }
+
+  /** A right code: the account's count of wrong ones starts again. */
+  async forgiveSecondFactorTries(id: string): Promise<void> {
+    await this.db
+      .updateTable('operators')
+      .set({ second_factor_failures: 0, second_factor_window_start: null })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Refuses every second-factor code of the account for `seconds`. */
+  async lockSecondFactor(id: string, seconds: number): Promise<void> {
+    await this.db
+      .updateTable('operators')
+      .set({ second_factor_locked_until: sql<Date>`now() + make_interval(secs => ${seconds})` })
+      .where('id', '=', id)
+      .execute();
   }
 
   async twoFactorRequired(): Promise<boolean> {

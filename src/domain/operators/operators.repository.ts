@@ -33,6 +33,19 @@ export interface TokenHolder {
   operatorName: string;
   operatorRole: OperatorRole;
   operatorStatus: 'active' | 'disabled';
+  /** Every token this one was made from is live still (none revoked, none expired). */
+  lineageLive: boolean;
+}
+
+/** A token that is making another, as the transaction locked it. */
+export interface MakingToken {
+  id: string;
+  role: OperatorRole;
+  expiresAt: Date;
+  revokedAt: Date | null;
+  lineage: string[];
+  operatorRole: OperatorRole;
+  operatorStatus: 'active' | 'disabled';
 }
 
 const OPERATOR_COLUMNS = ['id', 'name', 'email', 'role', 'status', 'created_at', 'last_sign_in_at'] as const;
@@ -154,6 +167,39 @@ export class OperatorsRepository {
       .execute();
   }
 
+  /**
+   * Locks a token that is making another, for the rest of the transaction: a revoke of it waits,
+   * and then finds the new token in its lineage.
+   */
+  async lockMakingToken(id: string): Promise<MakingToken | undefined> {
+    const row = await this.db
+      .selectFrom('operator_tokens as t')
+      .innerJoin('operators as o', 'o.id', 't.operator_id')
+      .select([
+        't.id',
+        't.role',
+        't.expires_at',
+        't.revoked_at',
+        't.lineage',
+        'o.role as operator_role',
+        'o.status as operator_status',
+      ])
+      .where('t.id', '=', id)
+      .forUpdate('t')
+      .executeTakeFirst();
+    return (
+      row && {
+        id: row.id,
+        role: row.role,
+        expiresAt: row.expires_at,
+        revokedAt: row.revoked_at,
+        lineage: row.lineage,
+        operatorRole: row.operator_role,
+        operatorStatus: row.operator_status,
+      }
+    );
+  }
+
   async insertToken(input: {
     id: string;
     operatorId: string;
@@ -161,6 +207,8 @@ export class OperatorsRepository {
     role: OperatorRole;
     tokenHash: string;
     expiresAt: Date;
+    /** The tokens it is made from, nearest last; empty when made in person or with the admin key. */
+    lineage: string[];
   }): Promise<OperatorTokenRow> {
     const row = await this.db
       .insertInto('operator_tokens')
@@ -171,6 +219,7 @@ export class OperatorsRepository {
         role: input.role,
         token_hash: input.tokenHash,
         expires_at: input.expiresAt,
+        lineage: input.lineage,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -196,15 +245,20 @@ export class OperatorsRepository {
     return row === undefined ? undefined : tokenOf(row);
   }
 
-  /** Revokes one token; false when it was revoked already. */
+  /**
+   * Revokes one token and every token made from it (its lineage names it); false when it was
+   * revoked already. Authentication checks the lineage too (lineageLive), so a token made while
+   * this ran cannot outlive it either.
+   */
   async revokeToken(id: string): Promise<boolean> {
-    const result = await this.db
+    const rows = await this.db
       .updateTable('operator_tokens')
       .set({ revoked_at: sql`now()` })
-      .where('id', '=', id)
+      .where((eb) => eb.or([eb('id', '=', id), eb(sql.val(id), '=', eb.fn.any('lineage'))]))
       .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+      .returning('id')
+      .execute();
+    return rows.some((r) => r.id === id);
   }
 
   /** Revokes every live token of an operator (disabled, password reset): how many. */
@@ -231,6 +285,11 @@ export class OperatorsRepository {
         'o.name as operator_name',
         'o.role as operator_role',
         'o.status as operator_status',
+        sql<boolean>`not exists (
+          select 1 from operator_tokens a
+           where a.id = any(t.lineage) and (a.revoked_at is not null or a.expires_at <= now()))`.as(
+          'lineage_live',
+        ),
       ])
       .where('t.token_hash', '=', tokenHash)
       .executeTakeFirst();
@@ -244,6 +303,7 @@ export class OperatorsRepository {
       operatorName: row.operator_name,
       operatorRole: row.operator_role,
       operatorStatus: row.operator_status,
+      lineageLive: row.lineage_live,
     };
   }
 

@@ -6,7 +6,13 @@ import { OPERATOR_PASSWORD_LANE } from '../members/login.service.js';
 import { newGlobalId } from '../shared/ids.js';
 import { hashPassword } from '../shared/passwords.js';
 import { randomSecret, sha256 } from '../shared/secrets.js';
-import { OperatorsRepository, type OperatorRow, type OperatorTokenRow } from './operators.repository.js';
+import { CredentialGenerationRepository } from './credential-generation.repository.js';
+import {
+  OperatorsRepository,
+  type MakingToken,
+  type OperatorRow,
+  type OperatorTokenRow,
+} from './operators.repository.js';
 import { permissionsOf } from './roles.js';
 
 /**
@@ -26,6 +32,7 @@ export type OperatorRefusal =
   | 'passwordLength'
   | 'currentPassword'
   | 'codeWrong'
+  | 'codeLocked'
   | 'twoFactorOn'
   | 'twoFactorRequired'
   | 'enrolmentChanged'
@@ -132,6 +139,20 @@ const within = (narrower: OperatorRole, wider: OperatorRole): boolean => {
   return permissionsOf(narrower).every((p) => held.has(p));
 };
 
+/** Of roles that nest, the one within all the others; the first when none is. */
+const narrowest = (roles: readonly OperatorRole[]): OperatorRole =>
+  roles.find((r) => roles.every((other) => within(r, other))) ?? (roles[0] as OperatorRole);
+
+/**
+ * The credential a call that makes a token came with: its roles now (a personal token's own and
+ * its operator's; a console session's operator's; the admin key's owner) and, for a personal
+ * token, its id. A token is made within these (createToken).
+ */
+export interface TokenMaker {
+  roles: readonly OperatorRole[];
+  tokenId: string | null;
+}
+
 /** What a presented personal token turned out to be. */
 export type TokenVerdict =
   | {
@@ -212,6 +233,8 @@ export class OperatorsService {
       if (operator.role === role) return view(operator);
       await this.keepAnOwner(repo, operator, role !== 'owner');
       await repo.setRole(id, role);
+      // A session opened under one role does not carry on under another: sign in again.
+      await new CredentialGenerationRepository(trx).endSessions(id);
       await new AuditRepository(trx).record(operatorActor(request), [
         operatorChange('operator.role_set', operator, { role, previousRole: operator.role }),
       ]);
@@ -220,8 +243,9 @@ export class OperatorsService {
   }
 
   /**
-   * Disabling ends every token of the operator at once; enabling gives none back. No operator
-   * disables their own account (it would end the session or token asking): another owner does.
+   * Disabling ends every console session and token of the operator at once; enabling gives none
+   * back. No operator disables their own account (it would end the session or token asking):
+   * another owner does.
    */
   async setStatus(
     idOrEmail: string,
@@ -242,6 +266,8 @@ export class OperatorsService {
       }
       if (status === 'disabled') await this.keepAnOwner(repo, operator, true);
       await repo.setStatus(id, status);
+      // Enable moves the generation on as well: a session from before the disable stays ended.
+      await new CredentialGenerationRepository(trx).endSessions(id);
       const tokensRevoked = status === 'disabled' ? await repo.revokeTokensOf(id) : 0;
       await new AuditRepository(trx).record(operatorActor(request), [
         operatorChange(status === 'disabled' ? 'operator.disabled' : 'operator.enabled', operator, {
@@ -252,7 +278,11 @@ export class OperatorsService {
     });
   }
 
-  /** A new one-time password, shown once; the operator's tokens stay (they are separate credentials). */
+  /**
+   * A new one-time password, shown once. Every console session of the operator ends at once: the
+   * password is owed by the session that signs in with the one-time one, and by no session open
+   * now. The operator's tokens stay (separate credentials, each revoked on its own).
+   */
   async resetPassword(
     idOrEmail: string,
     request: OperatorRequest = NO_REQUEST,
@@ -262,11 +292,27 @@ export class OperatorsService {
     const passwordHash = await hashPassword(password, PLATFORM_TENANT);
     await this.db.transaction().execute(async (trx) => {
       await new OperatorsRepository(trx).setPassword(operator.id, passwordHash);
+      await new CredentialGenerationRepository(trx).endSessions(operator.id);
       await new AuditRepository(trx).record(operatorActor(request), [
         operatorChange('operator.password_reset', operator),
       ]);
     });
     return { operator: view(operator), password };
+  }
+
+  /**
+   * Ends every console session of the operator at once, on every instance (a lost laptop, a
+   * shared screen). Tokens are separate credentials and stay: revoke them one by one.
+   */
+  async signOutEverywhere(idOrEmail: string, request: OperatorRequest = NO_REQUEST): Promise<OperatorView> {
+    const operator = await this.existing(idOrEmail);
+    await this.db.transaction().execute(async (trx) => {
+      await new CredentialGenerationRepository(trx).endSessions(operator.id);
+      await new AuditRepository(trx).record(operatorActor(request), [
+        operatorChange('operator.signed_out_everywhere', operator),
+      ]);
+    });
+    return view(operator);
   }
 
   /** The last active owner stays one: without an owner nobody could manage operators but the key. */
@@ -285,22 +331,30 @@ export class OperatorsService {
   }
 
   /**
-   * A personal API token for `operator`, with a role no wider than the operator's and an expiry;
-   * the token is shown once here and stored only as its hash.
+   * A personal API token for `operator`, shown once here and stored only as its hash. It is never
+   * wider than what makes it (docs/operators.md, "Credentials"): its role lies within the
+   * operator's role and every role of the calling credential (`by`); made by a personal token, it
+   * also ends no later than that token and is revoked with it. Made in person (a console session)
+   * or with the admin key, it lives up to TOKEN_DAYS_MAX days.
    */
   async createToken(
     idOrEmail: string,
     input: { name: string; role?: OperatorRole; days?: number },
+    by: TokenMaker,
     request: OperatorRequest = NO_REQUEST,
   ): Promise<{ token: string; view: OperatorTokenView }> {
     const operator = await this.existing(idOrEmail);
     if (operator.status !== 'active')
       throw new OperatorConflictError(`${operator.email} is disabled`, 'operatorDisabled');
     const name = nameOf(input.name);
-    const role = input.role ?? operator.role;
-    if (!within(role, operator.role)) {
+    const role = input.role ?? narrowest([operator.role, ...by.roles]);
+    const bounds = [operator.role, ...by.roles];
+    const wider = bounds.find((bound) => !within(role, bound));
+    if (wider !== undefined) {
       throw new OperatorInputError(
-        `role: ${role} is wider than ${operator.email}'s role ${operator.role}`,
+        wider === operator.role
+          ? `role: ${role} is wider than ${operator.email}'s role ${operator.role}`
+          : `role: ${role} is wider than the calling credential's role ${wider}`,
         'roleWider',
       );
     }
@@ -310,25 +364,71 @@ export class OperatorsService {
     }
     const token = `${OPERATOR_TOKEN_PREFIX}${randomSecret(32)}`;
     const created = await this.db.transaction().execute(async (trx) => {
-      const row = await new OperatorsRepository(trx).insertToken({
+      const repo = new OperatorsRepository(trx);
+      let expiresAt = new Date(this.now() + days * 86_400_000);
+      let lineage: string[] = [];
+      if (by.tokenId !== null) {
+        const maker = await this.liveMaker(repo, by.tokenId);
+        const madeWider = [maker.role, maker.operatorRole].find((bound) => !within(role, bound));
+        if (madeWider !== undefined) {
+          throw new OperatorInputError(
+            `role: ${role} is wider than the calling credential's role ${madeWider}`,
+            'roleWider',
+          );
+        }
+        if (expiresAt > maker.expiresAt) {
+          // Asked for outright, a longer life is refused; the default is cut to the maker's.
+          if (input.days !== undefined) {
+            const left = Math.max(1, Math.floor((maker.expiresAt.getTime() - this.now()) / 86_400_000));
+            throw new OperatorInputError(
+              `days: at most ${left}: a token made by a token ends no later than it (sign in to make a longer one)`,
+              'days',
+            );
+          }
+          expiresAt = maker.expiresAt;
+        }
+        lineage = [...maker.lineage, maker.id];
+      }
+      const row = await repo.insertToken({
         id: newGlobalId(),
         operatorId: operator.id,
         name,
         role,
         tokenHash: sha256(token),
-        expiresAt: new Date(this.now() + days * 86_400_000),
+        expiresAt,
+        lineage,
       });
       await new AuditRepository(trx).record(operatorActor(request), [
         {
           action: 'operator_token.created',
           subject: row.id,
           enterprise: null,
-          detail: { operatorId: operator.id, name, role, expiresAt: row.expiresAt.toISOString() },
+          detail: {
+            operatorId: operator.id,
+            name,
+            role,
+            expiresAt: row.expiresAt.toISOString(),
+            ...(by.tokenId === null ? {} : { madeByToken: by.tokenId }),
+          },
         },
       ]);
       return row;
     });
     return { token, view: tokenView(created) };
+  }
+
+  /** The calling token, locked while it makes another: it must still be live itself. */
+  private async liveMaker(repo: OperatorsRepository, tokenId: string): Promise<MakingToken> {
+    const maker = await repo.lockMakingToken(tokenId);
+    if (
+      maker === undefined ||
+      maker.revokedAt !== null ||
+      maker.expiresAt.getTime() <= this.now() ||
+      maker.operatorStatus !== 'active'
+    ) {
+      throw new OperatorConflictError('the calling token is no longer live', 'operatorDisabled');
+    }
+    return maker;
   }
 
   /**
@@ -343,6 +443,8 @@ export class OperatorsService {
     if (holder.revokedAt !== null) return { status: 'revoked' };
     if (holder.expiresAt.getTime() <= this.now()) return { status: 'expired' };
     if (holder.operatorStatus !== 'active') return { status: 'disabled' };
+    // A token made by a token ends with it: one revoked or expired up its lineage ends this one.
+    if (!holder.lineageLive) return { status: 'revoked' };
     await repo.touchToken(holder.tokenId);
     return {
       status: 'ok',

@@ -2,6 +2,7 @@ import type { Db } from '../../db/client.js';
 import { NO_REQUEST, operatorActor, type OperatorRequest } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
 import { sha256 } from '../shared/secrets.js';
+import { CredentialGenerationRepository } from './credential-generation.repository.js';
 import { OperatorCredentialsRepository } from './operator-credentials.repository.js';
 import { OperatorsRepository } from './operators.repository.js';
 import { OperatorConflictError, OperatorInputError, OperatorNotFoundError } from './operators.service.js';
@@ -14,7 +15,16 @@ export type CodeVerdict =
   | 'recovery'
   /** A code of a step already used: someone else may have seen it. */
   | 'reused'
-  | 'wrong';
+  | 'wrong'
+  /** The account's budget of wrong codes is spent: not judged. */
+  | 'locked';
+
+/**
+ * Wrong second-factor codes one account may be given, from any session and address, in a window;
+ * past it the account's second-factor step refuses every code for `lockSeconds`. Six digits and
+ * five tries a quarter of an hour make a guess about one in 200,000 a day.
+ */
+export const SECOND_FACTOR_BUDGET = { tries: 5, windowSeconds: 15 * 60, lockSeconds: 15 * 60 } as const;
 
 export interface TwoFactorStatus {
   enabled: boolean;
@@ -107,11 +117,56 @@ export class TwoFactorService {
     return { recoveryCodes };
   }
 
-  /** A second factor at sign-in (or before a change that asks for one): a TOTP or recovery code. */
+  /**
+   * A second factor at sign-in (or before a change that asks for one): a TOTP or recovery code.
+   * Each try is counted on the account before it is judged, so parallel guesses share one
+   * budget (SECOND_FACTOR_BUDGET); a right code forgives the count.
+   */
   async check(operatorId: string, code: string, request: OperatorRequest = NO_REQUEST): Promise<CodeVerdict> {
     const credentials = new OperatorCredentialsRepository(this.db);
     const state = await credentials.stateOf(operatorId);
     if (!state?.totpEnabled || state.totpSecret === null) return 'wrong';
+    const tries = await credentials.reserveSecondFactorTry(operatorId, SECOND_FACTOR_BUDGET.windowSeconds);
+    if (tries === undefined) return 'locked';
+    if (tries > SECOND_FACTOR_BUDGET.tries) {
+      // The first try past the budget locks the step and says so in the audit log, once.
+      if (tries === SECOND_FACTOR_BUDGET.tries + 1) await this.lock(state, request);
+      return 'locked';
+    }
+    const verdict = await this.judge(state, code, request);
+    if (verdict === 'totp' || verdict === 'recovery') await credentials.forgiveSecondFactorTries(operatorId);
+    return verdict;
+  }
+
+  private async lock(state: { id: string; email: string }, request: OperatorRequest): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await new OperatorCredentialsRepository(trx).lockSecondFactor(
+        state.id,
+        SECOND_FACTOR_BUDGET.lockSeconds,
+      );
+      await new AuditRepository(trx).record(operatorActor(request), [
+        {
+          action: 'operator.second_factor_locked',
+          subject: state.email,
+          enterprise: null,
+          detail: {
+            operatorId: state.id,
+            tries: SECOND_FACTOR_BUDGET.tries,
+            lockSeconds: SECOND_FACTOR_BUDGET.lockSeconds,
+          },
+        },
+      ]);
+    });
+  }
+
+  private async judge(
+    state: { id: string; email: string; totpSecret: string | null },
+    code: string,
+    request: OperatorRequest,
+  ): Promise<CodeVerdict> {
+    const operatorId = state.id;
+    const credentials = new OperatorCredentialsRepository(this.db);
+    if (state.totpSecret === null) return 'wrong';
     const typed = code.trim();
     const step = totpStepOf(state.totpSecret, typed, this.now());
     if (step !== null) return (await credentials.acceptStep(operatorId, step)) ? 'totp' : 'reused';
@@ -139,6 +194,8 @@ export class TwoFactorService {
     if (state.twoFactorRequired)
       throw new OperatorConflictError('the owner requires two-factor sign-in', 'twoFactorRequired');
     const verdict = await this.check(operatorId, code, request);
+    if (verdict === 'locked')
+      throw new OperatorConflictError('code: too many wrong codes; try again later', 'codeLocked');
     if (verdict !== 'totp' && verdict !== 'recovery')
       throw new OperatorInputError('code: not a valid code', 'codeWrong');
     await this.clear(state, 'operator.two_factor_disabled', request);
@@ -160,6 +217,9 @@ export class TwoFactorService {
   ): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await new OperatorCredentialsRepository(trx).clearTotp(state.id);
+      // An owner's reset (a lost or stolen phone) ends every session the operator has open.
+      if (action === 'operator.two_factor_reset')
+        await new CredentialGenerationRepository(trx).endSessions(state.id);
       await new AuditRepository(trx).record(operatorActor(request), [
         { action, subject: state.email, enterprise: null, detail: { operatorId: state.id } },
       ]);

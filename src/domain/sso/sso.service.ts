@@ -1,3 +1,4 @@
+import { CredentialGenerationRepository } from '../operators/credential-generation.repository.js';
 import * as oidc from 'openid-client';
 import type { Db } from '../../db/client.js';
 import type { OperatorRole } from '../../db/schema.js';
@@ -153,6 +154,8 @@ export class SsoService {
       }
       if (found.role !== role) {
         await repo.setRole(found.id, role);
+        // As for any role change: sessions opened under the old role end (the new one opens after).
+        await new CredentialGenerationRepository(trx).endSessions(found.id);
         await audit.record(actor, [
           change('operator.role_set', found, { role, previousRole: found.role, via: 'sso' }),
         ]);

@@ -1,6 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { OperatorInputError, TOKEN_DAYS_MAX } from '../../domain/operators/operators.service.js';
+import {
+  OperatorInputError,
+  TOKEN_DAYS_MAX,
+  type TokenMaker,
+} from '../../domain/operators/operators.service.js';
 import { OPERATOR_ROLES } from '../../domain/operators/roles.js';
 import type { App } from '../app-type.js';
 import { adminMay } from '../access/access.js';
@@ -29,6 +33,12 @@ function self(request: FastifyRequest): string {
   return operatorId;
 }
 
+/** The calling credential, which bounds the token it makes (OperatorsService.createToken). */
+function maker(request: FastifyRequest): TokenMaker {
+  const { roles, tokenId } = operatorOf(request);
+  return { roles, tokenId };
+}
+
 /**
  * Personal API tokens. An operator creates, lists and revokes his own (`/operators/me/tokens`,
  * every role); an owner does so for any operator, automation accounts included.
@@ -40,9 +50,18 @@ export function operatorTokenRoutes(app: App): void {
     const principal = operatorOf(request);
     return { operatorId: principal.operatorId, name: principal.name, roles: principal.roles };
   });
+  // Every console session of the calling operator ends; the token asking stays.
+  app.post('/operators/me/sign-out-everywhere', own, async (request) =>
+    app.services.operators.signOutEverywhere(self(request), operatorRequestOf(request)),
+  );
   app.get('/operators/me/tokens', own, async (request) => app.services.operators.tokens(self(request)));
   app.post('/operators/me/tokens', { ...own, schema: { body: CreateBody } }, async (request) =>
-    app.services.operators.createToken(self(request), request.body, operatorRequestOf(request)),
+    app.services.operators.createToken(
+      self(request),
+      request.body,
+      maker(request),
+      operatorRequestOf(request),
+    ),
   );
   app.post(
     '/operators/me/tokens/:tokenId/revoke',
@@ -57,7 +76,12 @@ export function operatorTokenRoutes(app: App): void {
     '/operators/:operator/tokens',
     { ...manage, schema: { params: Params, body: CreateBody } },
     async (request) =>
-      app.services.operators.createToken(request.params.operator, request.body, operatorRequestOf(request)),
+      app.services.operators.createToken(
+        request.params.operator,
+        request.body,
+        maker(request),
+        operatorRequestOf(request),
+      ),
   );
   app.post(
     '/operator-tokens/:tokenId/revoke',

@@ -39,6 +39,13 @@ export function operatorRoutes(app: App): void {
   app.post('/operators/:operator/reset', { ...manage, schema: { params: Params } }, async (request) =>
     app.services.operators.resetPassword(request.params.operator, operatorRequestOf(request)),
   );
+  // Every console session of the operator ends at once; their tokens stay.
+  app.post(
+    '/operators/:operator/sign-out-everywhere',
+    { ...manage, schema: { params: Params } },
+    async (request) =>
+      app.services.operators.signOutEverywhere(request.params.operator, operatorRequestOf(request)),
+  );
   // A lost authenticator: the operator's second factor and recovery codes are removed.
   app.post(
     '/operators/:operator/two-factor/reset',

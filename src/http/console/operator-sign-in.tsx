@@ -232,6 +232,9 @@ function secondFactorRoutes(app: App): void {
       case 'ended':
         clearSessionCookie(request, reply, app.config);
         return redirectTo(reply, `${SIGN_IN}?note=code-ended`);
+      case 'locked':
+        clearSessionCookie(request, reply, app.config);
+        return redirectTo(reply, `${SIGN_IN}?note=code-locked`);
       case 'reused':
       case 'wrong': {
         const key = outcome.status === 'reused' ? 'operators.codeReused' : 'operators.codeWrong';

@@ -54,6 +54,7 @@ export const NOTES: Record<string, MessageKey> = {
   expired: 'signIn.expired',
   'signed-out': 'signIn.signedOut',
   'code-ended': 'operators.codeEnded',
+  'code-locked': 'operators.codeLocked',
   'password-changed': 'operators.passwordChangedSignIn',
 };
 export const noteOf = (request: FastifyRequest) =>

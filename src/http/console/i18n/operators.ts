@@ -14,6 +14,8 @@ export const operatorsEn = {
   'operators.codeWrong': 'That code is not right. {tries} tries left.',
   'operators.codeReused': 'That code was used already; wait for the next one. {tries} tries left.',
   'operators.codeEnded': 'Too many wrong codes. Sign in again.',
+  'operators.codeLocked':
+    'Too many wrong codes for this account. Its code step is locked for 15 minutes; then sign in again.',
   'operators.passwordChangedSignIn': 'Your password was changed. Sign in with the new one.',
   'operators.account': 'Your account',
   'operators.keyHasNoAccount':
@@ -47,6 +49,10 @@ export const operatorsEn = {
     'Keep these {count} codes somewhere safe. Each signs you in once if you lose your phone. They are shown only now.',
   'operators.recoverySaved': 'I have saved them',
   'operators.password': 'Password',
+  'operators.sessions': 'Sessions',
+  'operators.sessionsHint':
+    'Signed in somewhere you no longer trust? End every console session of your account, this one too. Your tokens stay.',
+  'operators.signOutEverywhere': 'Sign out everywhere',
   'operators.changePassword': 'Change password',
   'operators.passwordOwed': 'You signed in with a one-time password. Choose your own to continue.',
   'operators.currentPassword': 'Current password',
@@ -103,6 +109,7 @@ export const operatorsEn = {
   'operators.refusal.passwordLength': 'The password must be 12 to 200 characters long.',
   'operators.refusal.currentPassword': 'That is not your current password.',
   'operators.refusal.codeWrong': 'That code is not right. Type the code the app shows now.',
+  'operators.refusal.codeLocked': 'Too many wrong codes for this account. Try again in 15 minutes.',
   'operators.refusal.twoFactorOn': 'Two-factor sign-in is on already.',
   'operators.refusal.twoFactorRequired': 'The platform owner requires two-factor sign-in.',
   'operators.refusal.enrolmentChanged': 'The set-up changed meanwhile. Start again.',
@@ -125,6 +132,7 @@ export const operatorsZh: Record<keyof typeof operatorsEn, string> = {
   'operators.codeWrong': '验证码不正确，还可尝试 {tries} 次。',
   'operators.codeReused': '该验证码已使用过，请等待下一个。还可尝试 {tries} 次。',
   'operators.codeEnded': '错误的验证码过多，请重新登录。',
+  'operators.codeLocked': '该账号的错误验证码过多，验证码步骤已锁定 15 分钟，之后请重新登录。',
   'operators.passwordChangedSignIn': '密码已修改，请用新密码登录。',
   'operators.account': '我的账号',
   'operators.keyHasNoAccount':
@@ -157,6 +165,10 @@ export const operatorsZh: Record<keyof typeof operatorsEn, string> = {
     '请妥善保存这 {count} 个恢复码。手机丢失时，每个恢复码可登录一次。它们只显示这一次。',
   'operators.recoverySaved': '我已保存',
   'operators.password': '密码',
+  'operators.sessions': '会话',
+  'operators.sessionsHint':
+    '在不再信任的地方登录过？结束您账号的所有控制台会话（包括当前会话）。令牌不受影响。',
+  'operators.signOutEverywhere': '在所有地方退出登录',
   'operators.changePassword': '修改密码',
   'operators.passwordOwed': '您使用的是一次性密码，请先设置自己的密码。',
   'operators.currentPassword': '当前密码',
@@ -212,6 +224,7 @@ export const operatorsZh: Record<keyof typeof operatorsEn, string> = {
   'operators.refusal.passwordLength': '密码长度须为 12 到 200 个字符。',
   'operators.refusal.currentPassword': '当前密码不正确。',
   'operators.refusal.codeWrong': '验证码不正确，请输入应用当前显示的验证码。',
+  'operators.refusal.codeLocked': '该账号的错误验证码过多，请 15 分钟后再试。',
   'operators.refusal.twoFactorOn': '两步验证已开启。',
   'operators.refusal.twoFactorRequired': '平台所有者要求使用两步验证。',
   'operators.refusal.enrolmentChanged': '设置在此期间已变化，请重新开始。',

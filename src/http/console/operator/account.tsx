@@ -16,6 +16,7 @@ import { sendErrorPage } from '../error-page.js';
 import { formText } from '../form-fields.js';
 import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
+import { clearSessionCookie } from '../session.js';
 import { ActionButton, Csrf, Empty, Field, Notice, SelectField, Time, type ConsoleError } from '../ui.js';
 import { consoleRequest } from './form.js';
 import { operatorRefusal } from './operator-errors.js';
@@ -160,6 +161,16 @@ async function showAccount(app: App, request: FastifyRequest, reply: FastifyRepl
         </p>
       </section>
       <section>
+        <h2>{t('operators.sessions')}</h2>
+        <p>{t('operators.sessionsHint')}</p>
+        <ActionButton
+          context={context}
+          action={`${ACCOUNT}/sign-out-everywhere`}
+          label={t('operators.signOutEverywhere')}
+          danger
+        />
+      </section>
+      <section>
         <h2>{t('operators.tokens')}</h2>
         <p>{t('operators.tokensHint')}</p>
         {shown.created !== undefined && (
@@ -217,6 +228,8 @@ export function accountRoutes(app: App): void {
       const created = await app.services.operators.createToken(
         session.operator.id,
         { name: formText(request, 'name'), role, days },
+        // Signed in in person: bounded by the operator's role now, not by this session's life.
+        { roles: [session.operator.role], tokenId: null },
         consoleRequest(request),
       );
       return await showAccount(app, request, reply, {
@@ -247,6 +260,14 @@ export function accountRoutes(app: App): void {
       return redirectTo(reply, `${ACCOUNT}?done=revoked`);
     },
   );
+  // Every console session of the operator ends, this one too; tokens stay.
+  app.post('/operator/account/sign-out-everywhere', self, async (request, reply) => {
+    const { session } = operatorContext(request);
+    if (session.operator.id === null) return sendErrorPage(request, reply, 404, 'error.notFound');
+    await app.services.operators.signOutEverywhere(session.operator.id, consoleRequest(request));
+    clearSessionCookie(request, reply, app.config);
+    return redirectTo(reply, '/console/operator/sign-in?note=signed-out');
+  });
   app.post('/operator/account/two-factor/disable', self, async (request, reply) => {
     const { t, session } = operatorContext(request);
     if (session.operator.id === null) return sendErrorPage(request, reply, 404, 'error.notFound');

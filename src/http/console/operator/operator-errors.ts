@@ -20,6 +20,7 @@ const SENTENCES: Record<OperatorRefusal, MessageKey> = {
   passwordLength: 'operators.refusal.passwordLength',
   currentPassword: 'operators.refusal.currentPassword',
   codeWrong: 'operators.refusal.codeWrong',
+  codeLocked: 'operators.refusal.codeLocked',
   twoFactorOn: 'operators.refusal.twoFactorOn',
   twoFactorRequired: 'operators.refusal.twoFactorRequired',
   enrolmentChanged: 'operators.refusal.enrolmentChanged',
