@@ -151,7 +151,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     operatorSignIn,
     usage: new UsageService(db, options.now),
     usageRollups: new RollupService(db, config.usage, options.now === undefined ? {} : { now: options.now }),
-    sso: config.sso === undefined ? undefined : new SsoService(db, config.sso, operatorSignIn),
+    sso: config.sso === undefined ? undefined : new SsoService(db, config.sso, operatorSignIn, gate),
     backup: new BackupService(options.unlimitedDb ?? db, {
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,

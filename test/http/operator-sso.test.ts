@@ -1,14 +1,19 @@
+import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { currentWindow } from '../../src/domain/gate/gate.js';
 import { sha256 } from '../../src/domain/shared/secrets.js';
+import { SSO_START_LIMITS, SsoService } from '../../src/domain/sso/sso.service.js';
+import type { SsoConfig } from '../../src/sso-config.js';
 import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import { startTestProvider, type ProviderUser, type TestProvider } from '../support/oidc-provider.js';
 import { SsoBrowser, type Page } from '../support/sso-browser.js';
 
 // Operators' single sign-on against a real OpenID Connect provider (oidc-provider): each mapped
 // group lands on the console with its role; a user in no mapped group is refused; a return that
-// is not this browser's, is replayed, or carries the wrong nonce or PKCE verifier is refused; a
-// provider that is down gives a page that says so, never a 500.
+// is not this browser's, is replayed, or carries the wrong nonce or PKCE verifier is refused; the
+// sign-ins anyone may start are bounded; a provider that is down gives a page that says so, never
+// a 500.
 
 const KEYWARD = 'http://keyward.test';
 const REDIRECT = `${KEYWARD}/console/operator/sso/callback`;
@@ -65,6 +70,16 @@ async function operatorByEmail(email: string) {
     .select(['id', 'name', 'role', 'status', 'sso_subject'])
     .where('email', '=', email)
     .executeTakeFirst();
+}
+
+/** Sign-ins in flight: only this file starts any, one test at a time. */
+async function liveRequests(): Promise<number> {
+  const row = await h.database.db
+    .selectFrom('sso_requests')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('expires_at', '>', new Date())
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 async function auditOf(subject: string) {
@@ -258,6 +273,70 @@ describe('single sign-on with OpenID Connect', () => {
       /does not belong to this sign-in/,
     );
     expect(await operatorByEmail(USERS.tampered.email as string)).toBeUndefined();
+  });
+
+  it('bounds the sign-ins one address (an IPv6 /64) starts: 429 past the limit, and no row', async () => {
+    const limit = SSO_START_LIMITS.perAddressPerMinute;
+    // The count is per minute: a burst that straddles two minutes is tried again, from a new /64.
+    for (let attempt = 0; ; attempt += 1) {
+      const network = `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+      const minute = currentWindow();
+      const before = await liveRequests();
+      const answers = [];
+      // A new address of the /64 each time: walking through one's own addresses is no way round.
+      for (let i = 1; i <= limit + 5; i += 1) {
+        answers.push(
+          await h.app.inject({
+            method: 'GET',
+            url: '/console/operator/sso',
+            remoteAddress: `${network}::${i.toString(16)}`,
+          }),
+        );
+      }
+      if (currentWindow() !== minute && attempt === 0) continue;
+      expect(answers.slice(0, limit).map((a) => a.statusCode)).toEqual(Array<number>(limit).fill(303));
+      for (const refused of answers.slice(limit)) {
+        expect(refused.statusCode).toBe(429);
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+        expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+        expect(refused.body).toMatch(/Too many sign-ins from here/);
+        expect(refused.headers['set-cookie'] ?? '').not.toMatch(/keyward_sso/);
+      }
+      expect(await liveRequests()).toBe(before + limit);
+      break;
+    }
+    // Another address signs in as ever.
+    const { landed } = await signIn(USERS.support);
+    expect(landed.status, landed.body.slice(0, 500)).toBe(200);
+  });
+
+  it('bounds the sign-ins in flight from every address together, and counts only live ones', async () => {
+    const live = await liveRequests();
+    const sso = new SsoService(
+      h.database.db,
+      h.app.config.sso as SsoConfig,
+      h.app.services.operatorSignIn,
+      h.app.services.gate,
+      { perAddressPerMinute: 100, inFlight: live + 2 },
+    );
+    const first = await sso.start('198.51.100.1');
+    expect(first.status).toBe('ok');
+    expect((await sso.start('198.51.100.2')).status).toBe('ok');
+    expect(await sso.start('198.51.100.3')).toEqual({
+      status: 'limited',
+      by: 'everyone',
+      retryAfterSeconds: 60,
+    });
+    expect(await liveRequests()).toBe(live + 2);
+    // An expired sign-in holds no room: it is removed, and another starts.
+    const state = first.status === 'ok' ? new URL(first.url).searchParams.get('state') : null;
+    await h.database.db
+      .updateTable('sso_requests')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('state_hash', '=', sha256(state ?? ''))
+      .execute();
+    expect((await sso.start('198.51.100.3')).status).toBe('ok');
+    expect(await liveRequests()).toBe(live + 2);
   });
 
   it('answers a clear 503 page when the provider goes down mid-sign-in', async () => {

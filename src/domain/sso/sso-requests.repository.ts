@@ -10,23 +10,23 @@ export interface SsoRequest {
 export class SsoRequestsRepository {
   constructor(private readonly db: Db) {}
 
-  async insert(input: {
-    stateHash: string;
-    browserHash: string;
-    nonce: string;
-    codeVerifier: string;
-    expiresAt: Date;
-  }): Promise<void> {
-    await this.db
-      .insertInto('sso_requests')
-      .values({
-        state_hash: input.stateHash,
-        browser_hash: input.browserHash,
-        nonce: input.nonce,
-        code_verifier: input.codeVerifier,
-        expires_at: input.expiresAt,
-      })
-      .execute();
+  /**
+   * Keeps a sign-in unless `inFlight` unexpired ones are kept already: anyone may start one, so
+   * their rows are bounded. One statement; instances starting at once may pass the bound by
+   * their number, no more. Counts at most `inFlight` rows (through the expiry index).
+   */
+  async insertWithin(
+    inFlight: number,
+    input: { stateHash: string; browserHash: string; nonce: string; codeVerifier: string; expiresAt: Date },
+  ): Promise<boolean> {
+    const kept = await sql<{ state_hash: string }>`
+      insert into sso_requests (state_hash, browser_hash, nonce, code_verifier, expires_at)
+      select ${input.stateHash}, ${input.browserHash}, ${input.nonce}, ${input.codeVerifier},
+             ${input.expiresAt}::timestamptz
+      where (select count(*) from (select 1 from sso_requests where expires_at > now() limit ${inFlight}) live)
+            < ${inFlight}
+      returning state_hash`.execute(this.db);
+    return kept.rows.length === 1;
   }
 
   /**

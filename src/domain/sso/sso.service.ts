@@ -5,6 +5,8 @@ import type { OperatorRole } from '../../db/schema.js';
 import type { SsoConfig } from '../../sso-config.js';
 import { operatorActor, type AuditChange, type RequestIds } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
+import type { RequestGate } from '../gate/gate.js';
+import { loginAddress } from '../members/login-source.js';
 import type { OperatorSignInService } from '../console/operator-sign-in.service.js';
 import { OperatorsRepository } from '../operators/operators.repository.js';
 import { newGlobalId } from '../shared/ids.js';
@@ -16,6 +18,19 @@ import { SsoRequestsRepository } from './sso-requests.repository.js';
 
 /** How long a sign-in may stay at the provider (a password, a second factor there). */
 export const SSO_REQUEST_SECONDS = 10 * 60;
+
+/**
+ * Bounds on sign-ins in flight. Anyone may start one, and each is a row kept SSO_REQUEST_SECONDS:
+ * `perAddressPerMinute` from one address (an IPv6 /64 is one), counted in the gate's store so every
+ * instance shares the count, keeps one caller to a few hundred rows; `inFlight` bounds the rows of
+ * all callers together, so storage stays bounded however many addresses a flood comes from.
+ */
+export interface SsoStartLimits {
+  perAddressPerMinute: number;
+  inFlight: number;
+}
+
+export const SSO_START_LIMITS: SsoStartLimits = { perAddressPerMinute: 30, inFlight: 10_000 };
 
 /**
  * Why a sign-in the provider vouched for (or claimed to) is refused:
@@ -36,8 +51,14 @@ export type SsoRefusal =
   | 'last_owner'
   | 'taken';
 
+/**
+ * `limited`: too many starts, from this address (`address`) or in flight from everyone
+ * (`everyone`); nothing was stored.
+ */
 export type SsoStart =
-  { status: 'ok'; url: string; browserSecret: string } | { status: 'provider'; error: ProviderError };
+  | { status: 'ok'; url: string; browserSecret: string }
+  | { status: 'provider'; error: ProviderError }
+  | { status: 'limited'; by: 'address' | 'everyone'; retryAfterSeconds: number };
 
 export type SsoFinish =
   | { status: 'ok'; secret: string; operator: { id: string; name: string; role: OperatorRole } }
@@ -59,15 +80,22 @@ export class SsoService {
     private readonly db: Db,
     private readonly settings: SsoConfig,
     private readonly signIn: Pick<OperatorSignInService, 'openSso'>,
+    private readonly gate: Pick<RequestGate, 'countRequests'>,
+    private readonly limits: SsoStartLimits = SSO_START_LIMITS,
   ) {
     this.provider = new OidcProviderClient(settings);
   }
 
   /**
    * Where to send the browser, and the secret of the cookie that binds the sign-in to it. Nothing is
-   * stored when the provider cannot be reached.
+   * stored when the provider cannot be reached or a limit is reached (SsoStartLimits). Counted
+   * before the provider is asked: a flood costs it no discovery either.
    */
-  async start(): Promise<SsoStart> {
+  async start(ip: string): Promise<SsoStart> {
+    const [started = 0] = await this.gate.countRequests([`sso-start:${loginAddress(ip)}`]);
+    if (started > this.limits.perAddressPerMinute) {
+      return { status: 'limited', by: 'address', retryAfterSeconds: untilNextMinute() };
+    }
     const checks = {
       state: oidc.randomState(),
       nonce: oidc.randomNonce(),
@@ -83,13 +111,15 @@ export class SsoService {
     const browserSecret = randomSecret();
     const requests = new SsoRequestsRepository(this.db);
     await requests.deleteExpired();
-    await requests.insert({
+    const kept = await requests.insertWithin(this.limits.inFlight, {
       stateHash: sha256(checks.state),
       browserHash: sha256(browserSecret),
       nonce: checks.nonce,
       codeVerifier: checks.codeVerifier,
       expiresAt: new Date(Date.now() + SSO_REQUEST_SECONDS * 1000),
     });
+    // Room comes back as sign-ins finish or expire: a minute is a fair time to look again.
+    if (!kept) return { status: 'limited', by: 'everyone', retryAfterSeconds: 60 };
     return { status: 'ok', url: url.href, browserSecret };
   }
 
@@ -211,6 +241,9 @@ export class SsoService {
     );
   }
 }
+
+/** Seconds until the gate's next one-minute window, when an address's count starts again. */
+const untilNextMinute = () => 60 - Math.floor((Date.now() % 60_000) / 1000);
 
 const actorOf = (operator: SsoOperator, from: RequestIds) =>
   operatorActor({ ...from, operator: operator.name, operatorId: operator.id });

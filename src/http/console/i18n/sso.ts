@@ -27,6 +27,8 @@ export const ssoEn = {
     'The sign-in provider’s answer does not belong to this sign-in, so it was not accepted. Start again.',
   'sso.badAnswer':
     'The sign-in provider’s answer could not be accepted. Tell the platform’s administrator: the single sign-on settings may be wrong.',
+  'sso.busy':
+    'Too many single sign-ons are under way on this server. Try again in {seconds} seconds, or sign in with your email and password.',
 } as const;
 
 export const ssoZh: Record<keyof typeof ssoEn, string> = {
@@ -51,4 +53,5 @@ export const ssoZh: Record<keyof typeof ssoEn, string> = {
   'sso.providerRefused': '登录提供方未允许您登录（{code}）。',
   'sso.mismatch': '登录提供方的应答不属于此次登录，未被接受。请重新开始。',
   'sso.badAnswer': '无法接受登录提供方的应答。请告知平台管理员：单点登录设置可能有误。',
+  'sso.busy': '此服务器上进行中的单点登录过多。请在 {seconds} 秒后重试，或使用邮箱和密码登录。',
 };

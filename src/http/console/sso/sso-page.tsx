@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ProviderError } from '../../../domain/sso/oidc-provider-client.js';
-import type { SsoRefusal } from '../../../domain/sso/sso.service.js';
+import type { SsoRefusal, SsoStart } from '../../../domain/sso/sso.service.js';
 import { contextOf } from '../context.js';
 import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
@@ -61,6 +61,24 @@ export function sendProviderFailure(request: FastifyRequest, reply: FastifyReply
   // The failure's short code only: openid-client's messages and causes may quote the provider.
   request.log.warn({ sso: { failure: error.failure, code: error.code } }, 'single sign-on provider failed');
   return sendSsoProblem(request, reply, FAILURES[error.failure], error.code, { code: error.code });
+}
+
+/**
+ * Too many sign-ins started: 429 for this address's, 503 when those of everyone together fill
+ * what is kept. Retry-After says when to look again.
+ */
+export function sendSsoLimited(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  limited: Extract<SsoStart, { status: 'limited' }>,
+) {
+  request.log.warn({ sso: { limited: limited.by } }, 'single sign-on start limited');
+  reply.header('retry-after', String(limited.retryAfterSeconds));
+  const problem =
+    limited.by === 'address'
+      ? { key: 'signIn.limited' as const, status: 429 }
+      : { key: 'sso.busy' as const, status: 503 };
+  return sendSsoProblem(request, reply, problem, 'limited', { seconds: String(limited.retryAfterSeconds) });
 }
 
 export function sendSsoNotConfigured(request: FastifyRequest, reply: FastifyReply) {
