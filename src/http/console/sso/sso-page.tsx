@@ -72,7 +72,8 @@ export function sendSsoLimited(
   reply: FastifyReply,
   limited: Extract<SsoStart, { status: 'limited' }>,
 ) {
-  request.log.warn({ sso: { limited: limited.by } }, 'single sign-on start limited');
+  // Info, as a refusal is: a flood would otherwise fill the log with warnings.
+  request.log.info({ sso: { limited: limited.by } }, 'single sign-on start limited');
   reply.header('retry-after', String(limited.retryAfterSeconds));
   const problem =
     limited.by === 'address'
