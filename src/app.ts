@@ -30,6 +30,7 @@ import { jwksRoute } from './http/runtime/jwks.js';
 import { webhooksSurface } from './http/webhooks/index.js';
 import { clientRequestIdOf, stampRequestIds } from './http/request-ids.js';
 import { RequestLogController } from './http/request-log.js';
+import { installOverloadShedding } from './http/overload.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX, WEBHOOKS_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
@@ -107,6 +108,8 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     await services.gate.close();
   });
 
+  // Before any other hook of a request: a server too late to answer well sheds calls first.
+  await installOverloadShedding(app, config);
   // Cookies are parsed before the access check, which reads the console's session cookie.
   await app.register(cookie);
   const adminApart = config.adminListener !== undefined;

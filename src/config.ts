@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { POSTGRES_DEFAULTS, type PostgresOptions } from './db/postgres-options.js';
 import { parseEd25519PrivateKey, type Ed25519PrivateJwk } from './domain/runtime-keys/ed25519.js';
 import { ssoConfigFrom, type SsoConfig } from './sso-config.js';
 
@@ -11,6 +12,13 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string | undefined;
+  /** The PostgreSQL pool and how a silent database is noticed (docs/operations.md); unused embedded. */
+  database: PostgresOptions;
+  /**
+   * EVENT_LOOP_DELAY_LIMIT_MS: past this mean event-loop delay over a second, calls are answered 503
+   * with Retry-After until it falls back (@fastify/under-pressure); 0 turns the check off.
+   */
+  eventLoopDelayLimitMs: number;
   dataDir: string;
   redisUrl: string | undefined;
   region: Region;
@@ -278,6 +286,15 @@ export function loadConfig(
       leaseRetentionDays: intFrom(env, 'USAGE_LEASE_RETENTION_DAYS', 90, 2),
       rollupRetentionDays: intFrom(env, 'USAGE_RETENTION_DAYS', 730, 1),
     },
+    database: {
+      poolSize: intFrom(env, 'DATABASE_POOL_SIZE', POSTGRES_DEFAULTS.poolSize, 1),
+      poolWaitMs: intFrom(env, 'DATABASE_POOL_WAIT_MS', POSTGRES_DEFAULTS.poolWaitMs, 1),
+      // A fifth of it is how often the watchdog looks: below a second it would ask too often.
+      silenceMs: intFrom(env, 'DATABASE_SILENCE_MS', POSTGRES_DEFAULTS.silenceMs, 1000),
+    },
+    // Generous: a loaded two-core machine running the test suite never reaches it, nor does the
+    // embedded database's longest statement; an instance of its own can take less (docs/operations.md).
+    eventLoopDelayLimitMs: intFrom(env, 'EVENT_LOOP_DELAY_LIMIT_MS', 2000, 0),
     webhooks: {
       allowHttp: env.WEBHOOK_ALLOW_HTTP === '1',
       allowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',

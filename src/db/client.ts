@@ -4,10 +4,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
+import { INT8_OID, parseInt8 } from './int8.js';
 import { PgliteDialect } from './pglite-dialect.js';
-import { prepareMarkedStatements } from './prepared-statements.js';
+import { POSTGRES_DEFAULTS, type PostgresOptions } from './postgres-options.js';
+import { postgresConnections } from './postgres-pool.js';
 import type { Database } from './schema.js';
 import { ShareableDialect } from './time-limit.js';
 
@@ -37,6 +38,9 @@ export function embeddedDumper(db: Db): (() => Promise<Blob>) | undefined {
 /** The dialect of every handle's Kysely, so that views of it can share its connections. */
 const dialects = new WeakMap<Db, ShareableDialect>();
 
+/** How each handle (and its views) tells whether its database answers: see databaseReadiness. */
+const readinessOf = new WeakMap<Db, Readiness>();
+
 function kyselyOver(dialect: ShareableDialect): Db {
   const db = new Kysely<Database>({ dialect });
   dialects.set(db, dialect);
@@ -56,7 +60,16 @@ export function withTimeLimit(db: Db, limitMs: number): Db {
   if (embedded.has(db)) embedded.add(limited);
   const dump = dumpers.get(db);
   if (dump !== undefined) dumpers.set(limited, dump);
+  const readiness = readinessOf.get(db);
+  if (readiness !== undefined) readinessOf.set(limited, readiness);
   return limited;
+}
+
+/** Whether the database answers, asked apart from the connections requests wait for (/readyz). */
+export interface Readiness {
+  answers(): Promise<boolean>;
+  /** Why it last did not, for the log. */
+  readonly lastFailure: unknown;
 }
 
 export interface DatabaseHandle {
@@ -65,44 +78,38 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-const INT8_OID = 20;
+/**
+ * Whether `db`'s database answers now: on PostgreSQL a `select 1` on a connection of its own,
+ * never queued behind the request pool, given up after the silence bound (DATABASE_SILENCE_MS).
+ */
+export function databaseReadiness(db: Db): Readiness {
+  return (
+    readinessOf.get(db) ?? {
+      answers: () =>
+        ping(db).then(
+          () => true,
+          () => false,
+        ),
+      lastFailure: 'select 1 failed',
+    }
+  );
+}
 
-/** Bigint columns hold ids, counters and epoch milliseconds, all below 2^53: read them as numbers. */
-const parseInt8 = (value: string): number => Number(value);
-
-export async function openPostgres(url: string): Promise<DatabaseHandle> {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: 10,
-    // A dead database must turn into a quick "500", not a hung request.
-    connectionTimeoutMillis: 5000,
-    statement_timeout: 15000,
-    // The server enforces statement_timeout only for queries it receives; against a silent peer
-    // (a partition) the client gives up on its own a little later, and TCP keepalive notices the
-    // dead connection.
-    query_timeout: 20000,
-    keepAlive: true,
-    types: {
-      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format),
-    },
-  });
-  // An idle client whose backend was terminated emits an error; the pool replaces it.
-  pool.on('error', () => undefined);
-  // So does a client in use: its query has already failed (the caller answers "500"), and the pool
-  // drops it on release as no longer queryable. Unheard, that error would end the whole process.
-  pool.on('connect', (client) => {
-    client.on('error', () => undefined);
-    prepareMarkedStatements(client);
-  });
+export async function openPostgres(
+  url: string,
+  options: PostgresOptions = POSTGRES_DEFAULTS,
+): Promise<DatabaseHandle> {
+  const { pool, watchdog } = postgresConnections(url, options);
   const dialect = new ShareableDialect(new PostgresDialect({ pool }));
   const db = kyselyOver(dialect);
+  readinessOf.set(db, watchdog);
   return {
     db,
     kind: 'postgres',
     async close() {
       await db.destroy();
       await dialect.destroy();
+      await watchdog.close();
     },
   };
 }
@@ -164,6 +171,13 @@ export async function openEmbedded(options: EmbeddedOptions): Promise<DatabaseHa
     const db = kyselyOver(new ShareableDialect(new PgliteDialect(pglite)));
     embedded.add(db);
     dumpers.set(db, () => pglite.dumpDataDir('gzip'));
+    // The embedded database lives in this process: it answers while it is open. A ping would only
+    // measure the queue in front of its one connection (a backup holds it for seconds), which is
+    // the busyness readiness must not report (docs/operations.md, /readyz).
+    readinessOf.set(db, {
+      answers: async () => !pglite.closed,
+      lastFailure: 'the embedded database is closed',
+    });
     return {
       db,
       kind: 'embedded',

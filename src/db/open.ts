@@ -4,7 +4,7 @@ import { makeOwnerOnly } from './data-dir-modes.js';
 
 /** PostgreSQL when DATABASE_URL is set, else the embedded database in DATA_DIR. */
 export async function openDatabase(config: Config): Promise<DatabaseHandle> {
-  if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl);
+  if (config.databaseUrl !== undefined) return openPostgres(config.databaseUrl, config.database);
   const handle = await openEmbedded({ dataDir: config.dataDir });
   // The embedded database unpacks its first cluster, and rewrites its cache files at each start,
   // open to everyone whatever the umask; what it creates later honours it.

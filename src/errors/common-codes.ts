@@ -7,6 +7,8 @@ export const CommonCode = {
   notFound: '404',
   methodNotAllowed: '405',
   rateLimited: '429',
+  /** Overload (DOMAIN.md §12): HTTP 503 with Retry-After, never "500". */
+  overloaded: '503',
 } as const;
 
 export const commonMessages: Record<(typeof CommonCode)[keyof typeof CommonCode], string> = {
@@ -17,4 +19,5 @@ export const commonMessages: Record<(typeof CommonCode)[keyof typeof CommonCode]
   '404': 'not found',
   '405': 'method not allowed',
   '429': 'too many requests',
+  '503': 'service busy, retry later',
 };

@@ -1,9 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Listener } from './access/access.js';
 import { servedHere } from './access/enforce.js';
+import { DatabaseBusyError } from '../db/busy.js';
 import { CommonCode, commonMessages } from '../errors/common-codes.js';
 import { KeywardError } from '../errors/keyward-error.js';
 import { BUSINESS_FAILURE_STATUS, failure } from './envelope.js';
+import { overloadAnswer } from './overload.js';
 import { TOKEN_BODY_LIMIT_BYTES } from './oauth/token-schema.js';
 import { surfaceOfRequest, validationCode, type Surface } from './surface.js';
 import { stampRequestIds } from './request-ids.js';
@@ -71,6 +73,8 @@ export function installErrorHandler(app: FastifyInstance, bodyLimitBytes: number
       const message = formatValidationError(error.validation, error.validationContext ?? 'body');
       return sendFailure(reply, surface, BUSINESS_FAILURE_STATUS, validationCode(surface), message, message);
     }
+    // More calls at once than the pool holds: the database answers, the caller should come back.
+    if (error instanceof DatabaseBusyError) return reply.send(overloadAnswer(request, reply, error.message));
     if (surface === 'oauth' && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       return reply.code(413).send({
         error: 'invalid_request',

@@ -154,3 +154,49 @@ describe.runIf(url !== undefined)('PostgreSQL unreachable', () => {
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   });
 });
+
+describe.runIf(url !== undefined)(
+  'PostgreSQL silent (a partition: connections open, nothing answers)',
+  () => {
+    let proxy: TcpProxy;
+    let server: ServerProcess;
+    let token: string;
+
+    beforeAll(async () => {
+      const target = new URL(url as string);
+      proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      target.host = `127.0.0.1:${proxy.port}`;
+      server = await startServerProcess({
+        DATABASE_URL: target.toString(),
+        DATABASE_SILENCE_MS: '2000',
+        KEYWARD_ADMIN_KEY: ADMIN_KEY,
+        DATA_DIR: '/tmp/keyward-reliability',
+      });
+      token = await appToken(server.url, await createApp(server.url, ADMIN_KEY));
+    });
+    afterAll(async () => {
+      proxy.speak();
+      await server.stop();
+      await proxy.close().catch(() => undefined);
+    });
+
+    it('fails /readyz and answers "500" once DATABASE_SILENCE_MS has passed, and serves again when it answers', async () => {
+      expect((await shellnums(server.url, token)).code).toBe(0);
+      proxy.silence();
+
+      // A call waiting on a silent database is cut within the 2 s bound; the guard, well past it, only
+      // keeps a hung call from hanging the test (pg's own query_timeout held calls 20 s).
+      const ready = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(10_000) });
+      expect(ready.status).toBe(503);
+      for (let i = 0; i < 3; i += 1) {
+        const answer = await shellnums(server.url, token, 10_000);
+        expect([answer.status, answer.code], answer.body).toEqual([299, '500']);
+      }
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+
+      proxy.speak();
+      await recovers(server.url, token);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    });
+  },
+);

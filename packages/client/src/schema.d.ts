@@ -1325,6 +1325,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   createEnterpriseUser: {
@@ -1424,6 +1448,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   queryEnterpriseUser: {
@@ -1510,6 +1558,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -1606,6 +1678,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   obtainAssetNumbers: {
@@ -1688,6 +1784,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -1878,6 +1998,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   getLicenseOrder: {
@@ -1963,6 +2107,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -2063,6 +2231,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   unlockAssets: {
@@ -2151,6 +2343,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -2264,6 +2480,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -2424,6 +2664,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   editMember: {
@@ -2540,6 +2804,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   deleteMember: {
@@ -2623,6 +2911,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -2721,6 +3033,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -2857,6 +3193,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   listAssetNums: {
@@ -2946,6 +3306,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -3086,6 +3470,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   listBorrowUsbKeys: {
@@ -3174,6 +3582,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -3285,6 +3717,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -3404,6 +3860,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   returnAssets: {
@@ -3494,6 +3974,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -3638,6 +4142,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   heartbeatLease: {
@@ -3734,6 +4262,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -3837,6 +4389,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   consumeLease: {
@@ -3933,6 +4509,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -4076,6 +4676,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   returnActivatedLease: {
@@ -4171,6 +4795,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   listWebhookEndpoints: {
@@ -4257,6 +4905,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -4366,6 +5038,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   getWebhookEndpoint: {
@@ -4461,6 +5157,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   deleteWebhookEndpoint: {
@@ -4539,6 +5259,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;
@@ -4653,6 +5397,30 @@ export interface operations {
           };
         };
       };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
     };
   };
   rotateWebhookEndpointSecret: {
@@ -4751,6 +5519,30 @@ export interface operations {
              * @enum {string}
              */
             code: '429';
+            message: string;
+            cause: string;
+            data?: unknown;
+          };
+        };
+      };
+      /**
+       * @description Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.
+       *
+       *     | code | meaning |
+       *     |---|---|
+       *     | `503` | service busy, retry later |
+       */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description business code
+             * @enum {string}
+             */
+            code: '503';
             message: string;
             cause: string;
             data?: unknown;

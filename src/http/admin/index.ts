@@ -1,4 +1,5 @@
 import type { FastifyError } from 'fastify';
+import { DatabaseBusyError } from '../../db/busy.js';
 import { AppInputError, AppNotFoundError, AppProtectedError } from '../../domain/apps/apps.service.js';
 import { PgToolError } from '../../domain/backup/pg-tools.js';
 import {
@@ -16,6 +17,7 @@ import { KeywardError } from '../../errors/keyward-error.js';
 import type { App } from '../app-type.js';
 import { bodyErrorMessage } from '../error-handler.js';
 import { formatValidationError } from '../validation.js';
+import { overloadAnswer } from '../overload.js';
 import { activationAdminRoutes } from './activate-offline-machine.js';
 import { appActionRoutes } from './app-actions.js';
 import { auditRoute } from './audit.js';
@@ -77,6 +79,8 @@ export function adminApi() {
       const status = statusOf(error);
       if (status !== undefined) return reply.code(status).send({ error: error.message });
       // This handler stands in for the root one on these routes: a body Fastify could not read is
+      if (error instanceof DatabaseBusyError)
+        return reply.send(overloadAnswer(request, reply, error.message));
       // the caller's mistake here too, not a fault of ours.
       const body = bodyErrorMessage(error, app.config.limits.bodyBytes);
       if (body !== undefined) return reply.code(400).send({ error: body });

@@ -30,7 +30,7 @@ type DocSchema = FastifySchema & {
   response?: Record<string, unknown>;
 };
 
-/** A 299 (or 429) answer whose `code` is one of `codes`, with the table's meaning of each. */
+/** A 299 (or 429, 503) answer whose `code` is one of `codes`, with the table's meaning of each. */
 function failureAnswer(summary: string, codes: readonly string[]) {
   const unique = [...new Set(codes)];
   const table = unique.map((code) => `| \`${code}\` | ${codeMessage(code)} |`).join('\n');
@@ -152,6 +152,10 @@ export function transformRoute({
           429: failureAnswer('Over the per-app rate limit; retry in the next minute.', [
             CommonCode.rateLimited,
           ]),
+          503: failureAnswer(
+            'Overloaded (no database connection came free in time, or the event loop runs late); retry after `Retry-After` seconds.',
+            [CommonCode.overloaded],
+          ),
         },
       };
       return { schema: documented as FastifySchema, url };

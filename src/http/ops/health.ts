@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ping } from '../../db/client.js';
+import { databaseReadiness } from '../../db/client.js';
 import type { App } from '../app-type.js';
 import { StringEnum } from '../schema-types.js';
 import { ACCESS } from '../access/access.js';
@@ -21,7 +21,10 @@ export function healthRoutes(app: App): void {
     async () => ({ status: 'ok' }),
   );
 
-  /** Ready only while the database answers: a load balancer stops sending before calls fail. */
+  /**
+   * Ready only while the database answers: a load balancer stops sending before calls fail. Asked
+   * apart from the request pool (databaseReadiness): a busy instance is still a ready one.
+   */
   app.get(
     '/readyz',
     {
@@ -36,13 +39,10 @@ export function healthRoutes(app: App): void {
       },
     },
     async (request, reply) => {
-      try {
-        await ping(app.db);
-        return { status: 'ready' };
-      } catch (error) {
-        request.log.warn({ err: error }, 'database unreachable');
-        return reply.code(503).send({ status: 'unavailable' });
-      }
+      const readiness = databaseReadiness(app.db);
+      if (await readiness.answers()) return { status: 'ready' };
+      request.log.warn({ err: readiness.lastFailure }, 'database unreachable');
+      return reply.code(503).send({ status: 'unavailable' });
     },
   );
 }
