@@ -331,7 +331,7 @@ describe('the address behind a proxy', () => {
 describe('an account guessed at from many addresses', () => {
   const address = (i: number) => `192.0.2.${i}`;
 
-  it('is slowed everywhere, never locked, once the failures from anywhere add up', async () => {
+  it('slows the addresses that failed on it, never locks them, once the failures add up', async () => {
     const victim = await seedMember(h, enterprise);
     const { slowFromAttempt, waitSeconds } = LOGIN_LOCKOUT.account;
     for (let i = 1; i < slowFromAttempt; i += 1) await fail(victim.account, 1, { address: address(i) });
@@ -340,8 +340,8 @@ describe('an account guessed at from many addresses', () => {
     const row = await accountAttempts(victim.account);
     expect(row?.failures).toBe(slowFromAttempt);
     expect(waitOf(row)).toBe(waitSeconds * 1000);
-    // Right away, even a right password from a fresh address waits its turn...
-    expect((await login(victim.account, victim.password, { address: address(200) })).body).toEqual({
+    // Right away, a right password from an address that failed on the account waits its turn...
+    expect((await login(victim.account, victim.password, { address: address(1) })).body).toEqual({
       error: 'invalid_grant',
       error_description: LOCKED,
     });
@@ -349,7 +349,48 @@ describe('an account guessed at from many addresses', () => {
     for (let i = 0; i < 10; i += 1) await fail(victim.account, 1, { address: address(100 + i) });
     expect(waitOf(await accountAttempts(victim.account))).toBe(waitSeconds * 1000);
     await waitOut(victim.account);
-    expect((await login(victim.account, victim.password, { address: address(201) })).statusCode).toBe(200);
+    expect((await login(victim.account, victim.password, { address: address(2) })).statusCode).toBe(200);
+  });
+
+  it('never makes an address that has not failed on it wait, however many failed elsewhere', async () => {
+    const victim = await seedMember(h, enterprise);
+    const { slowFromAttempt } = LOGIN_LOCKOUT.account;
+    for (let i = 1; i <= slowFromAttempt + 5; i += 1) await fail(victim.account, 1, { address: address(i) });
+    // The account's backoff runs, and runs on (as if the guesses went on)...
+    await h.database.db
+      .updateTable('login_attempts')
+      .set({ locked_until: new Date(Date.now() + 3600_000) })
+      .where('account', '=', victim.account.toLowerCase())
+      .execute();
+    // ...yet the right password from an address that has not failed gets in at once, and so does
+    // one through an app it has not failed with on an address that has.
+    expect((await login(victim.account, victim.password, { address: address(200) })).statusCode).toBe(200);
+    const other = await createTestApp(h, { scopes: ['auth_me'] });
+    expect(
+      (await login(victim.account, victim.password, { address: address(1), client: other })).statusCode,
+    ).toBe(200);
+    // A source whose failure is older than the window has not failed on it either.
+    await h.database.db
+      .updateTable('login_source_attempts')
+      .set({ updated_at: new Date(Date.now() - 16 * 60 * 1000) })
+      .where('account', '=', victim.account.toLowerCase())
+      .where('address', '=', address(2))
+      .execute();
+    expect((await login(victim.account, victim.password, { address: address(2) })).statusCode).toBe(200);
+    // An address that failed within the window waits with the account, the right password included.
+    expect((await login(victim.account, victim.password, { address: address(3) })).body).toEqual({
+      error: 'invalid_grant',
+      error_description: LOCKED,
+    });
+    // A fresh address has its one guess checked, and then waits too.
+    expect((await login(victim.account, 'fresh-guess', { address: address(201) })).body).toEqual({
+      error: 'invalid_grant',
+      error_description: WRONG,
+    });
+    expect((await login(victim.account, victim.password, { address: address(201) })).body).toEqual({
+      error: 'invalid_grant',
+      error_description: LOCKED,
+    });
   });
 
   it('counts parallel guesses from many addresses exactly, and admits none past the backoff', async () => {
@@ -360,14 +401,19 @@ describe('an account guessed at from many addresses', () => {
     });
     const victim = await seedMember(h, enterprise);
     const appId = await appIdOf(app);
-    const outcomes = await Promise.all(
-      Array.from({ length: 30 }, (_, i) =>
-        patient.verify(victim.account, 'parallel-guess', { ip: address(i + 1), appId }),
-      ),
-    );
-    const { slowFromAttempt } = LOGIN_LOCKOUT.account;
-    expect(outcomes.filter((o) => o.status === 'refused')).toHaveLength(slowFromAttempt);
-    expect(outcomes.filter((o) => o.status === 'locked')).toHaveLength(30 - slowFromAttempt);
-    expect((await accountAttempts(victim.account))?.failures).toBe(slowFromAttempt);
+    const guesses = () =>
+      Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          patient.verify(victim.account, 'parallel-guess', { ip: address(i + 1), appId }),
+        ),
+      );
+    // Each address's first guess is checked, backoff or not: none has failed on the account yet.
+    const first = await guesses();
+    expect(first.filter((o) => o.status === 'refused')).toHaveLength(30);
+    expect((await accountAttempts(victim.account))?.failures).toBe(30);
+    // Now that each has, the account's backoff holds them all: nothing checked, nothing counted.
+    const second = await guesses();
+    expect(second.filter((o) => o.status === 'locked')).toHaveLength(30);
+    expect((await accountAttempts(victim.account))?.failures).toBe(30);
   });
 });

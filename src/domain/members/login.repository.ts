@@ -119,15 +119,22 @@ export class LoginRepository {
       .execute();
   }
 
-  /** Whether the account, or this source of it, waits now: read without a lock, before any hashing. */
-  async waiting(account: string, source: LoginSource): Promise<boolean> {
+  /**
+   * Whether this source of the account waits now: its own wait, or the account's if the source
+   * has itself failed on the account within the window (LoginService.verify says why). Read
+   * without a lock, before any hashing.
+   */
+  async waiting(account: string, source: LoginSource, windowSeconds: number): Promise<boolean> {
     const { rows } = await sql<{ waiting: boolean }>`
-      select coalesce(
-        (select locked_until > now() from login_attempts where account = ${account}), false)
-        or coalesce(
-        (select locked_until > now() from login_source_attempts
-          where account = ${account} and address = ${source.address} and app_id = ${source.appId}), false)
-        as waiting`.execute(this.db);
+      with own as (
+        select locked_until, updated_at from login_source_attempts
+         where account = ${account} and address = ${source.address} and app_id = ${source.appId}
+      )
+      select coalesce((select locked_until > now() from own), false)
+          or (coalesce((select locked_until > now() from login_attempts where account = ${account}), false)
+              and exists (select 1 from own
+                           where updated_at >= now() - make_interval(secs => ${windowSeconds}::int)))
+          as waiting`.execute(this.db);
     return rows[0]?.waiting === true;
   }
 

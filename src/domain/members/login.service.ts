@@ -30,14 +30,17 @@ export interface LockoutPolicy {
   };
   /**
    * The account from anywhere: from the `slowFromAttempt`-th failure on, one attempt every
-   * `waitSeconds`. Never more: a lock here would let anyone lock anyone out.
+   * `waitSeconds` from the sources that have themselves failed on it within the window. Never
+   * more, and never on a source that has not failed: else failures from elsewhere, as many
+   * addresses or applications as a guesser has, would keep the right password out.
    */
   account: { slowFromAttempt: number; waitSeconds: number };
 }
 
 /**
  * Per source, attempts 1–2 are free, the 3rd and 4th make it wait 2 s and 4 s, the 5th locks it for
- * 15 minutes. Per account, from the 20th failure from anywhere, one attempt every 5 seconds.
+ * 15 minutes. Per account, from the 20th failure from anywhere, one attempt every 5 seconds from
+ * each source that has failed on it.
  */
 export const LOGIN_LOCKOUT: LockoutPolicy = {
   windowSeconds: 15 * 60,
@@ -85,7 +88,10 @@ export class LoginService {
    * (`appTenant`), so one app's logins cannot starve another's.
    *
    * Failures are counted, not attempts: a right password is refused only while failures already
-   * recorded make its source or account wait, never for the attempts of many right logins at once.
+   * recorded make its source wait, never for the attempts of many right logins at once. The
+   * account's wait binds only sources that have failed on it within the window: failures from
+   * elsewhere slow those sources down, and never refuse a source that has not failed. The price is
+   * that a guesser with many sources gets each one's first guess checked while the account waits.
    * So that guesses sent together cannot all be checked before their failures count, the attempts
    * on one account take turns in this process (inTurn): each failure is recorded before the next
    * attempt looks at the lockout. Several instances each take one turn at a time.
@@ -148,7 +154,7 @@ export class LoginService {
   ): Promise<LoginOutcome<Id>> {
     const source: LoginSource = { address: loginAddress(from.ip), appId: from.appId };
     // Already made to wait: answered without the password looked at, counting nothing.
-    if (await this.logins.waiting(key, source)) return { status: 'locked' };
+    if (await this.logins.waiting(key, source, this.policy.windowSeconds)) return { status: 'locked' };
     const candidate = await find();
     const ok = await verifyPassword(candidate?.passwordHash ?? DECOY_HASH, password, lane);
     if (ok && candidate?.passwordHash) {
@@ -162,8 +168,8 @@ export class LoginService {
 
   /**
    * A right password: its source's failures are forgiven, unless failures recorded while it was
-   * being checked have made the source or the account wait. Under the account's row lock, like
-   * every writer, so no instance races it.
+   * being checked have made the source wait, or the account when the source has failed on it
+   * (as `waiting` judges). Under the account's row lock, like every writer, so no instance races it.
    */
   private async settleRight(key: string, source: LoginSource): Promise<boolean> {
     const { windowSeconds } = this.policy;
@@ -171,7 +177,8 @@ export class LoginService {
       const logins = new LoginRepository(trx);
       const onAccount = await logins.lockAccount(key, windowSeconds);
       const fromSource = await logins.findSource(key, source, windowSeconds);
-      if (onAccount.waiting || fromSource?.waiting) return false;
+      const hasFailed = fromSource !== undefined && !fromSource.stale;
+      if (fromSource?.waiting || (onAccount.waiting && hasFailed)) return false;
       await logins.forgiveSource(key, source);
       return true;
     });

@@ -55,15 +55,17 @@ export function tokenRoute(app: App): void {
           : {};
       const basic = basicCredentials(request.headers.authorization);
       const bodyId = field(body, 'client_id');
-      // Counted before anything is checked: every guess costs the guesser its share of the limits.
-      const admission = await app.services.tokenLimits.admit(
-        request.ip,
-        Array.isArray(basic) ? basic[0] : bodyId,
-      );
+      // Judged before anything is checked: every request counts against its address, and a client
+      // that failed too often from there is answered unread.
+      const limits = app.services.tokenLimits;
+      const admission = await limits.admit(request.ip, Array.isArray(basic) ? basic[0] : bodyId);
       if (admission.limited) {
         reply.header('retry-after', String(admission.retryAfterSeconds));
-        const from = admission.subject === 'client' ? 'for this client' : 'from this address';
-        const description = `too many token requests ${from}; retry in ${admission.retryAfterSeconds} seconds`;
+        const what =
+          admission.subject === 'client-address'
+            ? 'failed token requests for this client from this address'
+            : 'token requests from this address';
+        const description = `too many ${what}; retry in ${admission.retryAfterSeconds} seconds`;
         return oauthError(reply, 'temporarily_unavailable', description, 429);
       }
       if (basic === 'malformed')
@@ -82,7 +84,10 @@ export function tokenRoute(app: App): void {
         return oauthError(reply, 'invalid_client', 'client authentication required', 401);
       }
       const client = await app.services.apps.authenticate(clientId, clientSecret);
-      if (!client) return oauthError(reply, 'invalid_client', 'client authentication failed', 401);
+      if (!client) {
+        await limits.failed(request.ip, clientId);
+        return oauthError(reply, 'invalid_client', 'client authentication failed', 401);
+      }
 
       if (grantType === 'client_credentials') {
         const scopes = requestedScopes(field(body, 'scope'), client);
@@ -99,18 +104,17 @@ export function tokenRoute(app: App): void {
         return oauthError(reply, 'invalid_request', 'username and password are required');
       }
       // An app restricted to its channels is answered as for a wrong password for any other
-      // enterprise's member, as for an enterprise that does not exist.
-      if (!(await app.services.apps.servesAccount(client, username)))
-        return oauthError(reply, 'invalid_grant', 'wrong account or password');
-      const outcome = await app.services.login.verify(username, password, {
-        ip: request.ip,
-        appId: client.id,
-      });
+      // enterprise's member, as for an enterprise that does not exist, and counted as one.
+      const outcome = (await app.services.apps.servesAccount(client, username))
+        ? await app.services.login.verify(username, password, { ip: request.ip, appId: client.id })
+        : ({ status: 'refused' } as const);
       if (outcome.status === 'locked') {
         return oauthError(reply, 'invalid_grant', 'too many failed attempts; try again later');
       }
-      if (outcome.status === 'refused')
+      if (outcome.status === 'refused') {
+        await limits.failed(request.ip, clientId);
         return oauthError(reply, 'invalid_grant', 'wrong account or password');
+      }
       return issued(
         reply,
         await app.services.tokens.issue({ app: client, scopes: ['auth_me'], memberId: outcome.memberId }),
