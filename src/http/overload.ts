@@ -35,6 +35,12 @@ export function overloadAnswer(request: FastifyRequest, reply: FastifyReply, rea
   }
 }
 
+/** How often the event loop's delay is sampled: its mean over this long is what the limit judges. */
+const SAMPLE_MS = 1000;
+
+/** Calls are not shed this soon after the server is ready (see installOverloadShedding). */
+export const START_GRACE_MS = 2 * SAMPLE_MS;
+
 /**
  * Sheds calls while the event loop runs late by more than EVENT_LOOP_DELAY_LIMIT_MS on average over
  * a second: a server that late answers everyone late, and taking more calls only adds to it. The
@@ -44,10 +50,18 @@ export function overloadAnswer(request: FastifyRequest, reply: FastifyReply, rea
  */
 export async function installOverloadShedding(app: App, config: Config): Promise<void> {
   if (config.eventLoopDelayLimitMs === 0) return;
+  let readyAt: number | undefined;
+  app.addHook('onReady', async () => {
+    readyAt = performance.now();
+  });
   await app.register(underPressure, {
     maxEventLoopDelay: config.eventLoopDelayLimitMs,
+    sampleInterval: SAMPLE_MS,
     pressureHandler: (request, reply, _type, value) => {
       if (surfaceOfRequest(request) === 'ops') return undefined;
+      // Start-up compiles every route's schemas in one go, seconds on a loaded machine: the
+      // samples that saw it measured the start, not a load to shed.
+      if (readyAt === undefined || performance.now() - readyAt < START_GRACE_MS) return undefined;
       const late = `the event loop runs ${Math.round(value ?? 0)} ms late`;
       // under-pressure sends what the handler returns (its types say only void).
       return overloadAnswer(request, reply, late) as void;
