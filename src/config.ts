@@ -118,8 +118,13 @@ export interface BackupConfig {
   everyMs: number | undefined;
   /** BACKUP_KEEP: how many scheduled backups are kept; older ones are deleted. */
   keep: number;
-  /** BACKUP_PASSPHRASE: when set, backups are encrypted with it (and restores read it). Never logged. */
+  /** BACKUP_PASSPHRASE: backups are encrypted with it (and restores read it). Never logged. */
   passphrase: string | undefined;
+  /**
+   * BACKUP_ENCRYPT=0: backups are written unencrypted (`keyward backup --no-encrypt` for every
+   * one). Otherwise a backup is encrypted, and needs BACKUP_PASSPHRASE or a passphrase file.
+   */
+  encrypt: boolean;
 }
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -140,12 +145,18 @@ function backupFrom(env: NodeJS.ProcessEnv): BackupConfig {
   if ((dir === undefined) !== (everyMs === undefined)) {
     throw new Error('BACKUP_DIR and BACKUP_EVERY go together: set both for scheduled backups, or neither');
   }
-  return {
-    dir,
-    everyMs,
-    keep: intFrom(env, 'BACKUP_KEEP', 7, 1),
-    passphrase: env.BACKUP_PASSPHRASE === '' ? undefined : env.BACKUP_PASSPHRASE,
-  };
+  const passphrase = env.BACKUP_PASSPHRASE === '' ? undefined : env.BACKUP_PASSPHRASE;
+  const encrypt = env.BACKUP_ENCRYPT !== '0';
+  if (passphrase !== undefined && !encrypt) {
+    throw new Error('BACKUP_ENCRYPT=0 and BACKUP_PASSPHRASE contradict each other: unset one of them');
+  }
+  // Scheduled backups hold every license and the signing keys: never written in the clear unasked.
+  if (dir !== undefined && passphrase === undefined && encrypt) {
+    throw new Error(
+      'BACKUP_DIR: scheduled backups are encrypted; set BACKUP_PASSPHRASE, or BACKUP_ENCRYPT=0 to write them unencrypted',
+    );
+  }
+  return { dir, everyMs, keep: intFrom(env, 'BACKUP_KEEP', 7, 1), passphrase, encrypt };
 }
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {

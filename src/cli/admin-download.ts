@@ -4,10 +4,14 @@ import { adminUrl, CliError, unreachable } from './admin-client.js';
 import { printable } from './printable.js';
 
 /**
- * A POST to the admin API whose answer is a file (`keyward backup`): its body as a stream, or the
- * server's error as a CliError. adminCall reads whole JSON answers; a backup may not fit in memory.
+ * A POST to the admin API whose answer is a file (`keyward backup`): its body as a stream and its
+ * headers (what the file holds), or the server's error as a CliError. adminCall reads whole JSON
+ * answers; a backup may not fit in memory.
  */
-export async function adminDownload(path: string, body: unknown): Promise<ReadableStream<Uint8Array>> {
+export async function adminDownload(
+  path: string,
+  body: unknown,
+): Promise<{ body: ReadableStream<Uint8Array>; headers: Headers }> {
   const base = adminUrl();
   const key = readAdminKey(loadConfig());
   if (key === undefined) {
@@ -25,7 +29,7 @@ export async function adminDownload(path: string, body: unknown): Promise<Readab
   } catch {
     throw unreachable(base);
   }
-  if (response.ok && response.body !== null) return response.body;
+  if (response.ok && response.body !== null) return { body: response.body, headers: response.headers };
   const answer = await response.text();
   let message = `HTTP ${response.status}`;
   try {

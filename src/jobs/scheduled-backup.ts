@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { BackupConfig } from '../config.js';
 import { isEmbedded, type Db } from '../db/client.js';
 import { BackupRepository } from '../domain/backup/backup.repository.js';
-import type { BackupService } from '../domain/backup/backup.service.js';
+import { DATABASE_HOLDER, type BackupService } from '../domain/backup/backup.service.js';
 import { backupFileName, backupsIn, writeWhole } from '../domain/backup/write-file.js';
 
 /** A held session lock: the instance holding it takes the scheduled backups. */
@@ -90,7 +90,13 @@ export function startScheduledBackups(
       if (newest !== undefined && Date.now() - newest.takenAt < everyMs) return;
       fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
       const file = `${dir}/${backupFileName(new Date())}`;
-      const taken = await backup.take({ includeAdminKey: false, passphrase: settings.passphrase });
+      // Encrypted unless BACKUP_ENCRYPT=0 (loadConfig refuses BACKUP_DIR with neither that nor a passphrase).
+      const taken = await backup.take({
+        includeAdminKey: false,
+        passphrase: settings.passphrase,
+        encrypt: settings.encrypt,
+        roles: DATABASE_HOLDER,
+      });
       await writeWhole(file, taken.bytes);
       log.info({ file, bytes: fs.statSync(file).size }, 'scheduled backup written');
       for (const old of backupsIn(dir).slice(0, -settings.keep)) {

@@ -12,6 +12,8 @@ interface BackupOptions extends PassphraseOption {
   includeAdminKey?: boolean;
   verify?: string;
   json?: boolean;
+  /** Commander's `--no-encrypt`: false when it is given, true otherwise. */
+  encrypt: boolean;
 }
 
 /**
@@ -29,6 +31,33 @@ function passphraseOf(options: PassphraseOption, fromEnv: string | undefined): s
   const line = content.split(/\r?\n/)[0] ?? '';
   if (line === '') throw new CliError(text`the passphrase file ${options.passphraseFile} is empty`);
   return line;
+}
+
+/**
+ * How a new backup is sealed. It is encrypted unless --no-encrypt (or BACKUP_ENCRYPT=0) says
+ * otherwise; with no passphrase it is refused rather than given a made-up one, which would be
+ * printed where cron's mail or a CI log keeps it, or lost, and a backup nobody can open is found
+ * out only on the day it is needed.
+ */
+function sealingOf(
+  options: BackupOptions,
+  config: { passphrase: string | undefined; encrypt: boolean },
+): { passphrase: string | undefined; encrypt: boolean } {
+  const passphrase = passphraseOf(options, config.passphrase);
+  const encrypt = options.encrypt && config.encrypt;
+  if (!encrypt && passphrase !== undefined) {
+    const plain = options.encrypt ? 'BACKUP_ENCRYPT=0' : '--no-encrypt';
+    const from =
+      options.passphraseFile === undefined ? 'BACKUP_PASSPHRASE is set' : '--passphrase-file is given';
+    throw new CliError(`${plain}, but ${from}: give one or the other`);
+  }
+  if (encrypt && passphrase === undefined) {
+    throw new CliError(
+      'a backup is encrypted (it holds every license and the signing keys): give its passphrase with ' +
+        '--passphrase-file FILE or BACKUP_PASSPHRASE, or write it unencrypted with --no-encrypt',
+    );
+  }
+  return { passphrase, encrypt };
 }
 
 async function verify(file: string, options: BackupOptions): Promise<void> {
@@ -56,6 +85,7 @@ async function verify(file: string, options: BackupOptions): Promise<void> {
 async function backup(fileArgument: string | undefined, options: BackupOptions): Promise<void> {
   if (options.verify !== undefined) {
     if (fileArgument !== undefined) throw new CliError('give either FILE or --verify FILE, not both');
+    if (!options.encrypt) throw new CliError('--no-encrypt is for writing a backup, not for --verify');
     await verify(options.verify, options);
     return;
   }
@@ -65,17 +95,18 @@ async function backup(fileArgument: string | undefined, options: BackupOptions):
   const config = loadConfig();
   process.umask(0o077);
   const file = fileArgument ?? backupFileName(new Date());
-  const request = {
-    includeAdminKey: options.includeAdminKey === true,
-    passphrase: passphraseOf(options, config.backup.passphrase),
-  };
+  const request = { includeAdminKey: options.includeAdminKey === true, ...sealingOf(options, config.backup) };
   const started = Date.now();
+  /** The parts the file holds; the server leaves out what the credential may not carry away. */
+  let parts: string[] | undefined;
   if (config.databaseUrl === undefined) {
     // Only the server opens the embedded database: it takes the snapshot and streams the file.
     // The partial file exists from the start, so a kill at any point leaves only it behind.
     const { adminDownload } = await import('../admin-download.js');
+    const { BACKUP_PARTS_HEADER } = await import('../../http/admin/backup.js');
     async function* downloaded(): AsyncGenerator<Buffer> {
-      const body = await adminDownload('/backup', request);
+      const { body, headers } = await adminDownload('/backup', request);
+      parts = headers.get(BACKUP_PARTS_HEADER)?.split(', ');
       for await (const chunk of body as AsyncIterable<Uint8Array>) {
         yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       }
@@ -84,14 +115,16 @@ async function backup(fileArgument: string | undefined, options: BackupOptions):
   } else {
     // PostgreSQL: pg_dump runs here, with this machine's DATABASE_URL (docs/operations.md says why).
     const { openPostgres } = await import('../../db/client.js');
-    const { BackupService } = await import('../../domain/backup/backup.service.js');
+    const { BackupService, DATABASE_HOLDER } = await import('../../domain/backup/backup.service.js');
     const database = await openPostgres(config.databaseUrl);
     try {
       const service = new BackupService(database.db, {
         databaseUrl: config.databaseUrl,
         dataDir: config.dataDir,
       });
-      const taken = await service.take(request);
+      // Whoever holds DATABASE_URL reads everything a backup holds already.
+      const taken = await service.take({ ...request, roles: DATABASE_HOLDER });
+      parts = taken.manifest.parts.map((p) => p.name);
       await writeWhole(file, taken.bytes);
     } finally {
       await database.close();
@@ -100,11 +133,16 @@ async function backup(fileArgument: string | undefined, options: BackupOptions):
   const bytes = fs.statSync(file).size;
   const seconds = (Date.now() - started) / 1000;
   if (options.json === true) {
-    console.log(printableJson({ file, bytes, seconds, encrypted: request.passphrase !== undefined }));
+    console.log(printableJson({ file, bytes, seconds, encrypted: request.encrypt, parts }));
     return;
   }
-  const sealed = request.passphrase === undefined ? '' : ', encrypted';
-  console.log(text`wrote ${file} (${bytes} bytes${sealed}) in ${seconds.toFixed(1)} s`);
+  const sealed = request.encrypt ? 'encrypted' : 'unencrypted: anyone holding it can read and alter it';
+  console.log(text`wrote ${file} (${bytes} bytes, ${sealed}) in ${seconds.toFixed(1)} s`);
+  if (parts !== undefined && !parts.includes('runtime-keys.json')) {
+    console.log(
+      "it holds no runtime-keys.json (the runtime's signing keys): DATA_DIR has none, or the credential lacks the keys permission",
+    );
+  }
 }
 
 async function restore(file: string, options: PassphraseOption & { json?: boolean }): Promise<void> {
@@ -142,20 +180,24 @@ export function registerBackupCommands(program: Command): void {
     .argument('[FILE]', 'where to write the backup (default: keyward-backup-<time>.kwbackup here)')
     .description('back up the database while the server runs, or check a backup with --verify')
     .option('--include-admin-key', 'put DATA_DIR/admin.key in the backup too (it opens the admin API)')
-    .option('--passphrase-file <FILE>', `encrypt the backup; ${PASSPHRASE_HELP}`)
+    .option('--passphrase-file <FILE>', `the passphrase the backup is encrypted with; ${PASSPHRASE_HELP}`)
+    .option('--no-encrypt', 'write the backup unencrypted: without it a passphrase is required')
     .option('--verify <FILE>', 'restore FILE into a scratch database and compare its counts and checksums')
     .option('--json', 'print one JSON object')
     .addHelpText(
       'after',
       [
         '',
-        'On the embedded database the running server takes the backup (the admin API); on PostgreSQL',
-        'this command runs pg_dump with DATABASE_URL. The file is written under a temporary name and',
-        'renamed once whole, mode 0600. See docs/operations.md.',
+        'A backup is encrypted: give its passphrase (--passphrase-file or BACKUP_PASSPHRASE), or ask',
+        'for an unencrypted one with --no-encrypt. On the embedded database the running server takes',
+        'the backup (the admin API); on PostgreSQL this command runs pg_dump with DATABASE_URL. The',
+        'file is written under a temporary name and renamed once whole, mode 0600. See',
+        'docs/operations.md.',
         examples([
-          'keyward backup',
+          'keyward backup --passphrase-file /etc/keyward/backup-passphrase',
           'keyward backup /backups/keyward.kwbackup --passphrase-file /etc/keyward/backup-passphrase',
-          'keyward backup --verify /backups/keyward.kwbackup',
+          'keyward backup /backups/keyward.kwbackup --no-encrypt',
+          'keyward backup --verify /backups/keyward.kwbackup --passphrase-file /etc/keyward/backup-passphrase',
         ]),
       ].join('\n'),
     )

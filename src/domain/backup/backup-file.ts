@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { newSealing, openSealing, sealer, unsealer, type Sealing } from './encryption.js';
-import { parseManifest, type Manifest, type PartEntry } from './manifest.js';
+import { newSealing, openSealing, sealer, sealingAt, unsealer, type Sealing } from './encryption.js';
+import { base64At, BackupFileError, jsonAt, objectAt, SHA256_HEX, textAt, wholeAt } from './fields.js';
+import { ManifestError, parseManifest, type Manifest, type PartEntry } from './manifest.js';
 
 /**
  * A backup file:
@@ -20,9 +21,8 @@ const MAGIC = 'KEYWARD-BACKUP 1\n';
 const TRAILER = '\nKEYWARD-END ';
 /** The header and the trailer are a few hundred bytes; more is not a Keyward backup. */
 const HEAD_LIMIT = 64 * 1024;
-const MANIFEST_LIMIT = 16 * 1024 * 1024;
-
-export class BackupFileError extends Error {}
+/** A manifest lists some dozens of tables and some hundreds of migrations: well under this. */
+const MANIFEST_LIMIT = 1024 * 1024;
 
 /** A part as the writer reads it: bytes in memory, or a file (pg_dump's output). */
 export interface PartSource {
@@ -105,12 +105,33 @@ function readAt(fd: number, position: number, length: number): Buffer {
   return buffer.subarray(0, read);
 }
 
-function parseJson<T>(text: string, what: string): T {
+/** What the readers refuse (a field or a part, named by its path), said of `file`. */
+function saidOf(file: string, error: unknown): unknown {
+  return error instanceof BackupFileError
+    ? new BackupFileError(`${file} is damaged or altered: ${error.message}`)
+    : error;
+}
+
+function ofFile<T>(file: string, read: () => T): T {
   try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw new BackupFileError(`${what} is unreadable: the backup is damaged`);
+    return read();
+  } catch (error) {
+    throw saidOf(file, error);
   }
+}
+
+function headerAt(text: string): Header {
+  const h = objectAt(jsonAt(text, 'the header'), 'the header');
+  return { encryption: h.encryption === null ? null : sealingAt(h.encryption, "the header's encryption") };
+}
+
+function trailerAt(text: string, size: number): Trailer {
+  const t = objectAt(jsonAt(text, 'the trailer'), 'the trailer');
+  return {
+    bodyBytes: wholeAt(t.bodyBytes, "the trailer's bodyBytes", size),
+    sha256: textAt(t.sha256, "the trailer's sha256", 64, SHA256_HEX),
+    ...(t.tag === undefined ? {} : { tag: base64At(t.tag, "the trailer's tag", 16) }),
+  };
 }
 
 /** Where the header, body and trailer lie in the file, or why it is no whole backup. */
@@ -124,7 +145,7 @@ function layoutOf(file: string): { head: Buffer; header: Header; bodyStart: numb
     }
     const headerEnd = start.indexOf('\n', MAGIC.length);
     if (headerEnd < 0) throw new BackupFileError(`${file} is truncated: its header is incomplete`);
-    const header = parseJson<Header>(start.subarray(MAGIC.length, headerEnd).toString(), 'the header');
+    const header = ofFile(file, () => headerAt(start.subarray(MAGIC.length, headerEnd).toString()));
     const tailStart = Math.max(0, size - HEAD_LIMIT);
     const tail = readAt(fd, tailStart, size - tailStart);
     const at = tail.lastIndexOf(TRAILER);
@@ -132,13 +153,20 @@ function layoutOf(file: string): { head: Buffer; header: Header; bodyStart: numb
     if (at < 0 || !ends) {
       throw new BackupFileError(`${file} is truncated: the end of the backup is missing`);
     }
-    const trailer = parseJson<Trailer>(
-      tail.subarray(at + TRAILER.length, tail.length - 1).toString(),
-      'the trailer',
-    );
+    const trailerText = tail.subarray(at + TRAILER.length, tail.length - 1).toString();
+    const trailer = ofFile(file, () => trailerAt(trailerText, size));
     const bodyStart = headerEnd + 1;
     if (tailStart + at !== bodyStart + trailer.bodyBytes) {
-      throw new BackupFileError(`${file} is truncated or altered: its body is not the length it records`);
+      throw new BackupFileError(
+        `${file} is truncated or altered: its body is not the length the trailer's bodyBytes records`,
+      );
+    }
+    if ((header.encryption === null) !== (trailer.tag === undefined)) {
+      throw new BackupFileError(
+        header.encryption === null
+          ? `${file} is altered: the trailer's tag is the seal of an encrypted backup, and its header says it is not`
+          : `${file} is damaged: its seal is missing (the trailer's tag)`,
+      );
     }
     return { head: start.subarray(0, bodyStart), header, bodyStart, trailer };
   } finally {
@@ -180,7 +208,9 @@ export async function openBackup(
 ): Promise<OpenedBackup> {
   const { head, header, bodyStart, trailer } = layoutOf(file);
   if ((await digestOf(file, bodyStart + trailer.bodyBytes)) !== trailer.sha256) {
-    throw new BackupFileError(`${file} is altered or damaged: its checksum does not match`);
+    throw new BackupFileError(
+      `${file} is altered or damaged: its checksum does not match the trailer's sha256`,
+    );
   }
   let decipher;
   if (header.encryption !== null) {
@@ -211,57 +241,79 @@ async function unpack(
   decipher: NodeJS.ReadWriteStream | undefined,
   dir: string,
 ): Promise<{ manifest: Manifest; parts: Map<string, string> }> {
+  if (bodyBytes === 0) throw new BackupFileError(`${file} is damaged or altered: it has no manifest`);
   const body = fs.createReadStream(file, { start: bodyStart, end: bodyStart + bodyBytes - 1 });
-  const reader = new PartReader(dir);
+  // AES-GCM is a stream cipher: the plain body is as long as the sealed one.
+  const reader = new PartReader(dir, bodyBytes);
   const consume = async (source: AsyncIterable<Buffer | string>) => {
     for await (const chunk of source) reader.take(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   };
   try {
     if (decipher === undefined) await pipeline(body, consume);
     else await pipeline(body, decipher, consume);
+    return reader.finish();
   } catch (error) {
-    if (error instanceof BackupFileError) throw error;
+    if (error instanceof BackupFileError || error instanceof ManifestError) throw saidOf(file, error);
     throw new BackupFileError(
       `${file} is altered or damaged: it does not decrypt (${(error as Error).message})`,
     );
   }
-  return reader.finish();
 }
 
-/** Splits the plain body into the manifest and its parts, each checked against the manifest. */
+/**
+ * Splits the plain body into the manifest and its parts, each checked against its manifest entry
+ * as it ends. Every length it goes by is a whole number the manifest's parser checked, so each
+ * turn of its loop takes at least one byte, and a part that lies is named by its own checksum.
+ */
 class PartReader {
-  private pending = Buffer.alloc(0);
+  /** The manifest line's chunks until its end of line comes. */
+  private line: Buffer[] = [];
+  private lineBytes = 0;
   private manifest: Manifest | undefined;
   private index = 0;
   private written = 0;
+  /** Body bytes read so far. */
+  private consumed = 0;
   private hash = createHash('sha256');
   private fd: number | undefined;
   readonly parts = new Map<string, string>();
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly bodyBytes: number,
+  ) {}
 
   take(chunk: Buffer): void {
-    if (this.manifest === undefined) {
-      this.pending = Buffer.concat([this.pending, chunk]);
-      const end = this.pending.indexOf('\n');
-      if (end < 0) {
-        if (this.pending.length > MANIFEST_LIMIT) throw new BackupFileError('the backup has no manifest');
-        return;
-      }
-      this.manifest = parseManifest(this.pending.subarray(0, end).toString());
-      const rest = this.pending.subarray(end + 1);
-      this.pending = Buffer.alloc(0);
-      this.openNext();
-      if (rest.length > 0) this.write(rest);
+    if (this.manifest !== undefined) {
+      this.write(chunk);
       return;
     }
-    this.write(chunk);
+    const end = chunk.indexOf(0x0a);
+    if (this.lineBytes + (end < 0 ? chunk.length : end) > MANIFEST_LIMIT) {
+      throw new BackupFileError(`manifest: longer than ${MANIFEST_LIMIT} bytes, which no Keyward writes`);
+    }
+    if (end < 0) {
+      this.line.push(chunk);
+      this.lineBytes += chunk.length;
+      return;
+    }
+    this.line.push(chunk.subarray(0, end));
+    this.consumed = this.lineBytes + end + 1;
+    this.manifest = parseManifest(Buffer.concat(this.line).toString(), this.bodyBytes);
+    this.line = [];
+    this.openNext();
+    this.write(chunk.subarray(end + 1));
+  }
+
+  private label(i: number): string {
+    return `manifest.parts[${i}] (${this.manifest?.parts[i]?.name ?? ''})`;
   }
 
   private current(): PartEntry | undefined {
     return this.manifest?.parts[this.index];
   }
 
+  /** Opens the next part with bytes to come; parts of none are closed (and checked) on the way. */
   private openNext(): void {
     for (let part = this.current(); part !== undefined; part = this.current()) {
       const file = path.join(this.dir, `part-${this.index}`);
@@ -279,7 +331,9 @@ class PartReader {
     if (this.fd !== undefined) fs.closeSync(this.fd);
     this.fd = undefined;
     if (part !== undefined && this.hash.digest('hex') !== part.sha256) {
-      throw new BackupFileError(`the backup's part ${part.name} is altered: its checksum does not match`);
+      throw new BackupFileError(
+        `${this.label(this.index)}: its ${part.bytes} bytes do not match its sha256: the part is altered`,
+      );
     }
     this.index += 1;
   }
@@ -289,12 +343,20 @@ class PartReader {
     while (rest.length > 0) {
       const part = this.current();
       if (part === undefined || this.fd === undefined) {
-        throw new BackupFileError('the backup holds more than its manifest lists: it is altered');
+        const after =
+          this.index === 0
+            ? 'the manifest (manifest.parts lists none)'
+            : `${this.label(this.index - 1)}, its last part`;
+        throw new BackupFileError(
+          `after ${after}, the body holds ${this.bodyBytes - this.consumed} bytes the manifest does not list: it is altered`,
+        );
       }
+      // part.bytes > this.written, both whole numbers: at least one byte is taken.
       const take = rest.subarray(0, part.bytes - this.written);
       fs.writeSync(this.fd, take);
       this.hash.update(take);
       this.written += take.length;
+      this.consumed += take.length;
       rest = rest.subarray(take.length);
       if (this.written === part.bytes) {
         this.closeCurrent();
@@ -304,9 +366,14 @@ class PartReader {
   }
 
   finish(): { manifest: Manifest; parts: Map<string, string> } {
-    if (this.manifest === undefined) throw new BackupFileError('the backup has no manifest');
-    if (this.current() !== undefined) {
-      throw new BackupFileError('the backup ends before all its parts: it is truncated or altered');
+    if (this.manifest === undefined) {
+      throw new BackupFileError('manifest: the body ends before its end of line: the backup has no manifest');
+    }
+    const part = this.current();
+    if (part !== undefined) {
+      throw new BackupFileError(
+        `${this.label(this.index)}: the body ends ${this.written} bytes into its ${part.bytes}: the backup is truncated or altered`,
+      );
     }
     return { manifest: this.manifest, parts: this.parts };
   }
@@ -316,6 +383,8 @@ class PartReader {
 export async function checkWhole(file: string): Promise<void> {
   const { bodyStart, trailer } = layoutOf(file);
   if ((await digestOf(file, bodyStart + trailer.bodyBytes)) !== trailer.sha256) {
-    throw new BackupFileError(`${file} is altered or damaged: its checksum does not match`);
+    throw new BackupFileError(
+      `${file} is altered or damaged: its checksum does not match the trailer's sha256`,
+    );
   }
 }

@@ -1,18 +1,41 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Db } from '../../db/client.js';
+import { mayAct, PERMISSIONS, type OperatorRole } from '../operators/roles.js';
 import { VERSION } from '../../version.js';
 import { backupBytes, partEntries, type PartSource } from './backup-file.js';
-import { MANIFEST_FORMAT, type Manifest } from './manifest.js';
+import { DATA_DIR_FILES, MANIFEST_FORMAT, type Manifest } from './manifest.js';
 import { takeSnapshot } from './snapshot.js';
 
-/** What a backup holds beside the database, and whether it is sealed. */
+/** What a backup holds beside the database, how it is sealed, and who asks for it. */
 export interface BackupOptions {
   /** DATA_DIR/admin.key too: off unless asked, since whoever holds it runs the admin API. */
   includeAdminKey: boolean;
   /** Encrypts the file with this passphrase. */
   passphrase: string | undefined;
+  /**
+   * False only when the caller asked for a file anyone who holds it can read and alter (its
+   * checksum proves no origin): a backup is encrypted otherwise, and needs a passphrase.
+   */
+  encrypt: boolean;
+  /**
+   * The calling credential's roles (a personal token's and its operator's): the signing keys go in
+   * only for one that may hold them (`keys`), the admin key only for one holding every permission.
+   */
+  roles: readonly OperatorRole[];
 }
+
+/**
+ * The roles of a caller that holds the database itself (DATABASE_URL on the command line, the
+ * server's own scheduled backups): it can read everything a backup holds anyway.
+ */
+export const DATABASE_HOLDER: readonly OperatorRole[] = ['owner'];
+
+/** A backup asked for in a way that cannot be taken: no passphrase and no explicit `encrypt: false`. */
+export class BackupInputError extends Error {}
+
+/** A backup asking for what the calling credential may not carry away. */
+export class BackupNotAllowedError extends Error {}
 
 /** A backup taken: its manifest, and the file's bytes, to be written or streamed once. */
 export interface TakenBackup {
@@ -20,11 +43,24 @@ export interface TakenBackup {
   bytes: AsyncGenerator<Buffer>;
 }
 
-/** The DATA_DIR files a backup carries when they exist: the runtime's signing keys, the admin key. */
-export const DATA_DIR_FILES = ['runtime-keys.json', 'admin.key'] as const;
-
-/** A backup's database part is always named so. */
-export const DATABASE_PART = 'database';
+/** The guards a backup is asked through, before any snapshot is taken. */
+function checkAsked(options: BackupOptions): void {
+  if (options.passphrase !== undefined && !options.encrypt) {
+    throw new BackupInputError(
+      'passphrase: given for a backup asked to be unencrypted; give one or the other',
+    );
+  }
+  if (options.passphrase === undefined && options.encrypt) {
+    throw new BackupInputError(
+      'passphrase: a backup is encrypted unless asked otherwise; give a passphrase, or ask for an unencrypted one explicitly',
+    );
+  }
+  if (options.includeAdminKey && !PERMISSIONS.every((p) => mayAct(options.roles, p))) {
+    throw new BackupNotAllowedError(
+      `includeAdminKey: the admin key holds every permission, and role ${[...new Set(options.roles)].join(' and ')} does not`,
+    );
+  }
+}
 
 export class BackupService {
   /**
@@ -37,7 +73,9 @@ export class BackupService {
   ) {}
 
   private dataDirParts(options: BackupOptions): PartSource[] {
-    const names = DATA_DIR_FILES.filter((name) => name !== 'admin.key' || options.includeAdminKey);
+    const names = DATA_DIR_FILES.filter((name) =>
+      name === 'admin.key' ? options.includeAdminKey : mayAct(options.roles, 'keys'),
+    );
     const parts: PartSource[] = [];
     for (const name of names) {
       const file = path.join(this.settings.dataDir, name);
@@ -51,6 +89,7 @@ export class BackupService {
    * (pg_dump's file) is removed once the bytes have all been read, or the reading stopped.
    */
   async take(options: BackupOptions): Promise<TakenBackup> {
+    checkAsked(options);
     const snapshot = await takeSnapshot(this.db, this.settings.databaseUrl);
     try {
       const sources = [snapshot.part, ...this.dataDirParts(options)];

@@ -7,6 +7,7 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 import type { CipherGCM, DecipherGCM } from 'node:crypto';
+import { base64At, BackupFileError, objectAt, oneOfAt, wholeAt } from './fields.js';
 
 /**
  * A backup's encryption: a key derived from the passphrase with scrypt, the body sealed with
@@ -64,13 +65,39 @@ export async function newSealing(passphrase: string): Promise<{ sealing: Sealing
   };
 }
 
-/** The key for a sealed backup; a passphrase that does not give it is refused as such. */
-export async function openSealing(sealing: Sealing, passphrase: string): Promise<Buffer> {
-  if (sealing.cipher !== 'aes-256-gcm' || sealing.kdf !== 'scrypt' || sealing.N > 2 ** 20) {
-    throw new Error(
-      `the backup is encrypted with ${sealing.cipher}/${sealing.kdf}, which this Keyward does not read`,
-    );
+/**
+ * The most work a backup may ask of scrypt: what this Keyward writes, so a header cannot make
+ * opening a file take minutes (scrypt's time grows with N·r·p, its memory with N·r). A Keyward that
+ * writes a higher cost raises this with it; its backups are refused here as a newer Keyward's anyway.
+ */
+const MAX_WORK = COST.N * COST.r * COST.p;
+
+/** A header's `encryption`, checked field by field before any key is derived from it. */
+export function sealingAt(value: unknown, where: string): Sealing {
+  const s = objectAt(value, where);
+  const cipher = oneOfAt(s.cipher, `${where}.cipher`, ['aes-256-gcm'] as const);
+  const kdf = oneOfAt(s.kdf, `${where}.kdf`, ['scrypt'] as const);
+  const N = wholeAt(s.N, `${where}.N`, 2 ** 20, 2);
+  const r = wholeAt(s.r, `${where}.r`, 64, 1);
+  const p = wholeAt(s.p, `${where}.p`, 16, 1);
+  // scrypt wants N a power of two; a cost beyond the bounds is refused before it is paid.
+  if ((N & (N - 1)) !== 0 || N * r * p > MAX_WORK || 128 * N * r > MAX_MEMORY) {
+    throw new BackupFileError(`${where}: scrypt cost N=${N}, r=${r}, p=${p} is beyond what Keyward writes`);
   }
+  return {
+    cipher,
+    kdf,
+    N,
+    r,
+    p,
+    salt: base64At(s.salt, `${where}.salt`, 16),
+    iv: base64At(s.iv, `${where}.iv`, 12),
+    check: base64At(s.check, `${where}.check`, 32),
+  };
+}
+
+/** The key for a sealed backup (its sealing checked by sealingAt); a wrong passphrase is refused as such. */
+export async function openSealing(sealing: Sealing, passphrase: string): Promise<Buffer> {
   const key = await deriveKey(passphrase, Buffer.from(sealing.salt, 'base64'), sealing);
   const expected = Buffer.from(sealing.check, 'base64');
   const actual = checkOf(key);

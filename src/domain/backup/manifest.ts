@@ -1,4 +1,5 @@
 import type { TableSum } from './backup.repository.js';
+import { BackupFileError, jsonAt, listAt, objectAt, oneOfAt, SHA256_HEX, textAt, wholeAt } from './fields.js';
 
 /** What a backup's database part is, and so how it is restored. */
 export type DatabasePartKind = 'pglite-datadir' | 'pg-dump-custom';
@@ -27,66 +28,97 @@ export interface Manifest {
 
 export const MANIFEST_FORMAT = 1;
 
+/** A backup's database part is always named so. */
+export const DATABASE_PART = 'database';
+
+/** The DATA_DIR files a backup carries when they exist: the runtime's signing keys, the admin key. */
+export const DATA_DIR_FILES = ['runtime-keys.json', 'admin.key'] as const;
+
+/** Every part a backup may hold; a manifest naming any other is not Keyward's. */
+const PART_NAMES = [DATABASE_PART, ...DATA_DIR_FILES] as const;
+
 /** The migration level a list of applied migrations comes to: its last one by name. */
 export function migrationLevel(migrations: readonly string[]): string {
   return [...migrations].sort().at(-1) ?? 'none';
 }
 
+/** A backup Keyward reads but refuses: another format, or a newer Keyward's. */
 export class ManifestError extends Error {}
 
-function isTableSum(value: unknown): value is TableSum {
-  const t = value as Partial<TableSum> | null;
-  return (
-    typeof t === 'object' &&
-    t !== null &&
-    typeof t.table === 'string' &&
-    typeof t.rows === 'number' &&
-    typeof t.checksum === 'string'
-  );
+/**
+ * Bounds far above any real manifest (a few dozen tables, a few hundred migrations), low enough
+ * that a crafted one is refused before it costs anything.
+ */
+const MAX_LIST = 10_000;
+const MAX_NAME = 200;
+
+function tableSumAt(value: unknown, where: string): TableSum {
+  const t = objectAt(value, where);
+  return {
+    table: textAt(t.table, `${where}.table`, MAX_NAME),
+    rows: wholeAt(t.rows, `${where}.rows`, Number.MAX_SAFE_INTEGER),
+    checksum: textAt(t.checksum, `${where}.checksum`, MAX_NAME),
+  };
 }
 
-function isPart(value: unknown): value is PartEntry {
-  const p = value as Partial<PartEntry> | null;
-  return (
-    typeof p === 'object' &&
-    p !== null &&
-    typeof p.name === 'string' &&
-    typeof p.bytes === 'number' &&
-    typeof p.sha256 === 'string'
-  );
+/**
+ * The part entries, each a length no larger than the body that holds it (`bodyBytes`), a sha256,
+ * and a name of Keyward's that no other entry has.
+ */
+function partsAt(value: unknown, bodyBytes: number): PartEntry[] {
+  const parts = listAt(value, 'manifest.parts', PART_NAMES.length, (v, where) => {
+    const p = objectAt(v, where);
+    return {
+      name: oneOfAt(p.name, `${where}.name`, PART_NAMES),
+      bytes: wholeAt(p.bytes, `${where}.bytes`, bodyBytes),
+      sha256: textAt(p.sha256, `${where}.sha256`, 64, SHA256_HEX),
+    };
+  });
+  parts.forEach((part, i) => {
+    const first = parts.findIndex((p) => p.name === part.name);
+    if (first !== i) {
+      throw new BackupFileError(
+        `manifest.parts[${i}].name: ${part.name} is the name of manifest.parts[${first}] already`,
+      );
+    }
+  });
+  return parts;
 }
 
-/** The manifest a backup's first body line holds, checked field by field. */
-export function parseManifest(text: string): Manifest {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ManifestError('the backup has no readable manifest: not a Keyward backup, or damaged');
-  }
-  const m = value as Partial<Manifest> | null;
-  const valid =
-    typeof m === 'object' &&
-    m !== null &&
-    typeof m.format === 'number' &&
-    typeof m.keywardVersion === 'string' &&
-    (m.database === 'embedded' || m.database === 'postgres') &&
-    (m.databaseFormat === 'pglite-datadir' || m.databaseFormat === 'pg-dump-custom') &&
-    Array.isArray(m.migrations) &&
-    m.migrations.every((n) => typeof n === 'string') &&
-    typeof m.createdAt === 'string' &&
-    Array.isArray(m.tables) &&
-    m.tables.every(isTableSum) &&
-    Array.isArray(m.parts) &&
-    m.parts.every(isPart);
-  if (!valid)
-    throw new ManifestError('the backup’s manifest is incomplete: not a Keyward backup, or damaged');
-  if (m.format !== MANIFEST_FORMAT) {
+/**
+ * The manifest a backup's first body line holds, every field checked for its type and bounds;
+ * `bodyBytes` is the body's whole length, which no part can exceed. Fields it does not know are
+ * dropped, never carried along.
+ */
+export function parseManifest(text: string, bodyBytes: number): Manifest {
+  const m = objectAt(jsonAt(text, 'manifest'), 'manifest');
+  // The format first: another format's fields need not be these.
+  const format = wholeAt(m.format, 'manifest.format', Number.MAX_SAFE_INTEGER);
+  if (format !== MANIFEST_FORMAT) {
+    const from = typeof m.keywardVersion === 'string' ? m.keywardVersion.slice(0, 40) : 'unknown';
     throw new ManifestError(
-      `the backup's manifest is format ${m.format}, from Keyward ${m.keywardVersion}; this Keyward reads format ${MANIFEST_FORMAT}`,
+      `the backup's manifest is format ${format}, from Keyward ${from}; this Keyward reads format ${MANIFEST_FORMAT}`,
     );
   }
-  return m as Manifest;
+  const database = oneOfAt(m.database, 'manifest.database', ['embedded', 'postgres'] as const);
+  const databaseFormat = oneOfAt(m.databaseFormat, 'manifest.databaseFormat', [
+    database === 'embedded' ? 'pglite-datadir' : 'pg-dump-custom',
+  ] as const);
+  const createdAt = textAt(m.createdAt, 'manifest.createdAt', 40);
+  if (Number.isNaN(Date.parse(createdAt)))
+    throw new BackupFileError(`manifest.createdAt: ${createdAt} is no time`);
+  return {
+    format: MANIFEST_FORMAT,
+    keywardVersion: textAt(m.keywardVersion, 'manifest.keywardVersion', 40, /^[0-9A-Za-z.+-]+$/),
+    database,
+    databaseFormat,
+    migrations: listAt(m.migrations, 'manifest.migrations', MAX_LIST, (v, where) =>
+      textAt(v, where, MAX_NAME),
+    ),
+    createdAt,
+    tables: listAt(m.tables, 'manifest.tables', MAX_LIST, tableSumAt),
+    parts: partsAt(m.parts, bodyBytes),
+  };
 }
 
 /** `1.10.0` > `1.9.3`: versions compared number by number (a pre-release suffix is ignored). */

@@ -8,8 +8,7 @@ import { MIGRATIONS } from '../../db/migrate.js';
 import { VERSION } from '../../version.js';
 import { BackupRepository } from './backup.repository.js';
 import { openBackup, type OpenedBackup } from './backup-file.js';
-import { DATABASE_PART, DATA_DIR_FILES } from './backup.service.js';
-import { checkRestorable, differences, type Manifest } from './manifest.js';
+import { checkRestorable, DATABASE_PART, DATA_DIR_FILES, differences, type Manifest } from './manifest.js';
 import { pgRestore } from './pg-tools.js';
 import { sumsNow } from './snapshot.js';
 

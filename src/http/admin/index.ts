@@ -1,6 +1,7 @@
 import type { FastifyError } from 'fastify';
 import { DatabaseBusyError } from '../../db/busy.js';
 import { AppInputError, AppNotFoundError, AppProtectedError } from '../../domain/apps/apps.service.js';
+import { BackupInputError, BackupNotAllowedError } from '../../domain/backup/backup.service.js';
 import { PgToolError } from '../../domain/backup/pg-tools.js';
 import {
   OperatorConflictError,
@@ -51,6 +52,8 @@ function statusOf(error: Error): number | undefined {
   if (error instanceof WebhookAdminInputError) return 400;
   if (error instanceof OperatorInputError) return 400;
   if (error instanceof UsageInputError) return 400;
+  if (error instanceof BackupInputError) return 400;
+  if (error instanceof BackupNotAllowedError) return 403;
   if (error instanceof OperatorNotFoundError) return 404;
   if (error instanceof OperatorConflictError) return 409;
   if (error instanceof AppNotFoundError || error instanceof AdminNotFoundError) return 404;
