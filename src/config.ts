@@ -53,8 +53,11 @@ export interface Config {
    * rather than one total, for an operator who keeps /metrics to himself.
    */
   metricsProductLabels: boolean;
-  /** /oauth2/token requests per minute per client_id and per remote address. */
-  tokenRate: { perClient: number; perAddress: number };
+  /**
+   * Before authentication, per minute: /oauth2/token requests (and console sign-ins) from one
+   * remote address, and the failed ones of one client from one address.
+   */
+  tokenRate: { perAddress: number; failuresPerClientAddress: number };
   /** Bounds on connections, so slow or idle clients cannot hold them all. */
   connections: {
     requestTimeoutMs: number;
@@ -169,6 +172,24 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
 }
 
 /**
+ * TOKEN_RATE_PER_CLIENT counted a client's requests from every address together, so one address
+ * could use them all up; its replacement counts failures per client and address. Refused rather
+ * than ignored, so that a limit someone set is not silently dropped.
+ */
+function tokenRateFrom(env: NodeJS.ProcessEnv): Config['tokenRate'] {
+  if (env.TOKEN_RATE_PER_CLIENT !== undefined && env.TOKEN_RATE_PER_CLIENT !== '') {
+    throw new Error(
+      'TOKEN_RATE_PER_CLIENT is no longer read: a client is limited per address, on its failed ' +
+        'requests (TOKEN_FAILS_PER_CLIENT_IP); unset it',
+    );
+  }
+  return {
+    perAddress: intFrom(env, 'TOKEN_RATE_PER_IP', 600, 1),
+    failuresPerClientAddress: intFrom(env, 'TOKEN_FAILS_PER_CLIENT_IP', 60, 1),
+  };
+}
+
+/**
  * TRUST_PROXY: unset, the caller's address is the connection's peer and X-Forwarded-For is
  * ignored (a client could write anything there); a whole number, that many proxies in front;
  * else the comma-separated addresses or CIDR ranges of the proxies whose header is believed.
@@ -265,6 +286,15 @@ export function loadConfig(
     port,
     host,
     databaseUrl,
+    database: {
+      poolSize: intFrom(env, 'DATABASE_POOL_SIZE', POSTGRES_DEFAULTS.poolSize, 1),
+      poolWaitMs: intFrom(env, 'DATABASE_POOL_WAIT_MS', POSTGRES_DEFAULTS.poolWaitMs, 1),
+      // A fifth of it is how often the watchdog looks: below a second it would ask too often.
+      silenceMs: intFrom(env, 'DATABASE_SILENCE_MS', POSTGRES_DEFAULTS.silenceMs, 1000),
+    },
+    // Generous: a loaded two-core machine running the test suite never reaches it, nor does the
+    // embedded database's longest statement; an instance of its own can take less (docs/operations.md).
+    eventLoopDelayLimitMs: intFrom(env, 'EVENT_LOOP_DELAY_LIMIT_MS', 2000, 0),
     dataDir: path.resolve(env.DATA_DIR ?? './data'),
     redisUrl: env.REDIS_URL === '' ? undefined : env.REDIS_URL,
     region,
@@ -280,10 +310,7 @@ export function loadConfig(
     metricsProductLabels: env.METRICS_PRODUCT_LABELS === '1',
     runtimeSigningKey: runtimeSigningKeyFrom(env.RUNTIME_SIGNING_KEY),
     cookieSecure: env.COOKIE_SECURE === '1',
-    tokenRate: {
-      perClient: intFrom(env, 'TOKEN_RATE_PER_CLIENT', 300, 1),
-      perAddress: intFrom(env, 'TOKEN_RATE_PER_IP', 600, 1),
-    },
+    tokenRate: tokenRateFrom(env),
     connections: {
       requestTimeoutMs,
       headersTimeoutMs,
@@ -297,15 +324,6 @@ export function loadConfig(
       leaseRetentionDays: intFrom(env, 'USAGE_LEASE_RETENTION_DAYS', 90, 2),
       rollupRetentionDays: intFrom(env, 'USAGE_RETENTION_DAYS', 730, 1),
     },
-    database: {
-      poolSize: intFrom(env, 'DATABASE_POOL_SIZE', POSTGRES_DEFAULTS.poolSize, 1),
-      poolWaitMs: intFrom(env, 'DATABASE_POOL_WAIT_MS', POSTGRES_DEFAULTS.poolWaitMs, 1),
-      // A fifth of it is how often the watchdog looks: below a second it would ask too often.
-      silenceMs: intFrom(env, 'DATABASE_SILENCE_MS', POSTGRES_DEFAULTS.silenceMs, 1000),
-    },
-    // Generous: a loaded two-core machine running the test suite never reaches it, nor does the
-    // embedded database's longest statement; an instance of its own can take less (docs/operations.md).
-    eventLoopDelayLimitMs: intFrom(env, 'EVENT_LOOP_DELAY_LIMIT_MS', 2000, 0),
     webhooks: {
       allowHttp: env.WEBHOOK_ALLOW_HTTP === '1',
       allowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',

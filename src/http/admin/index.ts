@@ -17,8 +17,8 @@ import { UsageInputError } from '../../domain/usage/usage-range.js';
 import { KeywardError } from '../../errors/keyward-error.js';
 import type { App } from '../app-type.js';
 import { bodyErrorMessage } from '../error-handler.js';
-import { formatValidationError } from '../validation.js';
 import { overloadAnswer } from '../overload.js';
+import { formatValidationError } from '../validation.js';
 import { activationAdminRoutes } from './activate-offline-machine.js';
 import { appActionRoutes } from './app-actions.js';
 import { auditRoute } from './audit.js';
@@ -79,11 +79,11 @@ export function adminApi() {
       if (error.validation) {
         return reply.code(400).send({ error: formatValidationError(error.validation, 'body') });
       }
+      if (error instanceof DatabaseBusyError)
+        return reply.send(overloadAnswer(request, reply, error.message));
       const status = statusOf(error);
       if (status !== undefined) return reply.code(status).send({ error: error.message });
       // This handler stands in for the root one on these routes: a body Fastify could not read is
-      if (error instanceof DatabaseBusyError)
-        return reply.send(overloadAnswer(request, reply, error.message));
       // the caller's mistake here too, not a fault of ours.
       const body = bodyErrorMessage(error, app.config.limits.bodyBytes);
       if (body !== undefined) return reply.code(400).send({ error: body });
