@@ -5,9 +5,14 @@ import { loadConfig } from '../../src/config.js';
 // overload"): their defaults, and values refused before the server listens.
 describe('connection and overload settings', () => {
   it('defaults to a pool of 10 waited on 5 s, a silence bound of 5 s, and an event-loop budget of 2 s', () => {
-    const config = loadConfig({});
+    const config = loadConfig({ DATABASE_URL: 'postgres://127.0.0.1/x' });
     expect(config.database).toEqual({ poolSize: 10, poolWaitMs: 5000, silenceMs: 5000 });
     expect(config.eventLoopDelayLimitMs).toBe(2000);
+  });
+
+  it('leaves the event-loop check off on the embedded database unless it is set', () => {
+    expect(loadConfig({}).eventLoopDelayLimitMs).toBe(0);
+    expect(loadConfig({ EVENT_LOOP_DELAY_LIMIT_MS: '1500' }).eventLoopDelayLimitMs).toBe(1500);
   });
 
   it('reads each from its variable, 0 turning the event-loop check off', () => {
