@@ -317,6 +317,18 @@ export interface ConsoleSessionsTable {
 
 export type SignInMethod = 'key' | 'password' | 'sso';
 
+/** One seat a product instance's pool may hand out, and the lease holding it (migration 0181). */
+export interface RuntimeSeatSlotsTable {
+  product_id: number;
+  pool: 'own' | 'lent';
+  slot: number;
+  /** When the slot may be free: a hint, confirmed against its lease before it is taken. */
+  held_until: ColumnType<Date, Date | string | undefined, Date | string>;
+  lease_id: string | null;
+  holder_key: string | null;
+  fingerprint: string | null;
+}
+
 /** One running copy of a licensed product on one machine (migration 0140). */
 export interface RuntimeLeasesTable {
   id: string;
@@ -523,6 +535,7 @@ export interface Database {
   lent_products: LentProductsTable;
   console_sessions: ConsoleSessionsTable;
   runtime_leases: RuntimeLeasesTable;
+  runtime_seat_slots: RuntimeSeatSlotsTable;
   runtime_usage: RuntimeUsageTable;
   runtime_activations: RuntimeActivationsTable;
   operators: OperatorsTable;

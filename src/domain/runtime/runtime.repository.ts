@@ -279,9 +279,17 @@ export class RuntimeRepository {
     return { lockAssetId, candidates: result.rows.map(toCandidate) };
   }
 
-  /** Holds the product instance's row: every check-out of it waits here, on every instance. */
-  async lockProduct(productId: number): Promise<void> {
-    await sql`select id from product_instances where id = ${productId} for update`.execute(this.db);
+  /**
+   * Holds the turn of one machine (holder and fingerprint) on one product instance until the
+   * transaction ends: a transaction-level advisory lock, so no row is held and check-outs of other
+   * machines never wait on it. Two machines hashing alike only take turns needlessly.
+   */
+  async machineTurn(productId: number, holderKey: string, fingerprint: string): Promise<void> {
+    // The two-key form: a key space of its own, apart from the single-key locks of jobs.
+    const machine = `${holderKey}\n${fingerprint}`;
+    await sql`select pg_advisory_xact_lock((${productId}::bigint % 2147483647)::int4, hashtext(${machine}))`.execute(
+      this.db,
+    );
   }
 
   /**
@@ -289,13 +297,19 @@ export class RuntimeRepository {
    * charging each its use up to its expiry; an ended lease's use moves into runtime_usage. Answers
    * how many ended.
    */
-  async endExpired(now: Date, productId: number | null, limit = 1000): Promise<number> {
+  async endExpired(
+    now: Date,
+    productId: number | null,
+    limit = 1000,
+    leaseId: string | null = null,
+  ): Promise<number> {
     const result = await sql<{ ended: number }>`
       with due as (
         select id, ${sinceLastBeat(now)} as delta
           from runtime_leases
          where ended_at is null and expires_at <= ${now}
            and (${productId}::bigint is null or product_id = ${productId})
+           and (${leaseId}::text is null or id = ${leaseId})
          order by expires_at
          limit ${limit}
            for update skip locked
@@ -372,8 +386,12 @@ export class RuntimeRepository {
     return { usedMs: Number(row?.used_ms ?? 0), consumed: Number(row?.consumed ?? 0) };
   }
 
-  async insertLease(lease: NewLease): Promise<void> {
-    await this.db
+  /**
+   * Inserts a live lease; false when the machine has one of the product already (a check-out of
+   * the same machine racing this one got there first).
+   */
+  async insertLease(lease: NewLease): Promise<boolean> {
+    const row = await this.db
       .insertInto('runtime_leases')
       .values({
         id: lease.id,
@@ -392,7 +410,12 @@ export class RuntimeRepository {
         heartbeat_at: lease.now,
         expires_at: lease.expiresAt,
       })
-      .execute();
+      .onConflict((oc) =>
+        oc.columns(['product_id', 'holder_key', 'fingerprint']).where('ended_at', 'is', null).doNothing(),
+      )
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /**
@@ -493,6 +516,11 @@ export class RuntimeRepository {
       ), charged as (
         insert into runtime_usage (product_id, used_ms) select product_id, used_ms from ended
         on conflict (product_id) do update set used_ms = runtime_usage.used_ms + excluded.used_ms
+        returning 1
+      ), released as (
+        -- Its seat slot is free at once, or held as long as the lease's seat is (migration 0181).
+        update runtime_seat_slots set held_until = coalesce(${seatHeldUntil}::timestamptz, '-infinity')
+         where lease_id in (select id from ended)
         returning 1
       )
       select used_ms from ended

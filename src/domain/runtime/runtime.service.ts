@@ -22,6 +22,7 @@ import {
   type OfflineLeaseClaims,
 } from './lease-claims.js';
 import { HeartbeatBatcher } from './heartbeat-batcher.js';
+import { SeatSlotsRepository } from './seat-slots.repository.js';
 import type { Beat } from './heartbeat.repository.js';
 import {
   RuntimeRepository,
@@ -105,6 +106,12 @@ export interface RuntimeOptions {
   now?: () => number;
 }
 
+/** A check-out found the machine's lease taken by its own racing check-out: tried again. */
+class MachineRaced extends Error {}
+
+/** A license whose use no limit counts against: its use is not read at check-out. */
+const NO_USAGE = { usedMs: 0, consumed: 0 } as const;
+
 function holderKey(holder: Holder, lockAssetId: string | null): string {
   return holder.kind === 'member' ? `m:${holder.member.memberId}` : `l:${lockAssetId ?? ''}`;
 }
@@ -125,8 +132,9 @@ function leaseError(code: typeof RuntimeCode.leaseNotFound | typeof RuntimeCode.
 
 /**
  * The license runtime: check-out, heartbeat, check-in and consumption of what orders granted.
- * Seats are counted in the database under the product instance's row lock, so they hold across
- * any number of server instances; nothing about a lease lives in this process.
+ * A seat is a slot row claimed with SKIP LOCKED (SeatSlotsRepository), so seats hold across any
+ * number of server instances without check-outs of one license taking turns; nothing about a
+ * lease lives in this process.
  */
 export class RuntimeService {
   private readonly now: () => number;
@@ -179,11 +187,9 @@ export class RuntimeService {
         if (early.rank > best.rank) best = early;
         continue;
       }
-      // One transaction per candidate: a refusal rolls it back, and no two product rows are
-      // ever held at once, so concurrent check-outs cannot deadlock on each other.
-      const outcome = await this.db
-        .transaction()
-        .execute((trx) => this.take(trx, input, candidate, lockAssetId, nowMs, offlineDays));
+      // One transaction per candidate: a refusal rolls it back (the seat slot it may have taken
+      // with it), and no check-out holds two licenses' slots at once.
+      const outcome = await this.takeOnce(input, candidate, lockAssetId, nowMs, offlineDays);
       if ('refusal' in outcome) {
         if (outcome.refusal.rank > best.rank) best = outcome.refusal;
         continue;
@@ -196,6 +202,26 @@ export class RuntimeService {
     throw refusalError(best);
   }
 
+  /** One candidate's transaction, tried again once when the same machine's check-out raced it. */
+  private async takeOnce(
+    input: CheckOutInput,
+    candidate: Candidate,
+    lockAssetId: string | null,
+    nowMs: number,
+    offlineDays: number,
+  ): Promise<{ answer: Granted } | { refusal: Refusal }> {
+    const run = () =>
+      this.db
+        .transaction()
+        .execute((trx) => this.take(trx, input, candidate, lockAssetId, nowMs, offlineDays));
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof MachineRaced)) throw error;
+      return run();
+    }
+  }
+
   private async take(
     trx: Db,
     input: CheckOutInput,
@@ -206,11 +232,18 @@ export class RuntimeService {
   ): Promise<{ answer: Granted } | { refusal: Refusal }> {
     const repository = new RuntimeRepository(trx);
     const now = new Date(nowMs);
-    await repository.lockProduct(candidate.productId);
-    await repository.endExpired(now, candidate.productId);
     const key = holderKey(input.holder, lockAssetId);
     const offline = offlineDays > 0;
-    const usage = await repository.usage(candidate.productId);
+    // Check-outs of one machine take turns (of other machines, never): the second finds the
+    // lease the first made, and resumes it rather than taking a second seat.
+    await repository.machineTurn(candidate.productId, key, input.fingerprint);
+    // A time-limited license counts what expired leases ran up to their expiry: ended first.
+    if (candidate.limitTimeDuration !== null) await repository.endExpired(now, candidate.productId);
+    // Use is summed over the license's live leases: read only when a limit is counted against it.
+    const usage =
+      candidate.limitTimeDuration !== null || candidate.limitAmount !== null
+        ? await repository.usage(candidate.productId)
+        : NO_USAGE;
     const expiry = offline
       ? offlineExpiry(candidate, nowMs, offlineDays, usage.usedMs)
       : { expiresAt: nowMs + this.settings.leaseSeconds * 1000, bound: null };
@@ -218,7 +251,7 @@ export class RuntimeService {
     const existing = await repository.liveLease(candidate.productId, key, input.fingerprint);
     if (existing !== undefined) {
       const state = await repository.leaseForUpdate(existing, input.app.appId);
-      if (state !== undefined) {
+      if (state !== undefined && state.endedAt === null && state.expiresAt > now) {
         // The row keeps the latest expiry any answer gave (a signature handed out before stays
         // valid until its own), while a new signature gets no more than this check-out allows.
         const keepUntil = new Date(Math.max(state.expiresAt.getTime(), expiresAt.getTime()));
@@ -226,18 +259,23 @@ export class RuntimeService {
         const answered = offline ? expiresAt : keepUntil;
         return { answer: this.answer(candidate, existing, 'resumed', answered, expiry.bound) };
       }
+      // Its heartbeats stopped: it ends here (charged to its expiry), and the machine takes a seat anew.
+      if (state?.endedAt === null) await repository.endExpired(now, candidate.productId, 1, existing);
     }
-    const seats =
-      seatLimit(candidate) === null
-        ? 0
-        : await repository.seatsInUse(candidate.productId, candidate.pool, now, {
-            holderKey: key,
-            fingerprint: input.fingerprint,
-          });
-    const refusal = judgeLimits(candidate, usage, seats);
+    const refusal = judgeLimits(candidate, usage, 0);
     if (refusal !== undefined) return { refusal };
     const leaseId = randomUUID();
-    await repository.insertLease({
+    const seats = seatLimit(candidate);
+    if (seats !== null) {
+      const slot = await new SeatSlotsRepository(trx).claim(
+        { productId: candidate.productId, pool: candidate.pool, limit: seats },
+        { leaseId, holderKey: key, fingerprint: input.fingerprint, heldUntil: expiresAt },
+        now,
+      );
+      // No free slot: every seat is held, which is what the refusal says.
+      if (slot === undefined) return { refusal: judgeLimits(candidate, usage, seats) ?? NOT_ENTITLED };
+    }
+    const inserted = await repository.insertLease({
       id: leaseId,
       appId: input.app.appId,
       productId: candidate.productId,
@@ -254,6 +292,9 @@ export class RuntimeService {
       now,
       expiresAt,
     });
+    // The same machine's check-out racing this one took the lease: this one rolls back (its
+    // slot with it) and is tried again, to resume that lease.
+    if (!inserted) throw new MachineRaced();
     return { answer: this.answer(candidate, leaseId, 'granted', expiresAt, expiry.bound) };
   }
 

@@ -1,0 +1,230 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/client.js';
+
+/** A product instance's pool: where a check-out takes a seat. */
+export interface SeatPool {
+  productId: number;
+  pool: 'own' | 'lent';
+  /** Seats the pool may hand out now: slots numbered from it up are not taken. */
+  limit: number;
+}
+
+/** The lease taking a slot, and how long the slot is surely held (its expiry). */
+export interface SlotHolder {
+  leaseId: string;
+  holderKey: string;
+  fingerprint: string;
+  heldUntil: Date;
+}
+
+/** A slot whose hint has passed, and the lease that last held it. */
+interface StaleSlot {
+  slot: number;
+  leaseId: string | null;
+}
+
+/** What a lease says of its seat. */
+interface LeaseHold {
+  ended_at: Date | null;
+  expires_at: Date;
+  seat_held_until: Date | null;
+}
+
+/** Until when a lease holds its seat: its expiry while live, its seat hold once ended. */
+function heldUntilOf(lease: LeaseHold | undefined): Date {
+  if (lease === undefined) return new Date(-8.64e15);
+  return lease.ended_at === null ? lease.expires_at : (lease.seat_held_until ?? new Date(-8.64e15));
+}
+
+/** How many slots one look takes: those held by leases still live move their hint on. */
+const LOOK = 16;
+/** Looks per claim before the pool is judged full: every look moves live leases' hints on. */
+const LOOKS = 4;
+
+/**
+ * Seat slots (migration 0181): one row per seat of a product instance's pool. A check-out claims a
+ * row with FOR UPDATE SKIP LOCKED, so check-outs of one license never queue on one lock, and no
+ * statement here reads more than a handful of rows, whatever number of seats are held.
+ */
+export class SeatSlotsRepository {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Takes a seat of `pool` for `holder`: the machine's own slot when it still has one (a seat its
+   * offline lease holds is the one it takes again), else a free one, making slots up to the limit
+   * when there are too few. Answers the slot, or undefined when every seat is held.
+   */
+  async claim(pool: SeatPool, holder: SlotHolder, now: Date): Promise<number | undefined> {
+    if (pool.limit <= 0) return undefined;
+    const own = await this.ownSlot(pool, holder);
+    if (own !== undefined) return this.take(pool, own, holder);
+    for (let look = 0; look < LOOKS; look += 1) {
+      const found = await this.freeSlot(pool, now);
+      if (found === 'none') break;
+      if (found !== 'again') return this.take(pool, found, holder);
+    }
+    if (await this.makeSlots(pool)) {
+      const found = await this.freeSlot(pool, now);
+      if (typeof found === 'number') return this.take(pool, found, holder);
+    }
+    return undefined;
+  }
+
+  private async ownSlot(pool: SeatPool, holder: SlotHolder): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('runtime_seat_slots')
+      .select('slot')
+      .where('product_id', '=', pool.productId)
+      .where('pool', '=', pool.pool)
+      .where('holder_key', '=', holder.holderKey)
+      .where('fingerprint', '=', holder.fingerprint)
+      .where('slot', '<', pool.limit)
+      .limit(1)
+      .forUpdate()
+      .skipLocked()
+      .executeTakeFirst();
+    return row?.slot;
+  }
+
+  /**
+   * One look at the slots whose hint has passed: a free one's number, locked for this
+   * transaction; 'again' when those looked at were held by leases still live (their hints moved
+   * on, so the next look sees others) or taken meanwhile; 'none' when no slot's hint has passed.
+   * The look reads without locking, and only the slot taken is locked, so check-outs running
+   * beside this one are never kept off a free slot they could take.
+   */
+  private async freeSlot(pool: SeatPool, now: Date): Promise<number | 'again' | 'none'> {
+    const stale: StaleSlot[] = await this.slotsOf(pool)
+      .select(['slot', 'lease_id as leaseId'])
+      .where('held_until', '<=', now)
+      .orderBy('held_until')
+      .limit(LOOK)
+      .execute();
+    if (stale.length === 0) return 'none';
+    const leases = await this.leasesOf(stale.flatMap((s) => (s.leaseId === null ? [] : [s.leaseId])));
+    const moved: Array<{ slot: number; heldUntil: Date }> = [];
+    for (const s of stale) {
+      const heldUntil = s.leaseId === null ? undefined : heldUntilOf(leases.get(s.leaseId));
+      if (heldUntil !== undefined && heldUntil > now) moved.push({ slot: s.slot, heldUntil });
+    }
+    // Slots of live leases: taken by no one, so holding their rows to the end keeps no one off.
+    if (moved.length > 0) await this.moveHints(pool, moved, now);
+    const movedSlots = new Set(moved.map((m) => m.slot));
+    for (const s of stale) {
+      if (movedSlots.has(s.slot)) continue;
+      if (await this.takeable(pool, s.slot, now)) return s.slot;
+    }
+    return 'again';
+  }
+
+  /**
+   * Locks one slot whose hint has passed, if no other call holds it, and confirms it free: its
+   * lease, looked at under the lease's row lock (SKIP LOCKED: a lease being heartbeated, resumed
+   * or checked in right now is left alone, and no call here waits on one, so none deadlocks), is
+   * no longer live. A slot whose lease turns out live has its hint moved on.
+   */
+  private async takeable(pool: SeatPool, slot: number, now: Date): Promise<boolean> {
+    const row = await this.slotsOf(pool)
+      .select('lease_id')
+      .where('slot', '=', slot)
+      .where('held_until', '<=', now)
+      .forUpdate()
+      .skipLocked()
+      .executeTakeFirst();
+    if (row === undefined) return false;
+    if (row.lease_id === null) return true;
+    const lease = await this.db
+      .selectFrom('runtime_leases')
+      .select(['ended_at', 'expires_at', 'seat_held_until'])
+      .where('id', '=', row.lease_id)
+      .forUpdate()
+      .skipLocked()
+      .executeTakeFirst();
+    if (lease === undefined) {
+      // Locked by another call: left alone. Gone: pruned long after its seat was free.
+      return (await this.leasesOf([row.lease_id])).size === 0;
+    }
+    const heldUntil = heldUntilOf(lease);
+    if (heldUntil <= now) return true;
+    await this.moveHints(pool, [{ slot, heldUntil }], now);
+    return false;
+  }
+
+  private slotsOf(pool: SeatPool) {
+    return this.db
+      .selectFrom('runtime_seat_slots')
+      .where('product_id', '=', pool.productId)
+      .where('pool', '=', pool.pool)
+      .where('slot', '<', pool.limit);
+  }
+
+  /** The seat-holding state of these leases, read without a lock. */
+  private async leasesOf(ids: string[]): Promise<Map<string, LeaseHold>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom('runtime_leases')
+      .select(['id', 'ended_at', 'expires_at', 'seat_held_until'])
+      .where('id', 'in', ids)
+      .execute();
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /**
+   * Moves the hints of slots whose leases are still live to those leases' expiries. Only rows not
+   * held by another call, and whose hint has still passed, are moved: never waits.
+   */
+  private async moveHints(
+    pool: SeatPool,
+    moved: Array<{ slot: number; heldUntil: Date }>,
+    now: Date,
+  ): Promise<void> {
+    await sql`
+      update runtime_seat_slots s set held_until = m.held_until
+        from unnest(${moved.map((m) => m.slot)}::int[], ${moved.map((m) => m.heldUntil.toISOString())}::timestamptz[])
+             as m (slot, held_until)
+       where s.product_id = ${pool.productId} and s.pool = ${pool.pool} and s.slot = m.slot
+         and (s.product_id, s.pool, s.slot) in (
+               select product_id, pool, slot from runtime_seat_slots
+                where product_id = ${pool.productId} and pool = ${pool.pool}
+                  and slot = any(${moved.map((m) => m.slot)}::int[]) and held_until <= ${now}
+                  for update skip locked)
+    `.execute(this.db);
+  }
+
+  private async take(pool: SeatPool, slot: number, holder: SlotHolder): Promise<number> {
+    await this.db
+      .updateTable('runtime_seat_slots')
+      .set({
+        lease_id: holder.leaseId,
+        holder_key: holder.holderKey,
+        fingerprint: holder.fingerprint,
+        held_until: holder.heldUntil,
+      })
+      .where('product_id', '=', pool.productId)
+      .where('pool', '=', pool.pool)
+      .where('slot', '=', slot)
+      .execute();
+    return slot;
+  }
+
+  /**
+   * Makes the pool's missing slots, up to its limit: whether any were made. The last slot is found
+   * through the primary key, so this costs the same whatever number exist.
+   */
+  private async makeSlots(pool: SeatPool): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('runtime_seat_slots')
+      .select((eb) => eb.fn.max<number>('slot').as('last'))
+      .where('product_id', '=', pool.productId)
+      .where('pool', '=', pool.pool)
+      .executeTakeFirst();
+    const made = row?.last === null || row?.last === undefined ? 0 : Number(row.last) + 1;
+    if (made >= pool.limit) return false;
+    await sql`
+      insert into runtime_seat_slots (product_id, pool, slot)
+      select ${pool.productId}, ${pool.pool}, g from generate_series(${made}::int, ${pool.limit - 1}::int) g
+      on conflict do nothing
+    `.execute(this.db);
+    return true;
+  }
+}
