@@ -46,7 +46,7 @@ const MAX_HELD = 6;
 const RUNS = 6;
 const COMMANDS = 40;
 /** How long the property may start runs for (shrinking included). */
-const BUDGET_MS = 45_000;
+const BUDGET_MS = 35_000;
 const SIGN_IN = '/console/operator/sign-in';
 const PASSWORD_PAGE = '/console/operator/account/password';
 
