@@ -85,7 +85,8 @@ describe('GET /admin/usage', () => {
     expect(report.bucket).toBe('day');
     expect(report.series).toHaveLength(30);
     expect(report.deniedByCode).toEqual({ '90005': 2 });
-    const other = (await admin(`/usage?product=no-such-product`)).json() as Report;
+    // A name no file checks out: refusals of another file's made-up product share the database.
+    const other = (await admin(`/usage?product=no-such-product-${world.app.appKey}`)).json() as Report;
     expect(other.series.every((p) => p.peakSeats === 0 && p.denied === 0)).toBe(true);
   });
 
