@@ -107,6 +107,25 @@ describe('a token never makes a wider one', () => {
     expect((await asBearer(grand.token, 'GET', '/operators/me')).statusCode).toBe(401);
   });
 
+  it('revokes, with a disabled operator, the tokens theirs made for others', async () => {
+    const a = await addOperator(h, 'owner');
+    const b = await addOperator(h, 'support');
+    const ta = await tokenFor(a.id, 'owner');
+    const made = await asBearer(ta.token, 'POST', `/operators/${b.id}/tokens`, {
+      name: 'for b',
+      role: 'support',
+    });
+    expect(made.statusCode, made.body).toBe(200);
+    const tb = made.json<Made>();
+    const off = await asKey('POST', `/operators/${a.id}/disable`);
+    expect(off.json<{ tokensRevoked: number }>().tokensRevoked).toBe(2);
+    expect((await asBearer(tb.token, 'GET', '/operators/me')).statusCode).toBe(401);
+    const listed = (await asKey('GET', `/operators/${b.id}/tokens`)).json<
+      Array<{ id: string; revokedAt: number | null }>
+    >();
+    expect(listed.find((t) => t.id === tb.view.id)?.revokedAt).not.toBeNull();
+  });
+
   it('ends a token made from a token whose revocation raced it (the lineage is checked, not only cascaded)', async () => {
     const owner = await addOperator(h, 'owner');
     const parent = await tokenFor(owner.id, 'admin');

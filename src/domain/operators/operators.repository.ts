@@ -261,15 +261,23 @@ export class OperatorsRepository {
     return rows.some((r) => r.id === id);
   }
 
-  /** Revokes every live token of an operator (disabled, password reset): how many. */
+  /**
+   * Revokes every live token of an operator (disabled), and every token made from one of them,
+   * whoever it is for: how many.
+   */
   async revokeTokensOf(operatorId: string): Promise<number> {
-    const result = await this.db
-      .updateTable('operator_tokens')
-      .set({ revoked_at: sql`now()` })
-      .where('operator_id', '=', operatorId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+    const result = await sql<{ n: number }>`
+      with theirs as (
+        select array_agg(id) as ids from operator_tokens where operator_id = ${operatorId}
+      ), revoked as (
+        update operator_tokens set revoked_at = now()
+         where revoked_at is null
+           and (operator_id = ${operatorId} or lineage && (select coalesce(ids, '{}') from theirs))
+        returning 1
+      )
+      select count(*)::int as n from revoked
+    `.execute(this.db);
+    return result.rows[0]?.n ?? 0;
   }
 
   async holderOf(tokenHash: string): Promise<TokenHolder | undefined> {
