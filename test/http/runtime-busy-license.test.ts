@@ -87,7 +87,9 @@ describe('a storm of check-outs on one license', () => {
     expect(live).toHaveLength(seats);
     expect(beats.length).toBeGreaterThan(0);
     expect(beats.filter((b) => b.status !== 200 || b.code !== 0)).toEqual([]);
-  });
+    // 600 check-outs on the embedded database take their turns on one connection: on a loaded
+    // two-core machine that is more than the suite's default 30 s.
+  }, 180_000);
 });
 
 describe('seat slots and the leases holding them', () => {
