@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 
 export const ORDER = '/order/api/order/v1';
 export const ME = '/me/api/v1';
+export const RUNTIME = '/runtime/v1';
 
 export const freshNonce = (): string => randomBytes(12).toString('base64url');
 export const freshId = (prefix: string): string => `${prefix}${randomBytes(6).toString('hex')}`;
@@ -82,12 +83,19 @@ export async function adminCall<T>(
   return JSON.parse(text) as T;
 }
 
-/** A new application with both scopes on a channel of its own, as `keyward app create` makes it. */
-export async function createApp(base: string, adminKey: string): Promise<LiveApp> {
+/**
+ * A new application on a channel of its own, as `keyward app create` makes it: both services'
+ * scopes unless `scopes` names others (the soak adds auth_runtime).
+ */
+export async function createApp(
+  base: string,
+  adminKey: string,
+  scopes: readonly string[] = ['auth_order', 'auth_me'],
+): Promise<LiveApp> {
   const channel = freshId('CH');
   const app = await adminCall<{ appKey: string; appSecret: string }>(base, adminKey, 'POST', '/apps', {
     name: 'reliability',
-    scopes: ['auth_order', 'auth_me'],
+    scopes,
     channels: [channel],
   });
   return { appKey: app.appKey, appSecret: app.appSecret, channel };
@@ -205,7 +213,8 @@ export async function addMembers(
   return data.succeeded.map((m) => ({ globalId: m.globalId, account: m.userName, password }));
 }
 
-export function product(name = 'Designer'): Record<string, unknown> {
+/** A product line of an order; `overrides` replaces or adds fields (limits such as limitAmount). */
+export function product(name = 'Designer', overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     crmProductId: freshId('P'),
     productUri: 'gms-1001',
@@ -215,13 +224,23 @@ export function product(name = 'Designer'): Record<string, unknown> {
     limitStartDate: 1_700_000_000_000,
     limitEndDate: 1_800_000_000_000,
     limitConcurrent: 5,
+    ...overrides,
   };
 }
 
-/** A batch of `orders` new purchases for one channel customer, each of `assets` locks with a product. */
+/**
+ * A batch of `orders` new purchases for one channel customer, each of `assets` locks carrying
+ * `products()` (by default a Designer and a Viewer).
+ */
 export function purchaseBatch(
   app: LiveApp,
-  options: { channelCustomerId?: string; orders?: number; assets?: number; syncMode?: 'sync' | 'async' } = {},
+  options: {
+    channelCustomerId?: string;
+    orders?: number;
+    assets?: number;
+    syncMode?: 'sync' | 'async';
+    products?: () => Array<Record<string, unknown>>;
+  } = {},
 ): { body: Record<string, unknown>; assetNums: string[] } {
   const assetNums: string[] = [];
   const channelCustomerId = options.channelCustomerId ?? freshId('cc');
@@ -235,7 +254,7 @@ export function purchaseBatch(
     assets: Array.from({ length: options.assets ?? 1 }, () => {
       const num = freshId('R');
       assetNums.push(num);
-      return { assetNos: [num], products: [product(), product('Viewer')] };
+      return { assetNos: [num], products: options.products?.() ?? [product(), product('Viewer')] };
     }),
   }));
   return {
