@@ -72,9 +72,10 @@ export interface Config {
   runtime: { leaseSeconds: number; heartbeatSeconds: number };
   /**
    * Usage history (docs/operations.md): raw leases are pruned USAGE_LEASE_RETENTION_DAYS after
-   * their seat was free, the hourly and daily rollups made of them kept USAGE_RETENTION_DAYS.
+   * their seat was free, hourly rollups kept USAGE_HOURLY_RETENTION_DAYS (then only their days
+   * remain), daily rollups USAGE_RETENTION_DAYS.
    */
-  usage: { leaseRetentionDays: number; rollupRetentionDays: number };
+  usage: { leaseRetentionDays: number; hourlyRetentionDays: number; rollupRetentionDays: number };
   /** Outbound webhook deliveries (docs/webhooks.md). */
   webhooks: WebhookConfig;
   /** Backups (docs/operations.md). */
@@ -324,6 +325,8 @@ export function loadConfig(
       // At least 2 days: a lease is rolled within minutes of its end, and a day's hours are
       // recounted together, so a raw lease outlives any recount that could still need it.
       leaseRetentionDays: intFrom(env, 'USAGE_LEASE_RETENTION_DAYS', 90, 2),
+      // The console draws at most 31 days by the hour; the API's longer hourly ranges are kept 90.
+      hourlyRetentionDays: intFrom(env, 'USAGE_HOURLY_RETENTION_DAYS', 90, 2),
       rollupRetentionDays: intFrom(env, 'USAGE_RETENTION_DAYS', 730, 1),
     },
     webhooks: {

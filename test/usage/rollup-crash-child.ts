@@ -8,7 +8,7 @@ if (url === undefined) throw new Error('DATABASE_URL');
 const handle = await openPostgres(url);
 const rollups = new RollupService(
   handle.db,
-  { leaseRetentionDays: 90, rollupRetentionDays: 7300 },
+  { leaseRetentionDays: 90, hourlyRetentionDays: 7300, rollupRetentionDays: 7300 },
   {
     beforeCommit: async () => {
       process.stdout.write('in-transaction\n');

@@ -16,7 +16,7 @@ import { freshProduct, insertLease, recount, rolled, usageWorld, type UsageWorld
 // than recounted, must be counted exactly once.
 
 const MINUTE = 60_000;
-const SETTINGS = { leaseRetentionDays: 90, rollupRetentionDays: 7300 };
+const SETTINGS = { leaseRetentionDays: 90, hourlyRetentionDays: 7300, rollupRetentionDays: 7300 };
 
 let h: Harness;
 let world: UsageWorld;

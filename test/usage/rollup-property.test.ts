@@ -68,7 +68,7 @@ describe('usage rollups', () => {
           let t = Date.UTC(2031, 0, 1, 22) + startMinute * MINUTE;
           const rollups = new RollupService(
             db,
-            { leaseRetentionDays: 90, rollupRetentionDays: 7300 },
+            { leaseRetentionDays: 90, hourlyRetentionDays: 7300, rollupRetentionDays: 7300 },
             { now: () => t, batch: 7 },
           );
           const repository = new RuntimeRepository(db);

@@ -224,6 +224,28 @@ export class RollupRepository {
   }
 
   /** Deletes rollup rows of buckets before `cutoff`; answers how many went. */
+  /**
+   * Deletes up to `limit` hourly rollups older than `cutoff`: their days stay in usage_daily. An
+   * hour a live lease of the license spans is kept, since that lease's end recounts it.
+   */
+  async pruneHours(cutoff: Date, limit: number): Promise<number> {
+    const result = await sql<{ pruned: number }>`
+      with old as (
+        select h.ctid as row
+          from usage_hourly h
+         where h.bucket < ${cutoff}
+           and not exists (select 1 from runtime_leases l
+                            where l.product_id = h.product_id and l.ended_at is null
+                              and l.created_at < h.bucket + interval '1 hour')
+         limit ${limit}
+      ), gone as (
+        delete from usage_hourly h using old where h.ctid = old.row returning 1
+      )
+      select count(*)::int as pruned from gone
+    `.execute(this.db);
+    return result.rows[0]?.pruned ?? 0;
+  }
+
   async pruneRollups(cutoff: Date): Promise<number> {
     const result = await sql<{ pruned: number }>`
       with h as (delete from usage_hourly where bucket < ${cutoff} returning 1),

@@ -6,7 +6,12 @@ const DAY_MS = 86_400_000;
 export interface RollupSettings {
   /** USAGE_LEASE_RETENTION_DAYS: raw leases are pruned this long after their seat was free. */
   leaseRetentionDays: number;
-  /** USAGE_RETENTION_DAYS: rollups are kept this long (two years by default). */
+  /**
+   * USAGE_HOURLY_RETENTION_DAYS: hourly rollups are kept this long; their days stay in the daily
+   * rollups, so storage grows by the day, not the hour, past it.
+   */
+  hourlyRetentionDays: number;
+  /** USAGE_RETENTION_DAYS: the daily rollups, refusals and consumption are kept this long. */
   rollupRetentionDays: number;
 }
 
@@ -78,8 +83,9 @@ export class RollupService {
   }
 
   /**
-   * Prunes raw leases past USAGE_LEASE_RETENTION_DAYS (those the rollups have counted) and
-   * rollups past USAGE_RETENTION_DAYS. Answers how many leases went.
+   * Prunes raw leases past USAGE_LEASE_RETENTION_DAYS (those the rollups have counted), hourly
+   * rollups past USAGE_HOURLY_RETENTION_DAYS and the rest past USAGE_RETENTION_DAYS. Answers how
+   * many leases went.
    */
   async prune(limit = 5000): Promise<number> {
     const nowMs = this.now();
@@ -88,6 +94,7 @@ export class RollupService {
       new Date(nowMs - this.settings.leaseRetentionDays * DAY_MS),
       limit,
     );
+    await repository.pruneHours(new Date(nowMs - this.settings.hourlyRetentionDays * DAY_MS), limit);
     await repository.pruneRollups(new Date(nowMs - this.settings.rollupRetentionDays * DAY_MS));
     return leases;
   }
