@@ -169,6 +169,21 @@ describe('admin key guessing', () => {
     expect((await call(ADMIN_KEY, '198.51.100.250')).statusCode).toBe(200);
   });
 
+  it('counts an IPv6 /64 as one address: walking its addresses buys no fresh budget', async () => {
+    await awayFromMinuteEnd();
+    const net = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:1`;
+    const call = (key: string, host: number) =>
+      h.app.inject({
+        method: 'GET',
+        url: '/admin/apps',
+        headers: { authorization: `Bearer ${key}` },
+        remoteAddress: `${net}::${host.toString(16)}`,
+      });
+    for (let i = 0; i < ADMIN_KEY_FAILURES_PER_MINUTE; i += 1)
+      expect((await call(`guess-${i}`, i + 1)).statusCode).toBe(401);
+    expect((await call(ADMIN_KEY, 0xbeef)).statusCode).toBe(429);
+  });
+
   it('does not count a call that sends no key at all', async () => {
     await awayFromMinuteEnd();
     const prober = `203.0.113.${Math.floor(Math.random() * 200) + 1}`;

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ADMIN_OPERATOR } from '../../domain/audit/audit-actions.js';
+import { loginAddress } from '../../domain/members/login-source.js';
 import { OPERATOR_TOKEN_PREFIX } from '../../domain/operators/operators.service.js';
 import { mayAct } from '../../domain/operators/roles.js';
 import { safeEqual } from '../../domain/shared/secrets.js';
@@ -14,7 +15,8 @@ import { bearerOf } from './common.js';
  */
 export const ADMIN_KEY_FAILURES_PER_MINUTE = 20;
 
-const failuresKey = (request: FastifyRequest) => `admin-key-failures:${request.ip}`;
+/** Counted per address, an IPv6 /64 as one: walking one's own addresses buys no fresh budget. */
+const failuresKey = (request: FastifyRequest) => `admin-key-failures:${loginAddress(request.ip)}`;
 
 export type AdminKeyVerdict =
   { status: 'ok' } | { status: 'wrong' } | { status: 'limited'; retryAfterSeconds: number };
