@@ -7,10 +7,10 @@ import { parse as parseYaml } from 'yaml';
 import { isLoopbackHost, loadConfig } from '../../src/config.js';
 import { runProcess, startServerProcess, type ServerProcess } from '../support/server-process.js';
 
-// Dockerfile, compose.yaml, its Caddyfile and the systemd unit cannot run here (no Docker daemon,
-// no systemd): they are parsed and held to what matters (the Caddyfile by Caddy itself where it is
-// installed), and the image's file tree is built the way the Dockerfile builds it
-// (`npm ci --omit=dev`) and started.
+// Dockerfile, compose.yaml, its proxy's configuration and the systemd unit cannot run here (no
+// Docker daemon, no systemd): they are parsed and held to what matters (the proxy's by HAProxy
+// itself where it is installed; test/e2e/proxy-failover.test.ts runs it), and the image's file tree
+// is built the way the Dockerfile builds it (`npm ci --omit=dev`) and started.
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -188,7 +188,7 @@ describe('compose.yaml', () => {
   const services = Object.entries(compose.services);
   const instances = services.filter(([, s]) => s.build === '.');
   const postgres = services.find(([, s]) => s.image?.startsWith('postgres:'));
-  const proxy = services.find(([, s]) => s.image?.startsWith('caddy:'));
+  const proxy = services.find(([, s]) => s.image?.startsWith('haproxy:'));
 
   /** An instance's environment as Compose hands it over, `${…}` filled in, on top of the image's. */
   const environmentOf = (instance: Service): Record<string, string> => ({
@@ -227,18 +227,24 @@ describe('compose.yaml', () => {
   });
 
   it('publishes the proxy on the public port, and nothing else beyond the host’s loopback', () => {
-    const [proxyName, caddy] = proxy as [string, Service];
-    expect(caddy.ports).toEqual([`${finalEnv.PORT}:${finalEnv.PORT}`]);
+    const [proxyName, haproxy] = proxy as [string, Service];
+    expect(haproxy.ports).toEqual([`${finalEnv.PORT}:${finalEnv.PORT}`]);
     for (const [name, service] of services) {
       if (name === proxyName) continue;
       for (const port of service.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:/);
     }
   });
 
-  it('configures the proxy by deploy/Caddyfile, mounted where the image reads it', () => {
-    const [, caddy] = proxy as [string, Service];
-    expect(caddy.command).toBeUndefined();
-    expect(caddy.volumes).toEqual(['./deploy/Caddyfile:/etc/caddy/Caddyfile:ro']);
+  it('runs a pinned HAProxy, configured by deploy/haproxy.cfg mounted where the image reads it', () => {
+    const [, haproxy] = proxy as [string, Service];
+    // A version, not a floating tag: what runs is what was tested.
+    expect(haproxy.image).toMatch(/^haproxy:\d+\.\d+\.\d+$/);
+    expect(haproxy.command).toBeUndefined();
+    expect(haproxy.volumes).toEqual(['./deploy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro']);
+  });
+
+  it('has every instance believe one proxy hop (TRUST_PROXY=1)', () => {
+    for (const [name, instance] of instances) expect(environmentOf(instance).TRUST_PROXY, name).toBe('1');
   });
 
   it('serves the admin API and operator console of one instance on this host’s loopback, and keeps the CLI’s address', () => {
@@ -262,94 +268,97 @@ describe('compose.yaml', () => {
   });
 });
 
-/** The Caddyfile's tokens: words and braces, comments dropped (Caddy's own lexer has quotes too, unused here). */
-function caddyTokens(text: string): string[] {
-  return text
-    .split('\n')
-    .map((line) => line.replace(/(^|\s)#.*$/, ''))
-    .join('\n')
-    .split(/\s+/)
-    .filter((token) => token !== '');
+/** An HAProxy section: its header's words (`backend keyward`) and its directives, each a list of words. */
+interface HaproxySection {
+  header: string[];
+  directives: string[][];
 }
 
-/** A Caddyfile block: its directive lines, each a list of tokens with a nested block or none. */
-interface CaddyDirective {
-  tokens: string[];
-  block?: CaddyDirective[];
+/** HAProxy's configuration: sections start at column 0, their directives are indented; comments dropped. */
+function haproxySections(text: string): HaproxySection[] {
+  const sections: HaproxySection[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/(^|\s)#.*$/, '');
+    const words = line
+      .trim()
+      .split(/\s+/)
+      .filter((w) => w !== '');
+    if (words.length === 0) continue;
+    if (/^\S/.test(line)) sections.push({ header: words, directives: [] });
+    else sections.at(-1)?.directives.push(words);
+  }
+  return sections;
 }
 
-function caddyBlocks(text: string): CaddyDirective[] {
-  const lines = text
-    .split('\n')
-    .map((line) => caddyTokens(line))
-    .filter((tokens) => tokens.length > 0);
-  let at = 0;
-  const block = (): CaddyDirective[] => {
-    const out: CaddyDirective[] = [];
-    while (at < lines.length) {
-      const tokens = lines[at++] as string[];
-      if (tokens.join(' ') === '}') return out;
-      if (tokens.at(-1) === '{') out.push({ tokens: tokens.slice(0, -1), block: block() });
-      else out.push({ tokens });
-    }
-    return out;
+describe('deploy/haproxy.cfg', () => {
+  const text = read('deploy/haproxy.cfg');
+  const sections = haproxySections(text);
+  const section = (...header: string[]) =>
+    sections.find((s) => s.header.join(' ') === header.join(' '))?.directives ?? [];
+  /** Directives of the backend, then the defaults it inherits, by their first words. */
+  const directive = (...words: string[]) =>
+    [...section('backend', 'keyward'), ...section('defaults')].find((d) => words.every((w, i) => d[i] === w));
+  const compose = parseYaml(read('compose.yaml'), { merge: true }) as {
+    services: Record<string, { build?: string; image?: string }>;
   };
-  return block();
-}
-
-describe('deploy/Caddyfile', () => {
-  const text = read('deploy/Caddyfile');
-  const [site, ...others] = caddyBlocks(text);
-  const instanceNames = Object.entries(
-    (parseYaml(read('compose.yaml'), { merge: true }) as { services: Record<string, { build?: string }> })
-      .services,
-  )
+  const instanceNames = Object.entries(compose.services)
     .filter(([, s]) => s.build === '.')
     .map(([name]) => name);
+  const image = Object.values(compose.services).find((s) => s.image?.startsWith('haproxy:'))?.image ?? '';
 
-  it('has balanced braces and one site, on the public port', () => {
-    const tokens = caddyTokens(text);
-    expect(tokens.filter((t) => t === '{').length).toBe(tokens.filter((t) => t === '}').length);
-    expect(others).toEqual([]);
-    expect(site?.tokens).toEqual([`:${finalEnv.PORT}`]);
+  it('serves HTTP on the public port, spread round robin over every instance', () => {
+    expect(section('defaults')).toContainEqual(['mode', 'http']);
+    expect(section('frontend', 'public')).toContainEqual(['bind', `:${finalEnv.PORT}`]);
+    expect(section('frontend', 'public')).toContainEqual(['default_backend', 'keyward']);
+    expect(directive('balance')).toEqual(['balance', 'roundrobin']);
+    const servers = section('backend', 'keyward').filter((d) => d[0] === 'server');
+    expect(servers.map((d) => d.slice(1, 3))).toEqual(instanceNames.map((n) => [n, `${n}:${finalEnv.PORT}`]));
   });
 
-  it('proxies to every instance, sending calls only to ready ones', () => {
-    const proxy = site?.block?.find((d) => d.tokens[0] === 'reverse_proxy');
-    expect(proxy?.tokens.slice(1).sort()).toEqual(instanceNames.map((n) => `${n}:${finalEnv.PORT}`).sort());
-    expect(proxy?.block?.find((d) => d.tokens[0] === 'health_uri')?.tokens[1]).toBe('/readyz');
+  it('sends calls only to ready instances (their /readyz)', () => {
+    expect(directive('option', 'httpchk')).toEqual(['option', 'httpchk', 'GET', '/readyz']);
+    expect(directive('http-check', 'expect')).toEqual(['http-check', 'expect', 'status', '200']);
+    expect(directive('default-server')).toContain('check');
   });
 
-  // Debian's caddy package; CI installs it, so there this runs, never skips.
-  const caddy = spawnSync('caddy', ['version']).status === 0;
-  it.runIf(caddy || process.env.CI === 'true')(
-    'is what Caddy itself reads the same way (caddy adapt)',
+  it('retries on the other instance only a call whose connection failed, never one an instance may have had', () => {
+    // conn-failure alone: empty-response, response-timeout or a status would resend a request an
+    // instance may have received and acted on (a consume counted twice).
+    expect(directive('retry-on')).toEqual(['retry-on', 'conn-failure']);
+    expect(Number(directive('retries')?.[1])).toBeGreaterThanOrEqual(1);
+    // Each retry on another instance, not the one that refused.
+    expect(directive('option', 'redispatch')).toEqual(['option', 'redispatch', '1']);
+    // A fresh connection per request: none is sent on a kept-alive connection an instance may be closing.
+    expect(directive('option', 'http-server-close')).toBeDefined();
+    expect(directive('option', 'http-buffer-request')).toBeUndefined();
+  });
+
+  it('adds X-Forwarded-For and bounds every wait', () => {
+    expect(directive('option', 'forwardfor')).toEqual(['option', 'forwardfor']);
+    for (const timeout of ['connect', 'client', 'server', 'http-request', 'check']) {
+      expect(directive('timeout', timeout), timeout).toHaveLength(3);
+    }
+  });
+
+  // Debian's haproxy package; CI installs it, so there this runs, never skips.
+  const installed = spawnSync('haproxy', ['-v']);
+  const haproxy = installed.status === 0;
+  it.runIf(haproxy || process.env.CI === 'true')(
+    'is what HAProxy itself accepts (haproxy -c), on the branch compose.yaml pins',
     async () => {
-      const adapted = await runProcess(
-        'caddy',
-        ['adapt', '--config', path.join(ROOT, 'deploy/Caddyfile'), '--adapter', 'caddyfile', '--validate'],
-        {},
+      const checked = await runProcess('haproxy', ['-c', '-f', path.join(ROOT, 'deploy/haproxy.cfg')], {});
+      expect(checked.code, checked.stderr).toBe(0);
+      // Its only warnings: the instances' names, which resolve inside compose's network only (and
+      // are looked up again there: init-addr none lets it start before they do).
+      const warnings = `${checked.stdout}\n${checked.stderr}`
+        .split('\n')
+        .filter((l) => /WARNING|ALERT/.test(l));
+      expect(warnings.map((l) => /could not resolve address '([^']+)'/.exec(l)?.[1] ?? l).sort()).toEqual(
+        [...instanceNames].sort(),
       );
-      expect(adapted.code, adapted.stderr).toBe(0);
-      // Caddy warns of a file `caddy fmt` would change; it must have nothing to say but its log lines.
-      expect(adapted.stderr).not.toMatch(/not formatted|warn/i);
-      const config = JSON.parse(adapted.stdout) as {
-        apps: {
-          http: { servers: Record<string, { listen: string[]; routes: Array<{ handle: unknown[] }> }> };
-        };
-      };
-      const servers = Object.values(config.apps.http.servers);
-      expect(servers.map((s) => s.listen)).toEqual([[`:${finalEnv.PORT}`]]);
-      const [handler] = servers[0]?.routes[0]?.handle as Array<{
-        handler: string;
-        upstreams: Array<{ dial: string }>;
-        health_checks: { active: { uri: string } };
-      }>;
-      expect(handler?.handler).toBe('reverse_proxy');
-      expect(handler?.upstreams.map((u) => u.dial).sort()).toEqual(
-        instanceNames.map((n) => `${n}:${finalEnv.PORT}`).sort(),
-      );
-      expect(handler?.health_checks.active.uri).toBe('/readyz');
+      // The tests run Debian's build; the image must be of the same branch (2.6 for 2.6.x).
+      const version = /HAProxy version (\d+\.\d+)\./.exec(installed.stdout.toString())?.[1];
+      expect(image.replace(/^haproxy:(\d+\.\d+)\..*$/, '$1')).toBe(version);
     },
   );
 });
