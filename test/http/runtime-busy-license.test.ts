@@ -28,9 +28,14 @@ const advance = (seconds: number) => {
   clock += seconds * 1000;
 };
 
+// Both servers and the 50 clients share this process's event loop: on a loaded two-core machine a
+// check-out's transaction can wait its turn past the default 5 s TRANSACTION_LIMIT_MS, a separate
+// and documented "500" that is not what this file is about.
+const ENV = { RUNTIME_LEASE_SECONDS: '60', TRANSACTION_LIMIT_MS: '60000' };
+
 beforeAll(async () => {
-  h = await startHarness({ RUNTIME_LEASE_SECONDS: '60' }, { now: () => clock });
-  if (onPostgres()) second = await startHarness({ RUNTIME_LEASE_SECONDS: '60' }, { now: () => clock });
+  h = await startHarness(ENV, { now: () => clock });
+  if (onPostgres()) second = await startHarness(ENV, { now: () => clock });
   world = await runtimeWorld(h);
 });
 afterAll(async () => {
