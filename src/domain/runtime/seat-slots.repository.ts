@@ -17,12 +17,6 @@ export interface SlotHolder {
   heldUntil: Date;
 }
 
-/** A slot whose hint has passed, and the lease that last held it. */
-interface StaleSlot {
-  slot: number;
-  leaseId: string | null;
-}
-
 /** What a lease says of its seat. */
 interface LeaseHold {
   ended_at: Date | null;
@@ -36,10 +30,12 @@ function heldUntilOf(lease: LeaseHold | undefined): Date {
   return lease.ended_at === null ? lease.expires_at : (lease.seat_held_until ?? new Date(-8.64e15));
 }
 
-/** How many slots one look takes: those held by leases still live move their hint on. */
-const LOOK = 16;
-/** Looks per claim before the pool is judged full: every look moves live leases' hints on. */
-const LOOKS = 4;
+/**
+ * Slots one claim looks at before the pool is judged full: each one passed over had a live lease
+ * (its hint moves on, so no claim looks at it again until that lease's expiry) or a lease another
+ * call holds right now.
+ */
+const LOOKS = 64;
 
 /**
  * Seat slots (migration 0181): one row per seat of a product instance's pool. A check-out claims a
@@ -58,14 +54,11 @@ export class SeatSlotsRepository {
     if (pool.limit <= 0) return undefined;
     const own = await this.ownSlot(pool, holder);
     if (own !== undefined) return this.take(pool, own, holder);
-    for (let look = 0; look < LOOKS; look += 1) {
-      const found = await this.freeSlot(pool, now);
-      if (found === 'none') break;
-      if (found !== 'again') return this.take(pool, found, holder);
-    }
+    const found = await this.freeSlot(pool, now);
+    if (found !== undefined) return this.take(pool, found, holder);
     if (await this.makeSlots(pool)) {
-      const found = await this.freeSlot(pool, now);
-      if (typeof found === 'number') return this.take(pool, found, holder);
+      const made = await this.freeSlot(pool, now);
+      if (made !== undefined) return this.take(pool, made, holder);
     }
     return undefined;
   }
@@ -87,67 +80,40 @@ export class SeatSlotsRepository {
   }
 
   /**
-   * One look at the slots whose hint has passed: a free one's number, locked for this
-   * transaction; 'again' when those looked at were held by leases still live (their hints moved
-   * on, so the next look sees others) or taken meanwhile; 'none' when no slot's hint has passed.
-   * The look reads without locking, and only the slot taken is locked, so check-outs running
-   * beside this one are never kept off a free slot they could take.
+   * A free slot's number, locked for this transaction, or undefined when none is. The slots whose
+   * hint has passed are locked one at a time, oldest hint first, with SKIP LOCKED (the queue's
+   * pattern: concurrent check-outs each lock a different one in one round trip, and none is kept
+   * off a slot another holds only to look at it). A slot is free when its lease, looked at under
+   * the lease's row lock (SKIP LOCKED too: a lease being heartbeated, resumed or checked in right
+   * now is left alone, and no call here waits on one, so none deadlocks), is no longer live; a
+   * slot whose lease is live has its hint moved to that lease's expiry and the next is tried.
    */
-  private async freeSlot(pool: SeatPool, now: Date): Promise<number | 'again' | 'none'> {
-    const stale: StaleSlot[] = await this.slotsOf(pool)
-      .select(['slot', 'lease_id as leaseId'])
-      .where('held_until', '<=', now)
-      .orderBy('held_until')
-      .limit(LOOK)
-      .execute();
-    if (stale.length === 0) return 'none';
-    const leases = await this.leasesOf(stale.flatMap((s) => (s.leaseId === null ? [] : [s.leaseId])));
-    const moved: Array<{ slot: number; heldUntil: Date }> = [];
-    for (const s of stale) {
-      const heldUntil = s.leaseId === null ? undefined : heldUntilOf(leases.get(s.leaseId));
-      if (heldUntil !== undefined && heldUntil > now) moved.push({ slot: s.slot, heldUntil });
+  private async freeSlot(pool: SeatPool, now: Date): Promise<number | undefined> {
+    const passed: number[] = [];
+    for (let look = 0; look < LOOKS; look += 1) {
+      let next = this.slotsOf(pool).select(['slot', 'lease_id']).where('held_until', '<=', now);
+      if (passed.length > 0) next = next.where('slot', 'not in', passed);
+      const row = await next.orderBy('held_until').limit(1).forUpdate().skipLocked().executeTakeFirst();
+      if (row === undefined) return undefined;
+      if (row.lease_id === null) return row.slot;
+      const lease = await this.db
+        .selectFrom('runtime_leases')
+        .select(['ended_at', 'expires_at', 'seat_held_until'])
+        .where('id', '=', row.lease_id)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
+      passed.push(row.slot);
+      if (lease === undefined) {
+        // Gone: pruned long after its seat was free. Locked by another call: left alone.
+        if ((await this.leasesOf([row.lease_id])).size === 0) return row.slot;
+        continue;
+      }
+      const heldUntil = heldUntilOf(lease);
+      if (heldUntil <= now) return row.slot;
+      await this.moveHints(pool, [{ slot: row.slot, heldUntil }], now);
     }
-    // Slots of live leases: taken by no one, so holding their rows to the end keeps no one off.
-    if (moved.length > 0) await this.moveHints(pool, moved, now);
-    const movedSlots = new Set(moved.map((m) => m.slot));
-    for (const s of stale) {
-      if (movedSlots.has(s.slot)) continue;
-      if (await this.takeable(pool, s.slot, now)) return s.slot;
-    }
-    return 'again';
-  }
-
-  /**
-   * Locks one slot whose hint has passed, if no other call holds it, and confirms it free: its
-   * lease, looked at under the lease's row lock (SKIP LOCKED: a lease being heartbeated, resumed
-   * or checked in right now is left alone, and no call here waits on one, so none deadlocks), is
-   * no longer live. A slot whose lease turns out live has its hint moved on.
-   */
-  private async takeable(pool: SeatPool, slot: number, now: Date): Promise<boolean> {
-    const row = await this.slotsOf(pool)
-      .select('lease_id')
-      .where('slot', '=', slot)
-      .where('held_until', '<=', now)
-      .forUpdate()
-      .skipLocked()
-      .executeTakeFirst();
-    if (row === undefined) return false;
-    if (row.lease_id === null) return true;
-    const lease = await this.db
-      .selectFrom('runtime_leases')
-      .select(['ended_at', 'expires_at', 'seat_held_until'])
-      .where('id', '=', row.lease_id)
-      .forUpdate()
-      .skipLocked()
-      .executeTakeFirst();
-    if (lease === undefined) {
-      // Locked by another call: left alone. Gone: pruned long after its seat was free.
-      return (await this.leasesOf([row.lease_id])).size === 0;
-    }
-    const heldUntil = heldUntilOf(lease);
-    if (heldUntil <= now) return true;
-    await this.moveHints(pool, [{ slot, heldUntil }], now);
-    return false;
+    return undefined;
   }
 
   private slotsOf(pool: SeatPool) {
