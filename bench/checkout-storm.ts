@@ -30,7 +30,8 @@ export interface StormResult {
   overGranted: number;
 }
 
-async function batchOrder(
+/** One sync batchOrder giving each of `assetNos` (locks of the target tenant) `product`. */
+export async function batchOrder(
   url: string,
   session: Session,
   assetNos: string[],

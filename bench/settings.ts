@@ -61,6 +61,25 @@ export const RUNTIME_COPIES = 1000;
 export const CHECKOUT_STORM = { licenses: 1000, seats: 3, machines: 5000, seconds: 60 } as const;
 
 /**
+ * One busy license (bench/busy-license.ts): check-outs of one `seats`-seat license by `clients`
+ * at once, `round` a measured round, with none, then `held` leases already live on it; the same
+ * round on one license and spread over `spread` licenses; `storm` check-outs of one license while
+ * `beatClients` heartbeat `beatLeases` leases of other licenses (and for `quietSeconds` before it,
+ * with no check-out running).
+ */
+export const BUSY_LICENSE = {
+  seats: 10_000,
+  clients: 50,
+  round: 1000,
+  held: [3000, 7000],
+  spread: 50,
+  storm: 10_000,
+  beatClients: 20,
+  beatLeases: 200,
+  quietSeconds: 10,
+} as const;
+
+/**
  * The webhooks scenario: async batchOrders of one order each, sent by as many callers at once as
  * the batchOrder scenario uses (a CRM's sync job). Each makes an order.accepted event at once and
  * an order.completed when the order worker has applied it, one batch at a time. `waitMs` bounds the
@@ -83,7 +102,7 @@ export const STALLED_TENANT = { endpoints: 20, events: 100, orders: 30, gapMs: 2
 
 /**
  * Names for `npm run bench -- --only a,b`: each runs its scenarios and the references they are
- * compared with. reads-at-10: op 3 and op 5 at 10 connections; big: member lists at 1M assets vs
+ * compared with. busy: check-outs of one busy license (bench/busy-license.ts); reads-at-10: op 3 and op 5 at 10 connections; big: member lists at 1M assets vs
  * 10k; embedded: op 3 and op 5 on the embedded database.
  */
 export const SCENARIOS = [
@@ -91,6 +110,7 @@ export const SCENARIOS = [
   'op5',
   'heartbeat',
   'storm',
+  'busy',
   'reads-at-10',
   'big',
   'op6',
