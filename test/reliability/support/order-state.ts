@@ -16,26 +16,41 @@ export interface SentBatch {
   assetNums: string[];
 }
 
-/** Counts per batch, by channel order id and asset numbers, in one round trip each. */
+/**
+ * Counts per batch, by channel order id and asset numbers, read in one snapshot: a killed client's
+ * COMMIT may still land on PostgreSQL after the kill, and four reads on four connections could each
+ * see a different side of it.
+ */
 export async function batchStates(db: Db, sent: SentBatch[]): Promise<BatchState[]> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute((trx) => statesIn(trx, sent));
+}
+
+async function statesIn(db: Db, sent: SentBatch[]): Promise<BatchState[]> {
   const ids = sent.map((s) => s.body.channelOrderId as string);
   const nums = sent.flatMap((s) => s.assetNums);
-  const [batches, orders, assets, products] = await Promise.all([
-    db.selectFrom('order_batches').select('channel_order_id').where('channel_order_id', 'in', ids).execute(),
-    db
+  const batches = await db
+    .selectFrom('order_batches')
+    .select('channel_order_id')
+    .where('channel_order_id', 'in', ids)
+    .execute();
+  const [orders, assets, products] = [
+    await db
       .selectFrom('license_orders')
       .select(['channel_order_id', 'status'])
       .where('channel_order_id', 'in', ids)
       .execute(),
-    db.selectFrom('assets').select('asset_num').where('asset_num', 'in', nums).execute(),
-    db
+    await db.selectFrom('assets').select('asset_num').where('asset_num', 'in', nums).execute(),
+    await db
       .selectFrom('product_instances as p')
       .innerJoin('assets as s', 's.id', 'p.asset_id')
       .select('s.asset_num')
       .where('s.asset_num', 'in', nums)
       .where('p.revoked', '=', false)
       .execute(),
-  ]);
+  ];
   return sent.map((s) => {
     const id = s.body.channelOrderId as string;
     const own = new Set(s.assetNums);
