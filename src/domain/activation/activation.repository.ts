@@ -114,7 +114,21 @@ export class ActivationRepository {
       .innerJoin('assets as a', 'a.id', 'l.asset_id')
       .innerJoin('product_instances as pi', 'pi.id', 'l.product_id')
       .leftJoin('enterprises as e', 'e.id', 'l.enterprise_id')
-      .leftJoin('runtime_activations as r', 'r.lease_id', 'l.id')
+      // A machine that asks again for the same lock and product resumes the lease it holds, so one
+      // lease may have several activations: the latest says how the machine holds it now, and the
+      // list stays one row per lease.
+      .leftJoinLateral(
+        (eb) =>
+          eb
+            .selectFrom('runtime_activations as ra')
+            .select(['ra.via', 'ra.returned_at'])
+            .whereRef('ra.lease_id', '=', 'l.id')
+            .orderBy('ra.created_at', 'desc')
+            .orderBy('ra.id', 'desc')
+            .limit(1)
+            .as('r'),
+        (join) => join.onTrue(),
+      )
       .select([
         'l.id as leaseId',
         'p.app_key as appKey',
