@@ -55,7 +55,7 @@ describe('keyward operator and keyward login', { timeout: 90_000 }, () => {
     expect(before.stderr).toMatch(/admin key missing: .*keyward login/);
 
     const signedIn = await ok(['login'], tokenEnv, `${token}\n`);
-    expect(signedIn).toMatch(/signed in to .* as Ada Lee \(owner and owner\)/);
+    expect(signedIn).toMatch(/signed in to .* as Ada Lee \(owner\);/);
     const file = path.join(home, 'config', 'keyward', 'credentials.json');
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);

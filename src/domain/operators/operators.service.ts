@@ -451,7 +451,8 @@ export class OperatorsService {
       tokenId: holder.tokenId,
       operatorId: holder.operatorId,
       operatorName: holder.operatorName,
-      roles: [holder.tokenRole, holder.operatorRole],
+      // Each role once: a token of its operator's own role is held by that one role.
+      roles: [...new Set([holder.tokenRole, holder.operatorRole])],
     };
   }
 

@@ -74,7 +74,7 @@ export function adminGuard(services: Services, adminKey: string, keyEnabled: boo
             return refuse(
               reply,
               403,
-              `not allowed: this needs the ${access.permission} permission, which role ${[...new Set(verdict.roles)].join(' and ')} lacks`,
+              `not allowed: this needs the ${access.permission} permission, which role ${verdict.roles.join(' and ')} lacks`,
             );
           }
           request.operatorPrincipal = {
