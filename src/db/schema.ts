@@ -313,9 +313,18 @@ export interface ConsoleSessionsTable {
   owes_password_change: ColumnType<boolean, boolean | undefined, boolean>;
   /** The admin key's fingerprint, for a session opened with it (migration 0180). */
   key_fingerprint: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The second factor that made the session whole, if one did (migration 0183). */
+  second_factor: ColumnType<
+    SecondFactorKind | null,
+    SecondFactorKind | null | undefined,
+    SecondFactorKind | null
+  >;
 }
 
 export type SignInMethod = 'key' | 'password' | 'sso';
+
+/** The second factor an operator gave at sign-in: an authenticator's code or a recovery code. */
+export type SecondFactorKind = 'totp' | 'recovery';
 
 /** One seat a product instance's pool may hand out, and the lease holding it (migration 0181). */
 export interface RuntimeSeatSlotsTable {

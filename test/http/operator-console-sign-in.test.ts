@@ -192,6 +192,10 @@ describe('operator console sign-in', () => {
     const ok = await next.post('/console/operator/sign-in/code', { code: fresh });
     expect(ok.statusCode, ok.body).toBe(303);
     expect((await next.get('/console/operator/operators')).statusCode).toBe(200);
+    // The account page names both factors, not the password alone.
+    expect((await next.get('/console/operator/account')).body).toMatch(
+      /<dt>Signed in with<\/dt>\s*<dd>password and an authenticator code<\/dd>/,
+    );
 
     // The same code again, in another sign-in: reused, refused.
     const third = new Browser();
@@ -205,6 +209,7 @@ describe('operator console sign-in', () => {
     const code = codes[0] as string;
     const typed = code.toLowerCase().replace('-', ' ');
     expect((await third.post('/console/operator/sign-in/code', { code: typed })).statusCode).toBe(303);
+    expect((await third.get('/console/operator/account')).body).toContain('password and a recovery code');
     expect(await auditOf(operator.id, 'operator.recovery_code_used')).toHaveLength(1);
     const fourth = new Browser();
     await fourth.post('/console/operator/sign-in', { email: operator.email, password: NEW_PASSWORD });

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
-import type { SignInMethod } from '../../db/schema.js';
+import type { SecondFactorKind, SignInMethod } from '../../db/schema.js';
 
 export interface SessionRow {
   kind: 'operator' | 'enterprise';
@@ -12,6 +12,8 @@ export interface SessionRow {
   pendingSecondFactor: boolean;
   /** Opened with a one-time password: this session, and no other, owes the new one. */
   owesPasswordChange: boolean;
+  /** The second factor that made the session whole, if one did. */
+  secondFactor: SecondFactorKind | null;
 }
 
 /** The console's sessions, by the hash of the cookie's secret. */
@@ -91,6 +93,7 @@ export class ConsoleSessionsRepository {
         'sign_in_method',
         'pending_second_factor',
         'owes_password_change',
+        'second_factor',
       ])
       .executeTakeFirst();
     return (
@@ -101,6 +104,7 @@ export class ConsoleSessionsRepository {
         method: row.sign_in_method,
         pendingSecondFactor: row.pending_second_factor,
         owesPasswordChange: row.owes_password_change,
+        secondFactor: row.second_factor,
       }
     );
   }
@@ -124,11 +128,11 @@ export class ConsoleSessionsRepository {
       .execute();
   }
 
-  /** The second factor was given: the session is a whole one now. */
-  async secondFactorGiven(idHash: string): Promise<void> {
+  /** The second factor was given: the session is a whole one now, and says which it was. */
+  async secondFactorGiven(idHash: string, kind: SecondFactorKind): Promise<void> {
     await this.db
       .updateTable('console_sessions')
-      .set({ pending_second_factor: false })
+      .set({ pending_second_factor: false, second_factor: kind })
       .where('id_hash', '=', idHash)
       .execute();
   }

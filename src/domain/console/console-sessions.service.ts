@@ -10,7 +10,7 @@ import { TokensRepository, type UserTokenGrant } from '../tokens/tokens.reposito
 import type { TokensService } from '../tokens/tokens.service.js';
 import { CONSOLE_CLIENT_KEY, CONSOLE_OPERATOR } from './console-client.js';
 import { ConsoleSessionsRepository, type SessionRow } from './console-sessions.repository.js';
-import type { OperatorRole, SignInMethod } from '../../db/schema.js';
+import type { OperatorRole, SecondFactorKind, SignInMethod } from '../../db/schema.js';
 import {
   OperatorCredentialsRepository,
   type SignInState,
@@ -26,6 +26,8 @@ export interface ConsoleOperator {
   email: string | null;
   role: OperatorRole;
   method: SignInMethod;
+  /** The second factor given after the password, if one was. */
+  secondFactor: SecondFactorKind | null;
 }
 
 /**
@@ -45,6 +47,7 @@ const KEY_OPERATOR: ConsoleOperator = {
   email: null,
   role: 'owner',
   method: 'key',
+  secondFactor: null,
 };
 
 /** The step a named operator's session owes, from the session and the operator's state now. */
@@ -199,6 +202,7 @@ export class ConsoleSessionsService {
         email: state.email,
         role: state.role,
         method: row.method,
+        secondFactor: row.secondFactor,
       };
       return { kind: 'operator', csrf, operator, step: stepOf(row, state) };
     }

@@ -99,7 +99,7 @@ export class OperatorSignInService {
     const request = { ...from, operator: operator.name, operatorId: operator.id };
     const verdict = await this.deps.twoFactor.check(operator.id, code, request);
     if (verdict === 'totp' || verdict === 'recovery') {
-      await sessions.secondFactorGiven(sha256(secret));
+      await sessions.secondFactorGiven(sha256(secret), verdict);
       await this.signedIn(operator, 'password', from);
       return { status: 'ok', via: verdict };
     }

@@ -9,6 +9,7 @@ import {
   permissionsOf,
   type OperatorRole,
 } from '../../../domain/operators/roles.js';
+import type { ConsoleOperator } from '../../../domain/console/console-sessions.service.js';
 import { operatorMay } from '../../access/access.js';
 import type { App } from '../../app-type.js';
 import { operatorContext, type ConsoleContext } from '../context.js';
@@ -29,6 +30,14 @@ const DONE = {
   'two-factor-off': 'operators.twoFactorOffDone',
   revoked: 'operators.tokenRevoked',
 } as const;
+
+/** How the session was opened: a password names the second factor that followed it, if any. */
+function signedInWith(operator: ConsoleOperator) {
+  if (operator.method !== 'password' || operator.secondFactor === null) {
+    return `operators.method.${operator.method}` as const;
+  }
+  return `operators.method.password-${operator.secondFactor}` as const;
+}
 
 type Shown = { error?: ConsoleError; created?: { token: string; name: string }; status?: number };
 
@@ -123,7 +132,7 @@ async function showAccount(app: App, request: FastifyRequest, reply: FastifyRepl
         <dt>{t('operators.role')}</dt>
         <dd>{t(`operators.role.${operator.role}`)}</dd>
         <dt>{t('operators.signedInWith')}</dt>
-        <dd>{t(`operators.method.${operator.method}`)}</dd>
+        <dd>{t(signedInWith(operator))}</dd>
       </dl>
       <section>
         <h2>{t('operators.twoFactor')}</h2>
