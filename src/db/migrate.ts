@@ -37,6 +37,7 @@ import * as m0175 from './migrations/0175_usage_rollups.js';
 import * as m0178 from './migrations/0178_order_batch_received_body.js';
 import * as m0180 from './migrations/0180_credential_lifecycle.js';
 import * as m0181 from './migrations/0181_runtime_seat_slots.js';
+import * as m0182 from './migrations/0182_runtime_idempotency_and_app_limits.js';
 import * as m0183 from './migrations/0183_console_session_second_factor.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
@@ -77,6 +78,7 @@ export const MIGRATIONS: MigrationList = {
   '0178_order_batch_received_body': m0178,
   '0180_credential_lifecycle': m0180,
   '0181_runtime_seat_slots': m0181,
+  '0182_runtime_idempotency_and_app_limits': m0182,
   '0183_console_session_second_factor': m0183,
 };
 

@@ -18,6 +18,8 @@ export interface AppsTable {
   offline_early_return: Generated<boolean>;
   /** Member logins and user tokens only for enterprises with a customer in the app's channels. */
   restrict_to_channels: Generated<boolean>;
+  /** The app's calls a minute, all instances together; null: RATE_LIMIT_PER_MINUTE (migration 0182). */
+  rate_limit_per_minute: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: Stamp;
   updated_at: Stamp;
 }
@@ -326,6 +328,18 @@ export type SignInMethod = 'key' | 'password' | 'sso';
 /** The second factor an operator gave at sign-in: an authenticator's code or a recovery code. */
 export type SecondFactorKind = 'totp' | 'recovery';
 
+/** A consume applied under an Idempotency-Key, and what it answered (migration 0182). */
+export interface RuntimeConsumptionsTable {
+  app_id: string;
+  idempotency_key: string;
+  lease_id: string;
+  amount: number;
+  /** Null until the consume that claimed the key has applied (its transaction then commits both). */
+  consumed: number | null;
+  amount_limit: number | null;
+  created_at: Date;
+}
+
 /** One seat a product instance's pool may hand out, and the lease holding it (migration 0181). */
 export interface RuntimeSeatSlotsTable {
   product_id: number;
@@ -545,6 +559,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   runtime_leases: RuntimeLeasesTable;
   runtime_seat_slots: RuntimeSeatSlotsTable;
+  runtime_consumptions: RuntimeConsumptionsTable;
   runtime_usage: RuntimeUsageTable;
   runtime_activations: RuntimeActivationsTable;
   operators: OperatorsTable;

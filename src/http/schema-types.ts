@@ -42,3 +42,10 @@ export const FailureEnvelope = Type.Object({
 export const NonceQuery = {
   g_nonce: Type.String({ description: 'one-time random string, 8–64 of A-Za-z0-9_-' }),
 };
+
+/** Runtime calls whose replay is harmless: a nonce, when sent, must be well-formed; none is recorded. */
+export const OptionalNonceQuery = {
+  g_nonce: Type.Optional(
+    Type.String({ description: 'optional here, and not recorded: a replay of this call is harmless' }),
+  ),
+};

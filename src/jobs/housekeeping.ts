@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../services.js';
 
 /**
- * Once a minute: purges expired nonces, rate counters, tokens and stale login attempts, and ends
+ * Once a minute: purges expired nonces, rate counters, consume keys, tokens and stale login attempts, and ends
  * runtime leases whose heartbeats stopped, and prunes webhook events past their retention; rolls
  * the usage log into the usage rollups (one instance at a time, under a lock). Every
  * instance may run it: the deletes are idempotent and expired leases and old events are claimed
@@ -17,6 +17,7 @@ export function startHousekeeping(services: Services, log: FastifyBaseLogger): (
       await services.consoleSessions.purgeStale();
       // Leases whose heartbeats stopped free their seats (check-out also ends its product's own).
       await services.runtime.endExpired();
+      await services.runtime.purgeConsumeKeys();
       await services.webhookRetention.prune();
     } catch (error) {
       log.warn({ err: error }, 'housekeeping failed; will retry');

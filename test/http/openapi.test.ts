@@ -41,6 +41,13 @@ interface Document {
   };
 }
 
+/** Runtime calls whose replay is harmless (DOMAIN.md §12): their nonce is optional and not recorded. */
+const REPLAYABLE = new Set([
+  `POST ${RUNTIME_PREFIX}/leases`,
+  `POST ${RUNTIME_PREFIX}/leases/:leaseId/heartbeat`,
+  `POST ${RUNTIME_PREFIX}/leases/:leaseId/check-in`,
+]);
+
 const openapiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 function failureCodes(operation: Operation): unknown[] {
@@ -69,7 +76,9 @@ function documentProblems(document: Document, routes: readonly RegisteredRoute[]
     }
     if (surface === 'oauth') continue;
     const nonce = operation.parameters?.find((p) => p.in === 'query' && p.name === 'g_nonce');
-    if (nonce?.required !== true) problems.push(`${name}: no required g_nonce query parameter`);
+    if (REPLAYABLE.has(name)) {
+      if (nonce === undefined || nonce.required === true) problems.push(`${name}: g_nonce not optional`);
+    } else if (nonce?.required !== true) problems.push(`${name}: no required g_nonce query parameter`);
     const codes = failureCodes(operation);
     const shared: string[] =
       surface === 'order'

@@ -182,7 +182,7 @@ describe('bad input and scopes', () => {
     expect(Number(count.n)).toBe(0);
   });
 
-  it('refuses a token without auth_runtime (60000) and a replayed nonce (70001)', async () => {
+  it('refuses a token without auth_runtime (60000), and a malformed nonce (70001) where none is needed', async () => {
     const orderOnly = await appToken(h, world.app, 'auth_order');
     const reply = await runtimeCaller(h, orderOnly)('/leases', {
       assetNum: 'x',
@@ -190,16 +190,16 @@ describe('bad input and scopes', () => {
       fingerprint: fingerprint(),
     });
     refusalOf(reply, '60000');
-    const url = `/runtime/v1/leases?g_nonce=replayed${Date.now()}`;
-    const send = () =>
+    const send = (query: string) =>
       h.app.inject({
         method: 'POST',
-        url,
+        url: `/runtime/v1/leases${query}`,
         headers: { authorization: `Bearer ${world.runtimeToken}` },
         payload: { assetNum: 'x', crmProductId: 'y', fingerprint: fingerprint() },
       });
-    refusalOf(await send(), '90001');
-    refusalOf(await send(), '70001');
+    refusalOf(await send('?g_nonce=short'), '70001');
+    refusalOf(await send('?g_nonce='), '70001');
+    refusalOf(await send(''), '90001');
   });
 
   it('refuses an offline lease the app is not allowed to hand out', async () => {

@@ -55,6 +55,48 @@ describe('leases whose heartbeats stop', () => {
     }
   });
 
+  it('writes the lease row only when fewer than three beats of lease remain, and frees the seat within the lease time of the last beat', async () => {
+    const target = await lockWith(world, { limitConcurrent: 1 });
+    const fp = fingerprint();
+    const start = clock;
+    const lease = leaseOf(await checkOut(world, { ...target, fingerprint: fp }));
+    const row = () =>
+      h.database.db
+        .selectFrom('runtime_leases')
+        .select(['heartbeat_at', 'expires_at', 'used_ms'])
+        .where('id', '=', lease.leaseId)
+        .executeTakeFirstOrThrow();
+    const written = await row();
+    type Beaten = { expiresAt: number; usedSeconds: number };
+    // Beats every 12 s (the interval it is told): the stored expiry, 60 s out, stays 36 s ahead
+    // of the first two, which change nothing stored yet count the time used.
+    for (const beat of [1, 2]) {
+      advance(12);
+      const answer = leaseOf(await heartbeat(world, lease, fp)) as unknown as Beaten;
+      expect(answer).toMatchObject({ expiresAt: start + 60_000, usedSeconds: 12 * beat });
+      expect(await row()).toEqual(written);
+    }
+    advance(12);
+    const third = leaseOf(await heartbeat(world, lease, fp)) as unknown as Beaten;
+    expect(third).toMatchObject({ expiresAt: clock + 60_000, usedSeconds: 36 });
+    expect(await row()).toEqual({
+      heartbeat_at: new Date(clock),
+      expires_at: new Date(clock + 60_000),
+      used_ms: 36_000,
+    });
+    // Two more beats unwritten, then the copy stops: the seat stays held, never handed out twice,
+    // and is free no later than the lease time after the last beat.
+    advance(12);
+    leaseOf(await heartbeat(world, lease, fp));
+    advance(12);
+    leaseOf(await heartbeat(world, lease, fp));
+    const lastBeat = clock;
+    advance(35);
+    refusalOf(await checkOut(world, { ...target, fingerprint: fingerprint() }), '90005');
+    clock = lastBeat + 60_000;
+    expect(leaseOf(await checkOut(world, { ...target, fingerprint: fingerprint() })).status).toBe('granted');
+  });
+
   it('housekeeping ends expired leases and charges their use up to expiry', async () => {
     const target = await lockWith(world, { limitTimeDuration: 1000 });
     const fp = fingerprint();

@@ -4008,12 +4008,12 @@ export interface operations {
   };
   checkOutLease: {
     parameters: {
-      query: {
+      query?: {
         /**
-         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @description optional here, and not recorded: a replay of this call is harmless
          * @example nonce-0123456789
          */
-        g_nonce: string;
+        g_nonce?: string;
       };
       header?: never;
       path?: never;
@@ -4170,12 +4170,12 @@ export interface operations {
   };
   heartbeatLease: {
     parameters: {
-      query: {
+      query?: {
         /**
-         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @description optional here, and not recorded: a replay of this call is harmless
          * @example nonce-0123456789
          */
-        g_nonce: string;
+        g_nonce?: string;
       };
       header?: never;
       path: {
@@ -4296,12 +4296,12 @@ export interface operations {
   };
   checkInLease: {
     parameters: {
-      query: {
+      query?: {
         /**
-         * @description one-time random string, 8–64 of A-Za-z0-9_-
+         * @description optional here, and not recorded: a replay of this call is harmless
          * @example nonce-0123456789
          */
-        g_nonce: string;
+        g_nonce?: string;
       };
       header?: never;
       path: {
@@ -4424,7 +4424,10 @@ export interface operations {
          */
         g_nonce: string;
       };
-      header?: never;
+      header?: {
+        /** @description one key per logical call, 1–255 printable ASCII characters: a repeat within 24 hours answers the first result */
+        'idempotency-key'?: string;
+      };
       path: {
         leaseId: string;
       };

@@ -21,7 +21,8 @@ export interface GateVisit {
   appTokenHash: string;
   userTokenHash: string | null;
   scope: string;
-  nonce: string;
+  /** Null: nothing to record (a call whose replay is harmless). */
+  nonce: string | null;
 }
 
 export interface GateRecord {
@@ -48,13 +49,14 @@ const CHECK_SLOTS = [
 type CheckSlot = (typeof CHECK_SLOTS)[number];
 
 interface GateRow {
-  nonce: string;
+  nonce: string | null;
   app_id: string | null;
   app_key: string | null;
   scopes: string[] | null;
   channels: string[] | null;
   kind: 'app' | 'user' | null;
   member_id: number | null;
+  rate_limit_per_minute: number | null;
   admitted: boolean;
   fresh: boolean;
   total_hits: number | null;
@@ -71,7 +73,15 @@ interface GateRow {
 function grantOf(row: GateRow): TokenGrant | undefined {
   const { app_id, app_key, scopes, channels, kind } = row;
   if (app_id === null || app_key === null || scopes === null || channels === null || kind === null) return;
-  return toTokenGrant({ app_id, app_key, scopes, channels, kind, member_id: row.member_id });
+  return toTokenGrant({
+    app_id,
+    app_key,
+    scopes,
+    channels,
+    kind,
+    member_id: row.member_id,
+    rate_limit_per_minute: row.rate_limit_per_minute,
+  });
 }
 
 function userOf(row: GateRow): UserTokenGrant | undefined {
@@ -109,8 +119,8 @@ function toRecords(rows: GateRow[]): GateRecord[] {
   return rows.map((row) => {
     const app = grantOf(row);
     const key = `${row.app_id ?? ''}\u0000${row.nonce}`;
-    const fresh = row.admitted && row.fresh && !claimed.has(key);
-    if (fresh) claimed.add(key);
+    const fresh = row.admitted && (row.nonce === null || (row.fresh && !claimed.has(key)));
+    if (fresh && row.nonce !== null) claimed.add(key);
     let hits = 0;
     if (row.admitted && row.app_id !== null) {
       const k = (seen.get(row.app_id) ?? 0) + 1;
@@ -132,7 +142,7 @@ function recording(values: { expiresAt: unknown; window: unknown; shard: unknown
   return sql`
       fresh as (
         insert into nonces (app_id, nonce, expires_at)
-        select distinct app_id, nonce, ${expiresAt}::timestamptz from admitted
+        select distinct app_id, nonce, ${expiresAt}::timestamptz from admitted where nonce is not null
         on conflict do nothing
         returning app_id, nonce
       ),
@@ -167,6 +177,7 @@ const checkStatement = preparedQuery<GateRow, CheckSlot>(CHECK_SLOTS, (db, v: Sl
       ),
       looked as (
         select r.ord, r.nonce, app.app_id, app.app_key, app.scopes, app.channels, app.kind, app.member_id,
+               app.rate_limit_per_minute,
                coalesce(r.scope = any(app.scopes), false) as admitted,
                u.app_id as user_app_id, u.member_id as user_member_id, u.member_global_id, u.account,
                u.identity, u.enterprise_id, u.enterprise_global_id
@@ -267,6 +278,7 @@ export class DbGateRepository {
           channels: app?.channels ?? null,
           kind: app?.kind ?? null,
           member_id: app?.member_id ?? null,
+          rate_limit_per_minute: app?.rate_limit_per_minute ?? null,
           admitted: ok,
           fresh: count?.fresh ?? false,
           total_hits: count?.total_hits ?? null,
@@ -288,13 +300,13 @@ export class DbGateRepository {
    * counted, as check does.
    */
   async recordAdmitted(
-    admitted: Array<{ appId: string; nonce: string }>,
+    admitted: Array<{ appId: string; nonce: string | null }>,
     counter: { window: number; shard: number },
     expiresAt: Date,
   ) {
     const result = await sql<{
       app_id: string;
-      nonce: string;
+      nonce: string | null;
       fresh: boolean;
       total_hits: number;
       batch_hits: number;

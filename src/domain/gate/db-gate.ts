@@ -47,7 +47,7 @@ export class DbGate implements RequestGate {
     return new Date(Date.now() + this.settings.nonceTtlSeconds * 1000);
   }
 
-  async admit(appId: string, nonce: string): Promise<Admission> {
+  async admit(appId: string, nonce: string | null): Promise<Admission> {
     const [row] = await this.repository.recordAdmitted(
       [{ appId, nonce }],
       { window: currentWindow(), shard: randomShard() },
@@ -70,7 +70,11 @@ export class DbGate implements RequestGate {
     return {
       app: record.app,
       admission: record.admitted
-        ? admissionOf(record.hits, record.fresh, this.settings.limitPerMinute)
+        ? admissionOf(
+            record.hits,
+            record.fresh,
+            record.app?.rateLimitPerMinute ?? this.settings.limitPerMinute,
+          )
         : undefined,
       user: record.user,
     };

@@ -8,8 +8,11 @@ export type Admission = 'ok' | 'replayed' | 'limited';
 export interface CallCheck {
   appToken: string;
   scope: Scope;
-  /** Already known to match NONCE_PATTERN. */
-  nonce: string;
+  /**
+   * Already known to match NONCE_PATTERN; null for a call whose replay is harmless, which records
+   * no nonce (and is then always fresh).
+   */
+  nonce: string | null;
   userToken?: string;
 }
 
@@ -29,7 +32,7 @@ export interface CallFacts {
  * lifetime, so a captured request cannot be replayed while any token it could carry still lives.
  */
 export interface RequestGate {
-  admit(appId: string, nonce: string): Promise<Admission>;
+  admit(appId: string, nonce: string | null): Promise<Admission>;
   /** The guards' one question per call: tokens, nonce and rate limit, in as few round trips as the store allows. */
   check(call: CallCheck): Promise<CallFacts>;
   /**

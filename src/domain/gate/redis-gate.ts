@@ -33,20 +33,21 @@ export class RedisGate implements RequestGate {
     });
   }
 
-  async admit(appId: string, nonce: string): Promise<Admission> {
+  async admit(
+    appId: string,
+    nonce: string | null,
+    limitPerMinute = this.settings.limitPerMinute,
+  ): Promise<Admission> {
     const rateKey = `keyward:rate:${appId}:${currentWindow()}`;
-    const result = await (
-      await this.redis
-    )
-      .multi()
-      .incr(rateKey)
-      .expire(rateKey, 120)
-      .set(`keyward:nonce:${appId}:${nonce}`, '1', 'EX', this.settings.nonceTtlSeconds, 'NX')
-      .exec();
+    const multi = (await this.redis).multi().incr(rateKey).expire(rateKey, 120);
+    // A call whose replay is harmless records no nonce.
+    if (nonce !== null)
+      multi.set(`keyward:nonce:${appId}:${nonce}`, '1', 'EX', this.settings.nonceTtlSeconds, 'NX');
+    const result = await multi.exec();
     if (result === null) throw new Error('redis transaction aborted');
     const [rate, , set] = result;
     if (rate?.[0] || set?.[0]) throw rate?.[0] ?? set?.[0] ?? new Error('redis error');
-    return admissionOf(Number(rate?.[1]), set?.[1] === 'OK', this.settings.limitPerMinute);
+    return admissionOf(Number(rate?.[1]), nonce === null || set?.[1] === 'OK', limitPerMinute);
   }
 
   /** The tokens from the database (both at once), then the admission from Redis. */
@@ -58,7 +59,9 @@ export class RedisGate implements RequestGate {
       call.userToken === undefined ? undefined : tokens.findLiveUser(sha256(call.userToken)),
     ]);
     const app = found?.kind === 'app' ? found : undefined;
-    const admission = app?.scopes.includes(call.scope) ? await this.admit(app.appId, call.nonce) : undefined;
+    const admission = app?.scopes.includes(call.scope)
+      ? await this.admit(app.appId, call.nonce, app.rateLimitPerMinute ?? this.settings.limitPerMinute)
+      : undefined;
     return { app, admission, user };
   }
 

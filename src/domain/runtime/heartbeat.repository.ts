@@ -11,6 +11,11 @@ export interface BeatVisit {
   now: Date;
   /** The expiry this heartbeat extends the lease to (never shortened). */
   extendTo: Date;
+  /**
+   * The row is written only when its stored expiry is before this: while it is later, the lease
+   * outlives a missed beat or two without a write, and the beat changes nothing a reader decides.
+   */
+  writeBefore: Date;
 }
 
 /** What a heartbeat's statement answers for one live lease. */
@@ -46,24 +51,29 @@ interface BeatRow {
   product_used_ms: number | null;
 }
 
-const SLOTS = ['ords', 'leaseIds', 'appIds', 'fingerprints', 'nows', 'extendTos'] as const;
+const SLOTS = ['ords', 'leaseIds', 'appIds', 'fingerprints', 'nows', 'extendTos', 'writeBefores'] as const;
 type Slot = (typeof SLOTS)[number];
 
 /**
- * The heartbeats of many leases in one statement: each live lease of the app on the machine
- * that beats gets its use charged and its expiry extended, with why it may no longer run. The
- * leases are locked in id order, so two such statements never wait for each other in a cycle,
- * and a lease ended meanwhile is re-checked under the lock (it then answers nothing).
+ * The heartbeats of many leases in one statement: each live lease of the app on the machine that
+ * beats is read with why it may no longer run, and only those whose stored expiry is due
+ * (`write_before`) are written: their use charged up to now and their expiry extended. The rest
+ * answer from the row as it is, their use counted up to now without storing it, so most beats
+ * write nothing (no row version, no WAL). The leases written are locked in id order, so two such
+ * statements never wait for each other in a cycle, and one ended meanwhile is re-checked under the
+ * lock (it then answers nothing).
  */
 const beatStatement = preparedQuery<BeatRow, Slot>(SLOTS, (_db, v: Slots<Slot>) => {
-  const now = sql.ref('q.now');
+  const now = sql.ref('j.now');
   return sql<BeatRow>`
     with q as (
       select * from unnest(${v.ords}::int[], ${v.leaseIds}::text[], ${v.appIds}::text[],
-                           ${v.fingerprints}::text[], ${v.nows}::timestamptz[], ${v.extendTos}::timestamptz[])
-                 as q(ord, lease_id, app_id, fingerprint, now, extend_to)
+                           ${v.fingerprints}::text[], ${v.nows}::timestamptz[], ${v.extendTos}::timestamptz[],
+                           ${v.writeBefores}::timestamptz[])
+                 as q(ord, lease_id, app_id, fingerprint, now, extend_to, write_before)
     ), judged as (
-      select q.ord, q.now, q.extend_to, l.id, a.asset_num, p.limit_time_duration,
+      select q.ord, q.now, q.extend_to, q.write_before, l.id, l.product_id, l.enterprise_id, l.holder_kind, l.fingerprint,
+             l.expires_at, l.heartbeat_at, l.used_ms, a.asset_num, p.limit_time_duration,
              ${LOST_BECAUSE} as lost_because,
              nullif(greatest(coalesce(a.limit_start_time, 0), coalesce(p.limit_start_time, 0)), 0) as starts_at,
              least(a.limit_end_time, p.limit_end_time) as ends_at
@@ -73,26 +83,39 @@ const beatStatement = preparedQuery<BeatRow, Slot>(SLOTS, (_db, v: Slots<Slot>) 
         join assets a on a.id = l.asset_id
         left join assets h on h.id = l.lock_asset_id and l.lock_asset_id <> l.asset_id
        where l.ended_at is null and l.expires_at > q.now
-       order by l.id
-         for update of l
+    ), due as (
+      select j.*, j.expires_at < j.write_before and j.lost_because is null as due from judged j
+    ), locked as (
+      select r.id from runtime_leases r
+       where r.id in (select id from due where due)
+       order by r.id
+         for update of r
     ), beaten as (
       update runtime_leases r
-         set used_ms = r.used_ms + ${sinceLastBeat(now, 'r')}, heartbeat_at = q.now,
-             expires_at = greatest(r.expires_at, q.extend_to)
-        from judged q
-       where r.id = q.id
-      returning q.ord, r.id, r.product_id, r.enterprise_id, r.holder_kind, r.fingerprint, r.expires_at,
-                r.used_ms, q.asset_num, q.lost_because, q.starts_at, q.ends_at, q.limit_time_duration
+         set used_ms = r.used_ms + ${sinceLastBeat(now, 'r')}, heartbeat_at = j.now,
+             expires_at = greatest(r.expires_at, j.extend_to)
+        from due j
+       where r.id = j.id and r.id in (select id from locked)
+         and r.ended_at is null and r.expires_at > j.now
+      returning r.id, r.expires_at, r.used_ms
+    ), answered as (
+      select j.ord, j.now, j.id, j.product_id, j.asset_num, j.enterprise_id, j.holder_kind, j.fingerprint,
+             coalesce(b.expires_at, j.expires_at) as expires_at,
+             coalesce(b.used_ms, j.used_ms + ${sinceLastBeat(now, 'j')}) as used_ms,
+             j.lost_because, j.starts_at, j.ends_at, j.limit_time_duration
+        from due j
+        left join beaten b on b.id = j.id
+       where not j.due or b.id is not null
     )
     select b.ord, b.product_id, b.asset_num, b.enterprise_id, b.holder_kind, b.fingerprint, b.expires_at,
            b.used_ms, b.lost_because, b.starts_at, b.ends_at, b.limit_time_duration,
            case when b.limit_time_duration is null then null
                 else coalesce((select u.used_ms from runtime_usage u where u.product_id = b.product_id), 0)
-                     + coalesce((select sum(x.used_ms) from runtime_leases x
+                     + coalesce((select sum(x.used_ms + ${sinceLastBeat(sql.ref('b.now'), 'x')}) from runtime_leases x
                                   where x.product_id = b.product_id and x.ended_at is null and x.id <> b.id), 0)
                      + b.used_ms
            end as product_used_ms
-      from beaten b
+      from answered b
   `;
 });
 
@@ -131,6 +154,7 @@ export class HeartbeatRepository {
       fingerprints: visits.map((v) => v.fingerprint),
       nows: visits.map((v) => v.now),
       extendTos: visits.map((v) => v.extendTo),
+      writeBefores: visits.map((v) => v.writeBefore),
     });
     const answers: Array<Beat | undefined> = visits.map(() => undefined);
     for (const row of rows) answers[row.ord] = toBeat(row);

@@ -23,6 +23,7 @@ import {
 } from './lease-claims.js';
 import { HeartbeatBatcher } from './heartbeat-batcher.js';
 import { SeatSlotsRepository } from './seat-slots.repository.js';
+import { ConsumeKeysRepository, type KeyedConsume } from './consume-keys.repository.js';
 import type { Beat } from './heartbeat.repository.js';
 import {
   RuntimeRepository,
@@ -89,6 +90,18 @@ export interface HeartbeatAnswer {
   heartbeatIntervalSeconds: number;
   usedSeconds: number;
 }
+
+/** How long a consume's Idempotency-Key answers its first result (docs/runtime.md). */
+export const CONSUME_KEY_HOURS = 24;
+
+export interface ConsumeAnswer {
+  consumed: number;
+  limit: number | null;
+  remaining: number | null;
+}
+
+/** Heartbeat intervals a lease's stored expiry stays ahead of its last beat (ADR 0020). */
+const BEATS_AHEAD = 3;
 
 export interface RuntimeSettings {
   leaseSeconds: number;
@@ -380,6 +393,12 @@ export class RuntimeService {
       fingerprint: input.fingerprint,
       now,
       extendTo: new Date(nowMs + this.settings.leaseSeconds * 1000),
+      // Written when fewer than three beats' worth of lease remain: a copy beating as told then
+      // writes one beat in three at the default settings, still outlives two lost beats, and a
+      // stopped one frees its seat within RUNTIME_LEASE_SECONDS of its last beat, as before.
+      writeBefore: new Date(
+        nowMs + Math.min(this.settings.leaseSeconds, BEATS_AHEAD * this.settings.heartbeatSeconds) * 1000,
+      ),
     });
     if (beat === undefined)
       throw await this.whyNotLive(input.app.appId, input.leaseId, input.fingerprint, now);
@@ -469,29 +488,30 @@ export class RuntimeService {
     return { usedSeconds: Math.floor(used / 1000), seatFreeAt: seatHeldUntil?.getTime() ?? nowMs };
   }
 
-  /** Draws `amount` from the product's limitAmount, atomically; refused past the limit. */
+  /**
+   * Draws `amount` from the product's limitAmount, atomically; refused past the limit. With an
+   * Idempotency-Key, a repeat of the call within CONSUME_KEY_HOURS answers the first result and
+   * draws nothing (a client may retry a consume whose answer it lost); a refusal keeps no key.
+   */
   async consume(input: {
     app: RuntimeApp;
     leaseId: string;
     fingerprint: string;
     amount: number;
-  }): Promise<{ consumed: number; limit: number | null; remaining: number | null }> {
+    idempotencyKey?: string;
+  }): Promise<ConsumeAnswer> {
     const nowMs = this.now();
     return this.db.transaction().execute(async (trx) => {
+      const keys = new ConsumeKeysRepository(trx);
+      const key = input.idempotencyKey;
+      const call = key === undefined ? undefined : { appId: input.app.appId, key, ...input };
+      if (call !== undefined && !(await keys.claim(call, new Date(nowMs)))) return this.repeated(keys, call);
       const repository = new RuntimeRepository(trx);
       const state = await this.liveState(repository, input.app.appId, input.leaseId, input.fingerprint);
       if (state.expiresAt.getTime() <= nowMs) throw leaseError(RuntimeCode.leaseExpired);
       if (state.lostBecause !== null) throw revoked(state.lostBecause);
       const limit = state.limitAmount;
       const consumed = await repository.consume(state.productId, input.amount, limit);
-      if (consumed !== undefined) {
-        await new UsageEventsRepository(trx).consumed(
-          new Date(nowMs),
-          state.productId,
-          input.app.appId,
-          input.amount,
-        );
-      }
       if (consumed === undefined) {
         const current = (await repository.usage(state.productId)).consumed;
         throw new KeywardError(
@@ -499,8 +519,38 @@ export class RuntimeService {
           fillMessage(runtimeMessages[RuntimeCode.amountUsedUp], limit ?? 0, current, input.amount),
         );
       }
+      await new UsageEventsRepository(trx).consumed(
+        new Date(nowMs),
+        state.productId,
+        input.app.appId,
+        input.amount,
+      );
+      if (call !== undefined) await keys.settle(call.appId, call.key, consumed, limit);
       return { consumed, limit, remaining: limit === null ? null : limit - consumed };
     });
+  }
+
+  /** A consume whose key was used: the first answer, if it asked the same. */
+  private async repeated(keys: ConsumeKeysRepository, call: KeyedConsume): Promise<ConsumeAnswer> {
+    const kept = await keys.kept(call.appId, call.key);
+    if (
+      kept === undefined ||
+      kept.consumed === null ||
+      kept.leaseId !== call.leaseId ||
+      kept.amount !== call.amount
+    ) {
+      throw new KeywardError(
+        RuntimeCode.validation,
+        'Idempotency-Key: already used by this application for another consume (another lease or amount)',
+      );
+    }
+    const { consumed, limit } = kept;
+    return { consumed, limit, remaining: limit === null ? null : limit - consumed };
+  }
+
+  /** Housekeeping: forgets consume keys past their window. */
+  async purgeConsumeKeys(): Promise<void> {
+    await new ConsumeKeysRepository(this.db).purge(new Date(this.now() - CONSUME_KEY_HOURS * 3_600_000));
   }
 
   /** Housekeeping: ends leases whose heartbeats stopped, freeing their seats. */

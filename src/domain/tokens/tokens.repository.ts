@@ -13,6 +13,8 @@ export interface TokenGrant {
   channels: string[];
   kind: 'app' | 'user';
   memberId: number | null;
+  /** The app's own calls a minute (`keyward app set --rate-limit`); null: the server's default. */
+  rateLimitPerMinute: number | null;
 }
 
 export interface UserTokenGrant {
@@ -32,6 +34,7 @@ export function toTokenGrant(row: {
   channels: string[];
   kind: 'app' | 'user';
   member_id: number | null;
+  rate_limit_per_minute?: number | null;
 }): TokenGrant {
   return {
     appId: row.app_id,
@@ -40,6 +43,7 @@ export function toTokenGrant(row: {
     channels: row.channels,
     kind: row.kind,
     memberId: row.member_id,
+    rateLimitPerMinute: row.rate_limit_per_minute ?? null,
   };
 }
 
@@ -118,7 +122,7 @@ export class TokensRepository {
     return this.db
       .selectFrom('tokens as t')
       .innerJoin('apps as a', 'a.id', 't.app_id')
-      .select(['t.app_id', 'a.app_key', 'a.channels', 't.kind', 't.member_id'])
+      .select(['t.app_id', 'a.app_key', 'a.channels', 't.kind', 't.member_id', 'a.rate_limit_per_minute'])
       .select(
         sql<string[]>`array(select s.scope from unnest(t.scopes) with ordinality as s(scope, n)
                              where s.scope = any(a.scopes) order by s.n)`.as('scopes'),

@@ -11,8 +11,13 @@ export type Access =
   | { readonly who: 'public' }
   /** An app token holding `scope`, and a fresh nonce (DOMAIN.md §2). */
   | { readonly who: 'app'; readonly scope: 'auth_order' | 'auth_webhooks' }
-  /** An app token with `auth_runtime` and a nonce; a user token, when sent, names the lease's holder. */
-  | { readonly who: 'runtime' }
+  /**
+   * An app token with `auth_runtime` and a nonce; a user token, when sent, names the lease's
+   * holder. `replayable`: a replay can do nothing the token's holder could not do anyway (a
+   * heartbeat extends, a check-out resumes the machine's lease, a check-in ends an ended lease), so
+   * the nonce is optional and not recorded: a fleet's calls cost no row each (DOMAIN.md §12).
+   */
+  | { readonly who: 'runtime'; readonly replayable?: true }
   /** An app token with `auth_me`, a nonce and a member's user token of that app. */
   | { readonly who: 'member' }
   /**
@@ -47,6 +52,7 @@ export const ACCESS = {
   order: { who: 'app', scope: 'auth_order' },
   webhooks: { who: 'app', scope: 'auth_webhooks' },
   runtime: { who: 'runtime' },
+  runtimeReplayable: { who: 'runtime', replayable: true },
   member: { who: 'member' },
   metrics: { who: 'metrics' },
   consolePublic: { who: 'console-public' },

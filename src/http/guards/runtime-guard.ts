@@ -18,16 +18,23 @@ import {
  * then the lease's holder).
  */
 export function runtimeGuard(services: Services) {
-  return async function guardRuntime(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  return async function guardRuntime(
+    request: FastifyRequest,
+    _reply: FastifyReply,
+    access: { replayable?: true },
+  ): Promise<void> {
     const token = bearerOf(request);
     if (token === undefined) throw deny(CommonCode.appTokenInvalid, 'Authorization Bearer token missing');
     const nonce = nonceOf(request);
-    if (nonce === undefined) return refuseMalformedNonce(services, token, 'auth_runtime');
+    const sent = (request.query as Record<string, unknown> | undefined)?.g_nonce !== undefined;
+    if (nonce === undefined && (sent || access.replayable !== true))
+      return refuseMalformedNonce(services, token, 'auth_runtime');
     const userToken = headerOf(request, 'usertoken');
     const facts = await services.gate.check({
       appToken: token,
       scope: 'auth_runtime',
-      nonce,
+      // Not recorded where a replay is harmless, even when sent.
+      nonce: access.replayable === true ? null : (nonce ?? null),
       ...(userToken === undefined ? {} : { userToken }),
     });
     const grant = requireGrant(facts.app, 'auth_runtime');

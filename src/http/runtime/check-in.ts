@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
-import { Envelope, NonceQuery } from '../schema-types.js';
+import { Envelope, OptionalNonceQuery } from '../schema-types.js';
 import { FingerprintBody, LeaseParams } from './runtime-schemas.js';
 import { ACCESS } from '../access/access.js';
 
@@ -14,12 +14,12 @@ export function checkInRoute(app: App): void {
   app.post(
     '/leases/:leaseId/check-in',
     {
-      config: { access: ACCESS.runtime },
+      config: { access: ACCESS.runtimeReplayable },
       schema: {
         operationId: 'checkInLease',
         summary: 'Check a lease in: its seat is free at seatFreeAt',
         params: LeaseParams,
-        querystring: Type.Object(NonceQuery),
+        querystring: Type.Object(OptionalNonceQuery),
         body: FingerprintBody,
         response: {
           200: Envelope(

@@ -6,7 +6,7 @@ import type { App } from '../app-type.js';
 import { runtimeActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
-import { Envelope, IntLike, NonceQuery } from '../schema-types.js';
+import { Envelope, IntLike, OptionalNonceQuery } from '../schema-types.js';
 import { Fingerprint, LeaseAnswer } from './runtime-schemas.js';
 import { ACCESS } from '../access/access.js';
 
@@ -34,11 +34,11 @@ export function checkOutRoute(app: App): void {
   app.post(
     '/leases',
     {
-      config: { access: ACCESS.runtime },
+      config: { access: ACCESS.runtimeReplayable },
       schema: {
         operationId: 'checkOutLease',
         summary: 'Check out a lease: may this machine run the product?',
-        querystring: Type.Object(NonceQuery),
+        querystring: Type.Object(OptionalNonceQuery),
         body: Body,
         response: { 200: Envelope(LeaseAnswer) },
       },

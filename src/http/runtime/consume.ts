@@ -3,10 +3,10 @@ import type { App } from '../app-type.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
 import { Envelope, NonceQuery, Nullable } from '../schema-types.js';
-import { Amount, Fingerprint, LeaseParams } from './runtime-schemas.js';
+import { Amount, Fingerprint, IdempotencyKey, LeaseParams } from './runtime-schemas.js';
 import { ACCESS } from '../access/access.js';
 
-/** Runtime: draw an amount from the product's limitAmount, atomically. */
+/** Runtime: draw an amount from the product's limitAmount, atomically; once per Idempotency-Key. */
 export function consumeRoute(app: App): void {
   app.post(
     '/leases/:leaseId/consume',
@@ -17,6 +17,7 @@ export function consumeRoute(app: App): void {
         summary: "Consume from the product's amount",
         params: LeaseParams,
         querystring: Type.Object(NonceQuery),
+        headers: Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKey) }),
         body: Type.Object({ fingerprint: Fingerprint, amount: Amount }),
         response: {
           200: Envelope(
@@ -36,6 +37,9 @@ export function consumeRoute(app: App): void {
           leaseId: request.params.leaseId,
           fingerprint: request.body.fingerprint,
           amount: request.body.amount,
+          ...(request.headers['idempotency-key'] === undefined
+            ? {}
+            : { idempotencyKey: request.headers['idempotency-key'] }),
         }),
       ),
   );

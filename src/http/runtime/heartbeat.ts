@@ -3,7 +3,7 @@ import type { App } from '../app-type.js';
 import { runtimeActor } from '../audit-actor.js';
 import { ok } from '../envelope.js';
 import { appOf } from '../guards/principal.js';
-import { Envelope, NonceQuery } from '../schema-types.js';
+import { Envelope, OptionalNonceQuery } from '../schema-types.js';
 import { FingerprintBody, HeartbeatAnswer, LeaseParams } from './runtime-schemas.js';
 import { ACCESS } from '../access/access.js';
 
@@ -12,12 +12,12 @@ export function heartbeatRoute(app: App): void {
   app.post(
     '/leases/:leaseId/heartbeat',
     {
-      config: { access: ACCESS.runtime },
+      config: { access: ACCESS.runtimeReplayable },
       schema: {
         operationId: 'heartbeatLease',
         summary: 'Heartbeat a lease',
         params: LeaseParams,
-        querystring: Type.Object(NonceQuery),
+        querystring: Type.Object(OptionalNonceQuery),
         body: FingerprintBody,
         response: { 200: Envelope(HeartbeatAnswer) },
       },

@@ -15,6 +15,15 @@ export const LeaseParams = Type.Object({
 
 export const FingerprintBody = Type.Object({ fingerprint: Fingerprint });
 
+/** The `Idempotency-Key` header of a call a client may retry (consume). */
+export const IdempotencyKey = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[\\x21-\\x7e]+$',
+  description:
+    'one key per logical call, 1–255 printable ASCII characters: a repeat within 24 hours answers the first result',
+});
+
 const Product = Type.Object({
   crmProductId: Nullable(Type.String()),
   productUri: Nullable(Type.String()),
