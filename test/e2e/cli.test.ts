@@ -190,8 +190,13 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
     );
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout.trim().split('\n')).toEqual([
-      `${app.appKey}: a checked-in offline lease frees its seat at once (early return)`,
-      `${app.appKey}: member logins only for the enterprises of its channels (CRM)`,
+      `${app.appKey}: changed: a checked-in offline lease frees its seat at once (early return)`,
+      `${app.appKey}: changed: member logins only for the enterprises of its channels (CRM)`,
+    ]);
+    // The same again changes nothing, and says so; a setting not given is not reported.
+    const again = await runCli(['app', 'set', app.appKey, '--offline-early-return'], env);
+    expect(again.stdout.trim().split('\n')).toEqual([
+      `${app.appKey}: unchanged: a checked-in offline lease frees its seat at once (early return)`,
     ]);
     const row = (await runCli(['app', 'list'], env)).stdout.split('\n').find((l) => l.startsWith(app.appKey));
     expect(row?.split('\t').slice(5, 7)).toEqual(['true', 'true']);

@@ -1,5 +1,10 @@
 import type { Command } from 'commander';
-import type { AppView, AppWithSecret, RotatedSecret } from '../../domain/apps/apps.service.js';
+import type {
+  AppSettingsChange,
+  AppView,
+  AppWithSecret,
+  RotatedSecret,
+} from '../../domain/apps/apps.service.js';
 import { OFFLINE_LEASE_MAX_DAYS } from '../../domain/apps/offline-lease.js';
 import { adminCall, CliError } from '../admin-client.js';
 import { printableJson, text } from '../printable.js';
@@ -138,7 +143,7 @@ async function setSettings(key: string, options: SetOptions): Promise<void> {
         'or --no-restrict-to-channels',
     );
   }
-  const app = await adminCall<AppView>('POST', `/apps/${encodeURIComponent(key)}/settings`, {
+  const app = await adminCall<AppSettingsChange>('POST', `/apps/${encodeURIComponent(key)}/settings`, {
     ...settings,
     ...forceOf(options),
   });
@@ -146,16 +151,22 @@ async function setSettings(key: string, options: SetOptions): Promise<void> {
     console.log(printableJson(app));
     return;
   }
-  console.log(
-    app.offlineEarlyReturn
-      ? text`${app.appKey}: a checked-in offline lease frees its seat at once (early return)`
-      : text`${app.appKey}: an offline lease holds its seat until it expires, checked in or not`,
-  );
-  console.log(
-    app.restrictToChannels
-      ? text`${app.appKey}: member logins only for the enterprises of its channels (${app.channels.join(',')})`
-      : text`${app.appKey}: member logins for every enterprise`,
-  );
+  // One line per setting given, saying whether it changed: one already so is not news.
+  const how = (name: keyof typeof settings) => (app.changed.includes(name) ? 'changed' : 'unchanged');
+  if (settings.offlineEarlyReturn !== undefined) {
+    console.log(
+      app.offlineEarlyReturn
+        ? text`${app.appKey}: ${how('offlineEarlyReturn')}: a checked-in offline lease frees its seat at once (early return)`
+        : text`${app.appKey}: ${how('offlineEarlyReturn')}: an offline lease holds its seat until it expires, checked in or not`,
+    );
+  }
+  if (settings.restrictToChannels !== undefined) {
+    console.log(
+      app.restrictToChannels
+        ? text`${app.appKey}: ${how('restrictToChannels')}: member logins only for the enterprises of its channels (${app.channels.join(',')})`
+        : text`${app.appKey}: ${how('restrictToChannels')}: member logins for every enterprise`,
+    );
+  }
 }
 
 const APP_KEY = ['<APP_KEY>', "the application's appKey (kw_…)"] as const;

@@ -57,6 +57,11 @@ export interface AppSettings {
   restrictToChannels?: boolean;
 }
 
+/** An app after `setSettings`, and which of the settings given it changed (the others were so). */
+export interface AppSettingsChange extends AppView {
+  changed: (keyof AppSettings)[];
+}
+
 /** What an operator sees of an application; the secret appears only on create and rotate. */
 export interface AppView {
   appKey: string;
@@ -319,7 +324,7 @@ export class AppsService {
     settings: AppSettings,
     request: OperatorRequest = NO_REQUEST,
     options: ForceOption = {},
-  ): Promise<AppView> {
+  ): Promise<AppSettingsChange> {
     if (settings.offlineEarlyReturn === undefined && settings.restrictToChannels === undefined) {
       throw new AppInputError('body: give at least one setting: offlineEarlyReturn, restrictToChannels');
     }
@@ -357,10 +362,13 @@ export class AppsService {
           }),
         );
       }
-      if (changes.length === 0) return view(before);
+      const changed = (['offlineEarlyReturn', 'restrictToChannels'] as const).filter(
+        (name) => settings[name] !== undefined && settings[name] !== before[name],
+      );
+      if (changes.length === 0) return { ...view(before), changed };
       const app = (await apps.update(appKey, settings)) ?? before;
       await new AuditRepository(trx).record(operatorActor(request), changes);
-      return view(app);
+      return { ...view(app), changed };
     });
   }
 
