@@ -122,6 +122,9 @@ class Program(unittest.TestCase):
         self.assertIn("activation: active\n", status.stdout)
         self.assertIn("lease: 01938f2e-7c1a-7000-8000-00000000a001\n", status.stdout)
         self.assertIn("pending request: none\n", status.stdout)
+        # A minute on, the 30 days are still 30 to the nearest day, not 29 whole ones.
+        later = self.run_program("status", "--now", str(float(NOW) + 60))
+        self.assertIn("expires: 2027-02-14T08:00:00Z (offline-days), 30 days left\n", later.stdout)
 
         expired = self.run_program("status", "--now", str(ANSWERS["typed"]["expect"]["expiresAt"]))
         self.assertEqual(expired.returncode, 2)

@@ -105,11 +105,13 @@ def _iso(seconds: float) -> str:
 
 
 def _left(seconds: float) -> str:
+    # To the nearest unit: a 7-day lease read a few seconds after it was issued has 7 days left,
+    # not the 6 whole days a rounding down would say.
     if seconds >= 2 * 86400:
-        return f"{int(seconds // 86400)} days left"
+        return f"{int((seconds + 43200) // 86400)} days left"
     if seconds >= 2 * 3600:
-        return f"{int(seconds // 3600)} hours left"
-    return f"{max(0, int(seconds // 60))} minutes left"
+        return f"{int((seconds + 1800) // 3600)} hours left"
+    return f"{max(0, int((seconds + 30) // 60))} minutes left"
 
 
 class _State:

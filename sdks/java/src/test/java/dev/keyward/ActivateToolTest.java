@@ -109,6 +109,10 @@ class ActivateToolTest {
         assertEquals(0, active.status, active.out);
         assertTrue(active.out.contains("activation: active\nlease: 01938f2e-7c1a-7000-8000-00000000a001"), active.out);
         assertTrue(active.out.contains("pending request: none"), active.out);
+        // A minute on, the 30 days are still 30 to the nearest day, not 29 whole ones.
+        Run minuteOn = run("", "status", "--state", dir.resolve("state").toString(), "--now",
+                String.valueOf(Long.parseLong(now) + 60));
+        assertTrue(minuteOn.out.contains("(offline-days), 30 days left"), minuteOn.out);
         Run later = run("", "status", "--state", dir.resolve("state").toString(), "--now", "1802592000");
         assertEquals(Activate.EXIT_REFUSED, later.status);
         assertTrue(later.out.contains("activation: refused: expired"), later.out);

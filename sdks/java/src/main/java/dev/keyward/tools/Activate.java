@@ -408,10 +408,14 @@ public final class Activate {
         return ISO.format(at);
     }
 
+    /**
+     * To the nearest unit: a 7-day lease read a few seconds after it was issued has 7 days left,
+     * not the 6 whole days a rounding down would say.
+     */
     private static String left(long seconds) {
-        if (seconds >= 2 * 86_400) return seconds / 86_400 + " days left";
-        if (seconds >= 2 * 3_600) return seconds / 3_600 + " hours left";
-        return Math.max(0, seconds / 60) + " minutes left";
+        if (seconds >= 2 * 86_400) return (seconds + 43_200) / 86_400 + " days left";
+        if (seconds >= 2 * 3_600) return (seconds + 1_800) / 3_600 + " hours left";
+        return Math.max(0, (seconds + 30) / 60) + " minutes left";
     }
 
     /** A code, or the text of the file it names ({@code -}: standard input). */
