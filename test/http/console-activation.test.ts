@@ -54,6 +54,7 @@ describe('the console’s offline machines', () => {
     expect(page.statusCode, page.body.slice(0, 300)).toBe(200);
     const code = answerCodeOf(page.body);
     expect(code).toBeDefined();
+    expect(page.body).toMatch(/, for 5 days, until \d{4}-\d\d-\d\d \d\d:\d\d UTC\./);
     const lease = await verifyActivation(code ?? '', {
       request: pending.request,
       jwks: await keys(),

@@ -41,7 +41,8 @@ function AnswerView(props: { context: ConsoleContext; answer: ActivationAnswer &
           product: answer.crmProductId,
           asset: answer.assetNum,
           days: answer.days,
-          until: new Date(answer.expiresAt).toISOString().slice(0, 16).replace('T', ' '),
+          // Said in UTC, as every time in the console is: the machine may be in any time zone.
+          until: `${new Date(answer.expiresAt).toISOString().slice(0, 16).replace('T', ' ')} UTC`,
         })}
       </p>
       <p>{t('offline.answerHint')}</p>
