@@ -119,6 +119,13 @@ describe.runIf(browserAvailable())('offline activation in the console (Chromium)
         page,
         locale === 'en-US' ? 'console-enterprise-offline-machines' : 'console-enterprise-offline-machines-zh',
       );
+      // The early-return button is a button of its own width, not a light bar as wide as a field.
+      const widths = await page.locator('form[action$="/return"]').evaluate((form) => ({
+        form: form.getBoundingClientRect().width,
+        button: form.querySelector('button[type="submit"]')?.getBoundingClientRect().width ?? 0,
+      }));
+      expect(widths.button).toBeGreaterThan(0);
+      expect(widths.button).toBeLessThan(widths.form / 2);
 
       // The request file uploaded instead of typed.
       const second = await request(`fp-browser-${randomBytes(4).toString('hex')}`);

@@ -87,6 +87,17 @@ describe.runIf(browserAvailable())('console sign-in (Chromium)', () => {
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(heading);
       expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
     }
+    // The side bar's title wraps between its words, never inside one: "控制台" stays on one line.
+    const rects = await page.locator('.brand span').evaluate((span) => {
+      const text = span.firstChild;
+      if (text === null) return 0;
+      const range = document.createRange();
+      const at = (text.textContent ?? '').indexOf('控制台');
+      range.setStart(text, at);
+      range.setEnd(text, at + 3);
+      return new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top))).size;
+    });
+    expect(rects).toBe(1);
     expect(problems).toEqual([]);
   });
 });
