@@ -69,7 +69,7 @@ export interface Config {
    * The license runtime: an online lease lives RUNTIME_LEASE_SECONDS past its last heartbeat;
    * copies are told to heartbeat five times within that, so one lost heartbeat costs no seat.
    */
-  runtime: { leaseSeconds: number; heartbeatSeconds: number };
+  runtime: { leaseSeconds: number; heartbeatSeconds: number; machineRateLimitPerMinute: number };
   /**
    * Usage history (docs/operations.md): raw leases are pruned USAGE_LEASE_RETENTION_DAYS after
    * their seat was free, hourly rollups kept USAGE_HOURLY_RETENTION_DAYS (then only their days
@@ -320,7 +320,12 @@ export function loadConfig(
       keepAliveTimeoutMs: intFrom(env, 'KEEPALIVE_TIMEOUT_MS', 5000, 1),
       max: intFrom(env, 'MAX_CONNECTIONS', 1024, 1),
     },
-    runtime: { leaseSeconds, heartbeatSeconds: Math.max(10, Math.floor(leaseSeconds / 5)) },
+    runtime: {
+      leaseSeconds,
+      heartbeatSeconds: Math.max(10, Math.floor(leaseSeconds / 5)),
+      // A copy beating as told makes about one call a minute: 600 leave room for consumes.
+      machineRateLimitPerMinute: intFrom(env, 'RUNTIME_MACHINE_RATE_LIMIT_PER_MINUTE', 600, 0),
+    },
     usage: {
       // At least 2 days: a lease is rolled within minutes of its end, and a day's hours are
       // recounted together, so a raw lease outlives any recount that could still need it.

@@ -7,7 +7,13 @@ export class KeywardError extends Error {
   constructor(
     readonly code: string,
     message: string,
-    readonly options: { httpStatus?: number; data?: unknown; cause?: string } = {},
+    readonly options: {
+      httpStatus?: number;
+      data?: unknown;
+      cause?: string;
+      /** Sent as Retry-After: when a refused call (429) may be tried again. */
+      retryAfterSeconds?: number;
+    } = {},
   ) {
     super(message);
     this.name = 'KeywardError';

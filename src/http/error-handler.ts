@@ -59,6 +59,8 @@ export function installErrorHandler(app: FastifyInstance, bodyLimitBytes: number
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const surface = surfaceOfRequest(request);
     if (error instanceof KeywardError) {
+      if (error.options.retryAfterSeconds !== undefined)
+        reply.header('retry-after', String(error.options.retryAfterSeconds));
       return sendFailure(
         reply,
         surface,

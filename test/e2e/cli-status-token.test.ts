@@ -204,9 +204,9 @@ describe('text output', () => {
     expect(result.code, result.stderr).toBe(0);
     const [header, ...rows] = result.stdout.trim().split('\n');
     expect(header).toBe(
-      'appKey\tstatus\tscopes\tchannels\tofflineLeaseMaxDays\tofflineEarlyReturn\trestrictToChannels\tname',
+      'appKey\tstatus\tscopes\tchannels\tofflineLeaseMaxDays\tofflineEarlyReturn\trestrictToChannels\trateLimitPerMinute\tname',
     );
-    expect(rows).toContain(`${app.appKey}\tactive\tauth_order\t-\t0\tfalse\tfalse\tscripts`);
+    expect(rows).toContain(`${app.appKey}\tactive\tauth_order\t-\t0\tfalse\tfalse\tdefault\tscripts`);
   });
 
   it('audit starts with a header line and sends its filters as query parameters', async () => {

@@ -22,6 +22,17 @@ interface ForceOption {
 interface SetOptions extends JsonOption, ForceOption {
   offlineEarlyReturn?: boolean;
   restrictToChannels?: boolean;
+  rateLimit?: string;
+}
+
+/** `--rate-limit N|default`: calls a minute, or null for the server's RATE_LIMIT_PER_MINUTE. */
+function rateLimitOf(value: string): number | null {
+  if (value === 'default') return null;
+  if (!/^[1-9][0-9]{0,9}$/.test(value))
+    throw new CliError(
+      `--rate-limit: a whole number of calls a minute, or "default" (got ${JSON.stringify(value)})`,
+    );
+  return Number(value);
 }
 
 const FORCE_HELP =
@@ -78,11 +89,11 @@ async function listApps(options: JsonOption): Promise<void> {
   }
   // The name last: the one column of free text.
   console.log(
-    'appKey\tstatus\tscopes\tchannels\tofflineLeaseMaxDays\tofflineEarlyReturn\trestrictToChannels\tname',
+    'appKey\tstatus\tscopes\tchannels\tofflineLeaseMaxDays\tofflineEarlyReturn\trestrictToChannels\trateLimitPerMinute\tname',
   );
   for (const a of apps) {
     console.log(
-      text`${a.appKey}\t${a.status}\t${a.scopes.join(',')}\t${a.channels.join(',') || '-'}\t${a.offlineLeaseMaxDays}\t${String(a.offlineEarlyReturn)}\t${String(a.restrictToChannels)}\t${a.name}`,
+      text`${a.appKey}\t${a.status}\t${a.scopes.join(',')}\t${a.channels.join(',') || '-'}\t${a.offlineLeaseMaxDays}\t${String(a.offlineEarlyReturn)}\t${String(a.restrictToChannels)}\t${a.rateLimitPerMinute ?? 'default'}\t${a.name}`,
     );
   }
 }
@@ -136,11 +147,12 @@ async function setSettings(key: string, options: SetOptions): Promise<void> {
   const settings = {
     ...(options.offlineEarlyReturn === undefined ? {} : { offlineEarlyReturn: options.offlineEarlyReturn }),
     ...(options.restrictToChannels === undefined ? {} : { restrictToChannels: options.restrictToChannels }),
+    ...(options.rateLimit === undefined ? {} : { rateLimitPerMinute: rateLimitOf(options.rateLimit) }),
   };
   if (Object.keys(settings).length === 0) {
     throw new CliError(
-      'nothing to set: give --offline-early-return, --no-offline-early-return, --restrict-to-channels ' +
-        'or --no-restrict-to-channels',
+      'nothing to set: give --offline-early-return, --no-offline-early-return, --restrict-to-channels, ' +
+        '--no-restrict-to-channels or --rate-limit',
     );
   }
   const app = await adminCall<AppSettingsChange>('POST', `/apps/${encodeURIComponent(key)}/settings`, {
@@ -165,6 +177,13 @@ async function setSettings(key: string, options: SetOptions): Promise<void> {
       app.restrictToChannels
         ? text`${app.appKey}: ${how('restrictToChannels')}: member logins only for the enterprises of its channels (${app.channels.join(',')})`
         : text`${app.appKey}: ${how('restrictToChannels')}: member logins for every enterprise`,
+    );
+  }
+  if (settings.rateLimitPerMinute !== undefined) {
+    console.log(
+      app.rateLimitPerMinute === null
+        ? text`${app.appKey}: ${how('rateLimitPerMinute')}: the server's rate limit (RATE_LIMIT_PER_MINUTE) a minute`
+        : text`${app.appKey}: ${how('rateLimitPerMinute')}: at most ${app.rateLimitPerMinute} calls a minute, all instances together`,
     );
   }
 }
@@ -265,6 +284,10 @@ export function registerAppCommands(program: Command): void {
       "member logins (password grant) only for the enterprises with a customer in the app's channels",
     )
     .option('--no-restrict-to-channels', 'member logins for every enterprise (the default)')
+    .option(
+      '--rate-limit <N|default>',
+      "the app's calls a minute, all instances together (a fleet heartbeating every minute needs about one per machine; docs/operations.md); default: the server's RATE_LIMIT_PER_MINUTE",
+    )
     .option('--force', FORCE_HELP)
     .option('--json', 'print the application as one JSON object')
     .addHelpText(
@@ -272,6 +295,7 @@ export function registerAppCommands(program: Command): void {
       examples([
         'keyward app set kw_2Rvtk2-S_0UTQEdM --restrict-to-channels',
         'keyward app set kw_2Rvtk2-S_0UTQEdM --offline-early-return --no-restrict-to-channels',
+        'keyward app set kw_2Rvtk2-S_0UTQEdM --rate-limit 1200000',
       ]),
     )
     .action(setSettings);

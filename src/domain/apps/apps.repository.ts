@@ -16,6 +16,8 @@ export interface AppRecord {
   offlineLeaseMaxDays: number;
   offlineEarlyReturn: boolean;
   restrictToChannels: boolean;
+  /** Its calls a minute, all instances together; null: the server's RATE_LIMIT_PER_MINUTE. */
+  rateLimitPerMinute: number | null;
   createdAt: Date;
 }
 
@@ -26,6 +28,7 @@ export interface AppChanges {
   offlineLeaseMaxDays?: number;
   offlineEarlyReturn?: boolean;
   restrictToChannels?: boolean;
+  rateLimitPerMinute?: number | null;
 }
 
 const columns = [
@@ -39,6 +42,7 @@ const columns = [
   'offline_lease_max_days',
   'offline_early_return',
   'restrict_to_channels',
+  'rate_limit_per_minute',
   'created_at',
 ] as const;
 
@@ -54,6 +58,7 @@ function toRecord(row: Pick<Selectable<AppsTable>, (typeof columns)[number]>): A
     offlineLeaseMaxDays: row.offline_lease_max_days,
     offlineEarlyReturn: row.offline_early_return,
     restrictToChannels: row.restrict_to_channels,
+    rateLimitPerMinute: row.rate_limit_per_minute,
     createdAt: row.created_at,
   };
 }
@@ -73,7 +78,10 @@ export class AppsRepository {
   constructor(private readonly db: Db) {}
 
   async insert(
-    app: Omit<AppRecord, 'createdAt' | 'offlineLeaseMaxDays' | 'offlineEarlyReturn' | 'restrictToChannels'>,
+    app: Omit<
+      AppRecord,
+      'createdAt' | 'offlineLeaseMaxDays' | 'offlineEarlyReturn' | 'restrictToChannels' | 'rateLimitPerMinute'
+    >,
   ): Promise<AppRecord> {
     const row = await this.db
       .insertInto('apps')
@@ -192,6 +200,9 @@ export class AppsRepository {
         ...(changes.restrictToChannels === undefined
           ? {}
           : { restrict_to_channels: changes.restrictToChannels }),
+        ...(changes.rateLimitPerMinute === undefined
+          ? {}
+          : { rate_limit_per_minute: changes.rateLimitPerMinute }),
         updated_at: new Date(),
       })
       .where('app_key', '=', appKey)

@@ -55,7 +55,12 @@ export interface AppSettings {
   offlineEarlyReturn?: boolean;
   /** Member logins and user tokens only for enterprises with a customer in the app's channels. */
   restrictToChannels?: boolean;
+  /** Its calls a minute, all instances together; null: back to the server's RATE_LIMIT_PER_MINUTE. */
+  rateLimitPerMinute?: number | null;
 }
+
+/** The highest per-app limit one may set: a billion calls a minute is no limit at all. */
+export const MAX_APP_RATE_LIMIT = 1_000_000_000;
 
 /** An app after `setSettings`, and which of the settings given it changed (the others were so). */
 export interface AppSettingsChange extends AppView {
@@ -75,6 +80,8 @@ export interface AppView {
   offlineEarlyReturn: boolean;
   /** Member logins only for the enterprises of its channels; off, it serves every enterprise. */
   restrictToChannels: boolean;
+  /** Its own calls a minute (all instances together); null: the server's RATE_LIMIT_PER_MINUTE. */
+  rateLimitPerMinute: number | null;
   createdAt: number;
 }
 
@@ -101,6 +108,7 @@ function view(app: AppRecord): AppView {
     offlineLeaseMaxDays: app.offlineLeaseMaxDays,
     offlineEarlyReturn: app.offlineEarlyReturn,
     restrictToChannels: app.restrictToChannels,
+    rateLimitPerMinute: app.rateLimitPerMinute,
     createdAt: app.createdAt.getTime(),
   };
 }
@@ -325,8 +333,24 @@ export class AppsService {
     request: OperatorRequest = NO_REQUEST,
     options: ForceOption = {},
   ): Promise<AppSettingsChange> {
-    if (settings.offlineEarlyReturn === undefined && settings.restrictToChannels === undefined) {
-      throw new AppInputError('body: give at least one setting: offlineEarlyReturn, restrictToChannels');
+    if (
+      settings.offlineEarlyReturn === undefined &&
+      settings.restrictToChannels === undefined &&
+      settings.rateLimitPerMinute === undefined
+    ) {
+      throw new AppInputError(
+        'body: give at least one setting: offlineEarlyReturn, restrictToChannels, rateLimitPerMinute',
+      );
+    }
+    const limit = settings.rateLimitPerMinute;
+    if (
+      limit !== undefined &&
+      limit !== null &&
+      !(Number.isInteger(limit) && limit >= 1 && limit <= MAX_APP_RATE_LIMIT)
+    ) {
+      throw new AppInputError(
+        `rateLimitPerMinute: a whole number from 1 to ${MAX_APP_RATE_LIMIT}, or null for the default`,
+      );
     }
     return this.db.transaction().execute(async (trx) => {
       const apps = new AppsRepository(trx);
@@ -362,7 +386,16 @@ export class AppsService {
           }),
         );
       }
-      const changed = (['offlineEarlyReturn', 'restrictToChannels'] as const).filter(
+      if (limit !== undefined && limit !== before.rateLimitPerMinute) {
+        changes.push(
+          appChange('app.rate_limit_set', before, {
+            rateLimitPerMinute: limit,
+            previous: before.rateLimitPerMinute,
+            ...forced,
+          }),
+        );
+      }
+      const changed = (['offlineEarlyReturn', 'restrictToChannels', 'rateLimitPerMinute'] as const).filter(
         (name) => settings[name] !== undefined && settings[name] !== before[name],
       );
       if (changes.length === 0) return { ...view(before), changed };

@@ -12,6 +12,7 @@ export const AUDIT_ACTIONS = [
   'app.offline_lease_days_set',
   'app.offline_early_return_set',
   'app.channel_restriction_set',
+  'app.rate_limit_set',
   'enterprise.member_limit_set',
   'member.password_set',
   'runtime_key.rotated',

@@ -23,6 +23,7 @@ import {
 } from './lease-claims.js';
 import { HeartbeatBatcher } from './heartbeat-batcher.js';
 import { SeatSlotsRepository } from './seat-slots.repository.js';
+import { MachineThrottle } from './machine-throttle.js';
 import { ConsumeKeysRepository, type KeyedConsume } from './consume-keys.repository.js';
 import type { Beat } from './heartbeat.repository.js';
 import {
@@ -106,6 +107,8 @@ const BEATS_AHEAD = 3;
 export interface RuntimeSettings {
   leaseSeconds: number;
   heartbeatSeconds: number;
+  /** Runtime calls one machine may make a minute on one instance (MachineThrottle); 0 or absent: no limit. */
+  machineRateLimitPerMinute?: number;
 }
 
 export interface RuntimeOptions {
@@ -152,6 +155,7 @@ function leaseError(code: typeof RuntimeCode.leaseNotFound | typeof RuntimeCode.
 export class RuntimeService {
   private readonly now: () => number;
   private readonly heartbeats: HeartbeatBatcher;
+  private readonly machines: MachineThrottle;
   private readonly denialListeners: Array<(code: RuntimeCodeValue) => void> = [];
 
   constructor(
@@ -160,6 +164,7 @@ export class RuntimeService {
   ) {
     this.now = options.now ?? Date.now;
     this.heartbeats = new HeartbeatBatcher(db);
+    this.machines = new MachineThrottle(options.settings.machineRateLimitPerMinute ?? 0);
   }
 
   get settings(): RuntimeSettings {
@@ -168,6 +173,7 @@ export class RuntimeService {
 
   async checkOut(input: CheckOutInput): Promise<LeaseAnswer> {
     const nowMs = this.now();
+    this.machines.take(input.app.appId, input.fingerprint, nowMs);
     const offlineDays = input.offlineDays ?? 0;
     if (offlineDays > 0) {
       const allowed = await this.options.offlineDaysOf(input.app.appId);
@@ -384,6 +390,7 @@ export class RuntimeService {
     actor: AuditActor;
   }): Promise<HeartbeatAnswer> {
     const nowMs = this.now();
+    this.machines.take(input.app.appId, input.fingerprint, nowMs);
     const now = new Date(nowMs);
     // The common case is this one statement (shared with the heartbeats that came in with this
     // one), outside any transaction.
@@ -469,6 +476,7 @@ export class RuntimeService {
    */
   async checkIn(input: { app: RuntimeApp; leaseId: string; fingerprint: string }): Promise<CheckInAnswer> {
     const nowMs = this.now();
+    this.machines.take(input.app.appId, input.fingerprint, nowMs);
     const repository = new RuntimeRepository(this.db);
     const state = await repository.leaseState(input.leaseId, input.app.appId);
     if (state === undefined || state.fingerprint !== input.fingerprint)
@@ -501,6 +509,7 @@ export class RuntimeService {
     idempotencyKey?: string;
   }): Promise<ConsumeAnswer> {
     const nowMs = this.now();
+    this.machines.take(input.app.appId, input.fingerprint, nowMs);
     return this.db.transaction().execute(async (trx) => {
       const keys = new ConsumeKeysRepository(trx);
       const key = input.idempotencyKey;

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../app-type.js';
 import { operatorRequestOf } from '../audit-actor.js';
 import { adminMay } from '../access/access.js';
+import { MAX_APP_RATE_LIMIT } from '../../domain/apps/apps.service.js';
 
 const Params = Type.Object({ appKey: Type.String({ minLength: 1, maxLength: 100 }) });
 const Body = Type.Object(
@@ -14,6 +15,11 @@ const Body = Type.Object(
     restrictToChannels: Type.Optional(
       Type.Boolean({ description: "member logins only for the enterprises of the app's channels" }),
     ),
+    rateLimitPerMinute: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: MAX_APP_RATE_LIMIT }), Type.Null()], {
+        description: "the app's calls a minute, all instances together; null: RATE_LIMIT_PER_MINUTE",
+      }),
+    ),
     force: Type.Optional(Type.Boolean({ description: 'needed to change keyward-console' })),
   },
   // A misspelt setting is refused rather than left unchanged without a word.
@@ -21,7 +27,7 @@ const Body = Type.Object(
 );
 
 /**
- * `keyward app set KEY [--[no-]offline-early-return] [--[no-]restrict-to-channels] [--force]`: the
+ * `keyward app set KEY [--[no-]offline-early-return] [--[no-]restrict-to-channels] [--rate-limit N|default] [--force]`: the
  * app's settings; those left out stay as they are.
  */
 export function setAppSettingsRoute(app: App): void {
@@ -29,12 +35,13 @@ export function setAppSettingsRoute(app: App): void {
     '/apps/:appKey/settings',
     { config: { access: adminMay('write') }, schema: { params: Params, body: Body } },
     async (request) => {
-      const { offlineEarlyReturn, restrictToChannels, force } = request.body;
+      const { offlineEarlyReturn, restrictToChannels, rateLimitPerMinute, force } = request.body;
       return app.services.apps.setSettings(
         request.params.appKey,
         {
           ...(offlineEarlyReturn === undefined ? {} : { offlineEarlyReturn }),
           ...(restrictToChannels === undefined ? {} : { restrictToChannels }),
+          ...(rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute }),
         },
         operatorRequestOf(request),
         { force: force === true },

@@ -44,12 +44,18 @@ export function requireGrant(grant: TokenGrant | undefined, scope: Scope): Token
   return grant;
 }
 
+/** Seconds until the rate limits' next one-minute window. */
+export function secondsToNextMinute(nowMs: number): number {
+  return Math.max(1, Math.ceil((60_000 - (nowMs % 60_000)) / 1000));
+}
+
 /** Rate limit, then the nonce: a replayed nonce is a failed security check. */
 export function requireAdmission(admission: Admission | undefined): void {
   if (admission === 'limited') {
     throw new KeywardError(CommonCode.rateLimited, commonMessages[CommonCode.rateLimited], {
       httpStatus: 429,
       cause: 'per-app rate limit reached; retry in the next minute',
+      retryAfterSeconds: secondsToNextMinute(Date.now()),
     });
   }
   if (admission !== 'ok') throw deny(CommonCode.securityCheckFailed, 'g_nonce was already used');
