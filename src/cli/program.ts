@@ -40,9 +40,24 @@ export function keywardProgram(register: (program: Command) => void): Command {
     });
   register(program);
   program.showHelpAfterError('(keyward --help lists the commands)');
-  // A mistake in a command is followed by that command's usage and examples.
-  for (const command of descendants(program)) command.showHelpAfterError(true);
+  // A mistake in a command is followed by one line saying where its help is, not the help itself:
+  // a screen of usage after the error pushed the error out of sight.
+  for (const command of descendants(program)) {
+    const path = commandPath(command);
+    command.showHelpAfterError(
+      command.commands.length > 0
+        ? `(${path} --help lists its commands)`
+        : `(${path} --help lists its options and examples)`,
+    );
+  }
   return program;
+}
+
+/** `keyward leases offline`: the words that run `command`. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let at: Command | null = command; at !== null; at = at.parent) names.unshift(at.name());
+  return names.join(' ');
 }
 
 /**

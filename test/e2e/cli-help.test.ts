@@ -170,13 +170,21 @@ describe('mistakes', () => {
     expect(sub.stderr).toContain('(Did you mean create?)');
   });
 
-  it('name an unknown option and suggest the closest, exit 1, with the command’s usage', async () => {
+  it('name an unknown option and suggest the closest, exit 1, with one line saying where the help is', async () => {
     const result = await runCli(['audit', '--jsno'], env);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain("keyward: unknown option '--jsno'");
-    expect(result.stderr).toContain('(Did you mean --json?)');
-    expect(result.stderr).toContain('Usage: keyward audit [options]');
+    // The error stays in sight: three lines, not the command's whole help after it.
+    expect(result.stderr.trimEnd().split('\n')).toEqual([
+      "keyward: unknown option '--jsno'",
+      '(Did you mean --json?)',
+      '(keyward audit --help lists its options and examples)',
+    ]);
+    const nested = await runCli(['leases', 'offline', '--limt', '3'], env);
+    expect(nested.stderr).toContain('(keyward leases offline --help lists its options and examples)');
+    expect(nested.stderr).not.toContain('Usage:');
+    const group = await runCli(['app', 'craete'], env);
+    expect(group.stderr).toContain('(keyward app --help lists its commands)');
     const top = await runCli(['--verison'], env);
     expect(top.code).toBe(1);
     expect(top.stderr).toContain('(Did you mean --version?)');
