@@ -113,9 +113,14 @@ describe('keyward usage', () => {
     expect(table.code, table.stderr).toBe(0);
     const lines = table.stdout.trim().split('\n');
     expect(lines[0]).toBe(
-      'bucket\tpeakSeats\tlicensedSeats\tseatHours\tutilization\tdenied\tdeniedByCode\tconsumed',
+      'hour (UTC)\tpeakSeats\tlicensedSeats\tseatHours\tutilization\tdenied\tdeniedByCode\tconsumed',
     );
     expect(lines.some((l) => l.includes('90005:2'))).toBe(true);
+    // Buckets as people read them: an hour, a day; not an ISO timestamp of its first millisecond.
+    expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:00\t/);
+    const days = (await runCli(['usage', '--product', product], cliEnv)).stdout.trim().split('\n');
+    expect(days[0]?.startsWith('day (UTC)\t')).toBe(true);
+    expect(days.slice(1).every((l) => /^\d{4}-\d\d-\d\d\t/.test(l))).toBe(true);
     const json = await runCli(['usage', '--product', product, '--json'], cliEnv);
     expect(json.code, json.stderr).toBe(0);
     expect((JSON.parse(json.stdout) as Report).deniedByCode).toEqual({ '90005': 2 });

@@ -37,6 +37,12 @@ function bucketOf(value: string): string {
   return value;
 }
 
+/** A bucket as a person reads it: its day, or its day and hour; UTC, as the header says once. */
+function bucketLabel(at: number, bucket: UsageReport['bucket']): string {
+  const iso = new Date(at).toISOString();
+  return bucket === 'day' ? iso.slice(0, 10) : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
+}
+
 function percent(value: number | null): string {
   return value === null ? '-' : `${(value * 100).toFixed(1)}%`;
 }
@@ -57,9 +63,11 @@ async function usage(options: UsageOptions): Promise<void> {
     console.log(printableJson(report));
     return;
   }
-  console.log('bucket\tpeakSeats\tlicensedSeats\tseatHours\tutilization\tdenied\tdeniedByCode\tconsumed');
+  console.log(
+    `${report.bucket} (UTC)\tpeakSeats\tlicensedSeats\tseatHours\tutilization\tdenied\tdeniedByCode\tconsumed`,
+  );
   for (const p of report.series) {
-    const at = new Date(p.at).toISOString();
+    const at = bucketLabel(p.at, report.bucket);
     const licensed = p.licensedSeats === null ? '-' : String(p.licensedSeats);
     console.log(
       text`${at}\t${p.peakSeats}\t${licensed}\t${p.seatHours}\t${percent(p.utilization)}\t${p.denied}\t${codes(p.deniedByCode)}\t${p.consumed}`,
