@@ -149,6 +149,7 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
       '30',
       'false',
       'false',
+      'default',
       'runtime',
     ]);
 
@@ -202,6 +203,22 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
     expect(row?.split('\t').slice(5, 7)).toEqual(['true', 'true']);
     const back = await runCli(['app', 'set', app.appKey, '--no-restrict-to-channels', '--json'], env);
     expect(JSON.parse(back.stdout)).toMatchObject({ offlineEarlyReturn: true, restrictToChannels: false });
+
+    const limited = await runCli(['app', 'set', app.appKey, '--rate-limit', '1200000'], env);
+    expect(limited.stdout.trim()).toBe(
+      `${app.appKey}: changed: at most 1200000 calls a minute, all instances together`,
+    );
+    const listedLimit = (await runCli(['app', 'list'], env)).stdout
+      .split('\n')
+      .find((l) => l.startsWith(app.appKey));
+    expect(listedLimit?.split('\t')[7]).toBe('1200000');
+    for (const bad of ['0', '1.5', 'lots']) {
+      const refusedLimit = await runCli(['app', 'set', app.appKey, '--rate-limit', bad], env);
+      expect(refusedLimit.code, bad).toBe(1);
+      expect(refusedLimit.stderr).toContain('--rate-limit: a whole number');
+    }
+    const restored = await runCli(['app', 'set', app.appKey, '--rate-limit', 'default'], env);
+    expect(restored.stdout).toContain("changed: the server's rate limit");
 
     const nothing = await runCli(['app', 'set', app.appKey], env);
     expect(nothing.code).toBe(1);
