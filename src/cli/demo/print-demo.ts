@@ -3,9 +3,25 @@ import { printableJson, text } from '../printable.js';
 import { loadDemo, type DemoFacts } from './load-demo.js';
 import { exportLine } from './try-it.js';
 
+const pad = (label: string) => label.padEnd(20);
+
+/**
+ * Where the console's two sign-ins are, and with what: the operator's as the console's landing page
+ * and the README's first steps tell it (one-time password, a new one, two factors; the admin key
+ * only while no owner exists).
+ */
+export function consoleLines(baseUrl: string, admin: { account: string; password: string }): string[] {
+  return [
+    'Console (open in a browser)',
+    text`  ${pad('enterprise admin')}${baseUrl}/console/sign-in   account ${admin.account}, password ${admin.password}`,
+    text`  ${pad('operator')}${baseUrl}/console/operator/sign-in`,
+    `  ${pad('')}your email and the one-time password keyward operator add printed, then a password of`,
+    `  ${pad('')}your own and two-factor sign-in (Account); no owner yet: the admin key (keyward status)`,
+  ];
+}
+
 function describe(facts: DemoFacts): string {
   const { app, enterprise, admin, members, lending, curl } = facts;
-  const pad = (label: string) => label.padEnd(20);
   const holder = (a: DemoFacts['assets'][number]): string => {
     if (a.borrowedUsbKey) return text`lent lock, lent to ${lending.account}`;
     const lent = lending.assetNums.includes(a.assetNum) ? text`, lent to ${lending.borrowedUsbKey}` : '';
@@ -33,9 +49,7 @@ function describe(facts: DemoFacts): string {
     text`Lending: ${lending.account} lent ${lending.assetNums.join(', ')} to lent lock ${lending.borrowedUsbKey}`,
     text`Usage: ${String(facts.usage.simulatedDays)} days simulated (${facts.usage.atCapacity ?? '-'} at capacity); ${facts.usage.holder} holds two seats of ${facts.usage.product}, a third machine refused`,
     '',
-    'Console (open in a browser)',
-    text`  ${pad('enterprise admin')}${facts.baseUrl}/console/sign-in   account ${admin.account}, password ${admin.password}`,
-    text`  ${pad('operator')}${facts.baseUrl}/console/operator/sign-in   with the admin key (keyward status shows where it is)`,
+    ...consoleLines(facts.baseUrl, admin),
     '',
     'Try it (paste these lines: the first sets $KEYWARD_URL, the next two $TOKEN and $USER_TOKEN):',
     text`  ${curl.server}`,

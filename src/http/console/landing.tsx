@@ -25,7 +25,7 @@ export function landingRoute(app: App): void {
           </section>
           <section class="card">
             <h2>{t('signIn.operator')}</h2>
-            <p>{t('signIn.operatorHint')}</p>
+            <p>{t('landing.operatorHint')}</p>
             <p>
               <a href="/console/operator/sign-in">{t('signIn.submit')}</a>
             </p>

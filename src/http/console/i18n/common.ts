@@ -17,8 +17,10 @@ export const commonEn = {
   'landing.docsHint': 'Every operation of the order service and the member center, to read and to try.',
   'signIn.title': 'Sign in',
   'signIn.operator': 'Platform operator',
+  'landing.operatorHint':
+    'Your email and password. The first time, the one-time password keyward operator add printed: you then choose your own, and turn on two-factor sign-in (Account). While no owner exists: the admin key (KEYWARD_ADMIN_KEY or DATA_DIR/admin.key).',
   'signIn.operatorHint':
-    'Sign in with the admin key (KEYWARD_ADMIN_KEY or DATA_DIR/admin.key). It is exchanged for a session and never stored in the browser.',
+    'No owner yet: sign in with the admin key (KEYWARD_ADMIN_KEY or DATA_DIR/admin.key), or add the owner first (keyward operator add --role owner). The key is exchanged for a session and never stored in the browser.',
   'signIn.adminKey': 'Admin key',
   'signIn.enterprise': 'Enterprise administrator',
   'signIn.enterpriseHint': "Sign in with the enterprise administrator's account and password.",
@@ -81,8 +83,10 @@ export const commonZh: Record<CommonKey, string> = {
   'landing.docsHint': '订单服务和成员中心的全部接口，可阅读也可直接试用。',
   'signIn.title': '登录',
   'signIn.operator': '平台运营方',
+  'landing.operatorHint':
+    '使用邮箱和密码登录。首次登录使用 keyward operator add 打印的一次性密码，随后设置自己的密码，并开启两步验证（我的账号）。尚无所有者时：使用管理密钥（KEYWARD_ADMIN_KEY 或 DATA_DIR/admin.key）。',
   'signIn.operatorHint':
-    '使用管理密钥登录（KEYWARD_ADMIN_KEY 或 DATA_DIR/admin.key）。密钥只换取一个会话，不会保存在浏览器中。',
+    '尚无所有者：请用管理密钥登录（KEYWARD_ADMIN_KEY 或 DATA_DIR/admin.key），或先添加所有者（keyward operator add --role owner）。密钥只换取一个会话，不会保存在浏览器中。',
   'signIn.adminKey': '管理密钥',
   'signIn.enterprise': '企业管理员',
   'signIn.enterpriseHint': '使用企业管理员的账号和密码登录。',

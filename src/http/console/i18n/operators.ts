@@ -2,7 +2,8 @@
 export const operatorsEn = {
   'nav.operators': 'Operators',
   'nav.account': 'Account',
-  'operators.signInHint': 'Sign in with your operator email and password.',
+  'operators.signInHint':
+    'Sign in with your email and password. The first time, with the one-time password you were given: you then choose your own.',
   'operators.adminKeyFallback': 'Sign in with the admin key (emergencies)',
   'operators.email': 'Email',
   'operators.refused': 'Wrong email or password.',
@@ -123,7 +124,7 @@ export const operatorsEn = {
 export const operatorsZh: Record<keyof typeof operatorsEn, string> = {
   'nav.operators': '运营人员',
   'nav.account': '我的账号',
-  'operators.signInHint': '使用运营人员的邮箱和密码登录。',
+  'operators.signInHint': '使用邮箱和密码登录。首次登录使用收到的一次性密码，随后设置自己的密码。',
   'operators.adminKeyFallback': '使用管理密钥登录（应急）',
   'operators.email': '邮箱',
   'operators.refused': '邮箱或密码错误。',
