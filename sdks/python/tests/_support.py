@@ -122,12 +122,16 @@ class Recorded:
 
 Answer = Tuple[int, Dict[str, Any]]
 
+#: A scripted answer that is no answer: the stub reads the call, then closes the connection.
+DROP: Answer = (0, {})
+
 
 class StubKeyward:
     """Keyward's token endpoint and runtime, as far as a session sees them, on 127.0.0.1.
 
     Tokens are tok-1, tok-2 …, each valid until ``revoke_tokens``; a runtime call with another
-    token answers 60000. ``script`` holds answers forced on the next runtime calls, in order.
+    token answers 60000. ``script`` holds answers forced on the next runtime calls, in order:
+    (status, document), (status, document, headers), or DROP.
     """
 
     def __init__(self) -> None:
@@ -161,6 +165,9 @@ class StubKeyward:
                     body,
                 )
                 status, headers, payload = stub.answer(recorded)
+                if status == 0:  # DROP: as a connection lost before the answer
+                    self.close_connection = True
+                    return
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
@@ -195,12 +202,15 @@ class StubKeyward:
     def answer(self, request: Recorded) -> Tuple[int, Dict[str, str], bytes]:
         with self.lock:
             self.requests.append(request)
-            status, document = self._route(request)
+            routed = self._route(request)
+        status, document = routed[0], routed[1]
+        extra: Dict[str, str] = routed[2] if len(routed) > 2 else {}
         if isinstance(document, bytes):
-            return status, {"content-type": "text/html"}, document
-        return status, {"content-type": "application/json", "x-request-id": "req-1"}, json.dumps(document).encode()
+            return status, {"content-type": "text/html", **extra}, document
+        headers = {"content-type": "application/json", "x-request-id": "req-1", **extra}
+        return status, headers, json.dumps(document).encode()
 
-    def _route(self, request: Recorded) -> Tuple[int, Any]:
+    def _route(self, request: Recorded) -> Tuple[Any, ...]:
         if request.path == "/oauth2/token":
             if self.token_refusal is not None:
                 return self.token_refusal

@@ -51,6 +51,7 @@ from .offline import (
     save_lease,
     verify_lease,
 )
+from .retry import NO_RETRY, RetryPolicy, new_idempotency_key
 from .session import CheckIn, Consumption, Heartbeat, HeartbeatThread, Lease, Session, new_nonce
 from .webhooks import WebhookEvent, verify_webhook
 
@@ -67,6 +68,9 @@ __all__ = [
     "CheckIn",
     "HeartbeatThread",
     "new_nonce",
+    "RetryPolicy",
+    "NO_RETRY",
+    "new_idempotency_key",
     "Jwks",
     "LeaseClaims",
     "LeaseHolder",

@@ -35,7 +35,8 @@ LEASE_ENDED_CODES = frozenset({"90008", "90009", "90010"})
 class KeywardError(Exception):
     """A refusal by Keyward: its ``code`` (digits as a string, e.g. ``"90005"``), ``message``,
     ``cause``, the HTTP status it came with (299 for business failures) and the server's request
-    id (``x-request-id``), for its logs."""
+    id (``x-request-id``), for its logs. ``retry_after`` (seconds) is set when the server asked to
+    wait (HTTP 429 rate limited, 503 overloaded); the session retried those before raising."""
 
     code: str
     message: str
@@ -43,6 +44,7 @@ class KeywardError(Exception):
     http_status: int
     request_id: Optional[str]
     data: Any
+    retry_after: Optional[float]
 
     def __init__(
         self,
@@ -52,6 +54,7 @@ class KeywardError(Exception):
         http_status: int = 299,
         request_id: Optional[str] = None,
         data: Any = None,
+        retry_after: Optional[float] = None,
     ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
@@ -60,12 +63,21 @@ class KeywardError(Exception):
         self.http_status = http_status
         self.request_id = request_id
         self.data = data
+        self.retry_after = retry_after
 
     def __reduce__(self) -> Any:
         # Picklable (multiprocessing, logging queues) although __init__ takes more than args.
         return (
             type(self),
-            (self.code, self.message, self.cause, self.http_status, self.request_id, self.data),
+            (
+                self.code,
+                self.message,
+                self.cause,
+                self.http_status,
+                self.request_id,
+                self.data,
+                self.retry_after,
+            ),
         )
 
     @property
@@ -85,18 +97,15 @@ class KeywardAuthError(KeywardError):
     (``invalid_client``, ``invalid_scope``, ``temporarily_unavailable`` …), ``message`` its
     description. ``retry_after`` (seconds) is set when the server asked to wait (HTTP 429)."""
 
-    retry_after: Optional[int]
-
     def __init__(
         self,
         code: str,
         message: str,
         http_status: int,
         request_id: Optional[str] = None,
-        retry_after: Optional[int] = None,
+        retry_after: Optional[float] = None,
     ) -> None:
-        super().__init__(code, message, message, http_status, request_id)
-        self.retry_after = retry_after
+        super().__init__(code, message, message, http_status, request_id, retry_after=retry_after)
 
     def __reduce__(self) -> Any:
         return (

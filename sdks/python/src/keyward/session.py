@@ -18,6 +18,7 @@ from . import _http
 from ._version import __version__
 from .errors import KeywardAuthError, KeywardConnectionError, KeywardError
 from .offline import Jwks
+from .retry import RetryPolicy, check_idempotency_key, is_transient, new_idempotency_key, retry_after_of
 
 __all__ = [
     "Session",
@@ -30,6 +31,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("keyward")
+
+#: How a retry waits; tests replace it to keep time.
+_sleep = time.sleep
 
 #: The app token is stale or invalid: get a new one and try the call once more.
 APP_TOKEN_INVALID = "60000"
@@ -101,7 +105,9 @@ class _TokenSource:
 class Session:
     """A Keyward session for a licensed program: the application's credentials, its app token
     (renewed before it expires), a fresh ``g_nonce`` on every call, and one retry with a new token
-    when the server answers 60000. Thread-safe: leases heartbeat on their own threads.
+    when the server answers 60000. Runtime calls are retried as ``retry`` says when no answer came
+    or the server answered 429 or 503 (:mod:`keyward.retry`); a refusal never is. Thread-safe:
+    leases heartbeat on their own threads.
 
     Use it as a context manager: leaving it stops the heartbeats and checks in every lease it
     checked out that is still open.
@@ -122,6 +128,7 @@ class Session:
         *,
         scope: Optional[str] = "auth_runtime",
         timeout: float = 30.0,
+        retry: RetryPolicy = RetryPolicy(),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """
@@ -130,6 +137,8 @@ class Session:
         :param app_secret: its secret.
         :param scope: the scopes to ask for (space-separated); all of the app's when None.
         :param timeout: seconds to wait for each answer.
+        :param retry: when to send a runtime call again (:class:`~keyward.retry.RetryPolicy`:
+            four attempts within a minute by default; ``keyward.retry.NO_RETRY`` for one).
         :param clock: a monotonic clock in seconds (tests pin it).
         """
         self.base_url = base_url.rstrip("/")
@@ -137,6 +146,8 @@ class Session:
         self._app_secret = app_secret
         self._scope = scope
         self.timeout = timeout
+        self.retry = retry
+        self._clock = clock
         self._opener = urllib.request.build_opener()
         self._tokens = _TokenSource(self._request_token, clock)
         self._leases: List[Lease] = []
@@ -230,16 +241,54 @@ class Session:
         :raises KeywardConnectionError: it could not be reached.
         """
         payload = None if body is None else json.dumps(body, separators=(",", ":")).encode()
+        return self._call(method, path, payload, user_token, {})
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        payload: Optional[bytes],
+        user_token: Optional[str],
+        extra_headers: Mapping[str, str],
+    ) -> Any:
         token, fresh = self._tokens.get()
         try:
-            return self._send(method, path, payload, token, user_token)
+            return self._send(method, path, payload, token, user_token, extra_headers)
         except KeywardError as error:
             if error.code != APP_TOKEN_INVALID or fresh:
                 raise
             log.debug("app token refused (60000): a new token, and the call once more")
             self._tokens.discard(token)
             token, _ = self._tokens.get()
-            return self._send(method, path, payload, token, user_token)
+            return self._send(method, path, payload, token, user_token, extra_headers)
+
+    def _runtime_call(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        user_token: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Any:
+        """A runtime POST, sent again as :attr:`retry` says (each attempt with a fresh nonce and
+        the same ``idempotency_key``); the last failure is raised when it gives up."""
+        payload = json.dumps(body, separators=(",", ":")).encode()
+        headers = {} if idempotency_key is None else {"Idempotency-Key": idempotency_key}
+        started = self._clock()
+        attempt = 1
+        while True:
+            try:
+                return self._call("POST", path, payload, user_token, headers)
+            except (KeywardError, KeywardConnectionError) as error:
+                if attempt >= self.retry.max_attempts or not is_transient(error):
+                    raise
+                retry_after = error.retry_after if isinstance(error, KeywardError) else None
+                wait = self.retry.wait(attempt, retry_after)
+                if self._clock() - started + wait > self.retry.max_elapsed:
+                    raise
+                log.info("POST %s failed (%s): attempt %d in %.2f s", path, error, attempt + 1, wait)
+            _sleep(wait)
+            attempt += 1
 
     def _send(
         self,
@@ -248,6 +297,7 @@ class Session:
         payload: Optional[bytes],
         token: str,
         user_token: Optional[str],
+        extra_headers: Mapping[str, str],
     ) -> Any:
         separator = "&" if "?" in path else "?"
         url = f"{self.base_url}{path}{separator}g_nonce={new_nonce()}"
@@ -260,6 +310,7 @@ class Session:
             headers["Content-Type"] = "application/json"
         if user_token is not None:
             headers["userToken"] = user_token
+        headers.update(extra_headers)
         answer = _http.exchange(method, url, headers, payload, self.timeout, self._opener)
         return _data_of(answer)
 
@@ -297,7 +348,7 @@ class Session:
             body["assetNum"] = asset_num
         if offline_days:
             body["offlineDays"] = offline_days
-        data = self.call("POST", "/runtime/v1/leases", body, user_token=user_token)
+        data = self._runtime_call("/runtime/v1/leases", body, user_token=user_token)
         lease = Lease(self, fingerprint, data)
         with self._leases_lock:
             self._leases.append(lease)
@@ -361,9 +412,15 @@ def _data_of(answer: _http.Answer) -> Any:
                 answer.status,
                 request_id,
                 document.get("data"),
+                retry_after_of(answer.headers),
             )
     raise KeywardError(
-        str(answer.status), "unexpected answer", answer.reason, answer.status, request_id
+        str(answer.status),
+        "unexpected answer",
+        answer.reason,
+        answer.status,
+        request_id,
+        retry_after=retry_after_of(answer.headers),
     )
 
 
@@ -441,10 +498,12 @@ class Lease:
 
     # -- calls ----------------------------------------------------------------------------------
 
-    def _call(self, action: str, body: Dict[str, Any]) -> Any:
+    def _call(self, action: str, body: Dict[str, Any], idempotency_key: Optional[str] = None) -> Any:
         try:
-            return self.session.call(
-                "POST", f"/runtime/v1/leases/{urllib.parse.quote(self.lease_id)}/{action}", body
+            return self.session._runtime_call(
+                f"/runtime/v1/leases/{urllib.parse.quote(self.lease_id)}/{action}",
+                body,
+                idempotency_key=idempotency_key,
             )
         except KeywardError as error:
             if error.lease_ended:
@@ -475,12 +534,19 @@ class Lease:
         self.used_seconds = answer.used_seconds
         return answer
 
-    def consume(self, amount: int) -> Consumption:
-        """Draws ``amount`` (1 – 10⁹) from the product's limit, atomically.
+    def consume(self, amount: int, *, idempotency_key: Optional[str] = None) -> Consumption:
+        """Draws ``amount`` (1 – 10⁹) from the product's limit, atomically, and once: the call
+        carries an ``Idempotency-Key``, the same on each of its retries, so an attempt whose
+        answer was lost is not counted again (the server keeps a key 24 hours).
 
-        :raises KeywardError: 90007 when the amount left is smaller (nothing is drawn).
+        :param idempotency_key: the key to send (1–255 printable ASCII characters, no spaces)
+            instead of a new random one: pass the same key to send a consume again after
+            :class:`KeywardConnectionError`, e.g. from another process that saved it.
+        :raises KeywardError: 90007 when the amount left is smaller (nothing is drawn); 90000
+            when the key was used with another lease or amount.
         """
-        data = self._call("consume", {"fingerprint": self.fingerprint, "amount": amount})
+        key = new_idempotency_key() if idempotency_key is None else check_idempotency_key(idempotency_key)
+        data = self._call("consume", {"fingerprint": self.fingerprint, "amount": amount}, key)
         return Consumption(
             consumed=int(data["consumed"]),
             limit=None if data.get("limit") is None else int(data["limit"]),
