@@ -49,7 +49,18 @@ export function bannerLines(facts: BannerFacts): string[] {
     row('admin key', adminKeyWhere(facts.adminKey)),
     ...(facts.adminUrl === undefined ? [] : [row('admin API', text`${facts.adminUrl}`)]),
     '',
-    'next: npx keyward demo   (loads demo data, then prints console logins, an app and requests to try)',
+    'next, in a second terminal in this folder:',
+    `  ${exportLine(facts)}`,
+    '  npx keyward demo   # loads demo data, then prints console logins, an app and requests to try',
     '',
   ];
+}
+
+/**
+ * The one line every later command takes the server from (the CLI, and the README's and the
+ * tour's curl examples): this server's real address and port, not a default that may be another.
+ */
+export function exportLine(facts: Pick<BannerFacts, 'url' | 'adminUrl'>): string {
+  const admin = facts.adminUrl === undefined ? '' : text` KEYWARD_ADMIN_URL=${facts.adminUrl}`;
+  return text`export KEYWARD_URL=${facts.url}${admin}`;
 }

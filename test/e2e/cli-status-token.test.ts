@@ -257,6 +257,6 @@ describe('the server’s output without LOG_FORMAT, stdout not a terminal', () =
     const lines = live.server.output().trim().split('\n');
     expect(lines.length).toBeGreaterThan(3);
     for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
-    expect(live.server.output()).not.toContain('next: npx keyward demo');
+    expect(live.server.output()).not.toContain('npx keyward demo');
   });
 });

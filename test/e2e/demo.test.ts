@@ -11,7 +11,7 @@ let facts: DemoFacts;
 let asAdmin: KeywardClient;
 
 const NONCE_CMD = 'g_nonce=$(openssl rand -hex 12)';
-const SERVER = '${KEYWARD_URL:-http://127.0.0.1:8080}';
+const SERVER = '$KEYWARD_URL';
 
 beforeAll(async () => {
   live = await startDemoServer();

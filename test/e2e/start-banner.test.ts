@@ -45,7 +45,7 @@ async function servePretty(
     ...env,
   });
   try {
-    await server.waitFor(/^next: npx keyward demo/m);
+    await server.waitFor(/^ {2}npx keyward demo/m);
     await run(server, server.output(), server.output().split('\n'));
   } finally {
     await server.stop();
@@ -77,7 +77,10 @@ describe('the start banner (LOG_FORMAT=pretty)', () => {
           `  admin key  in ${keyFile} (generated at this start; the CLI reads it there)`,
         );
         expect(shown.some((l) => l.startsWith('  admin API'))).toBe(false);
-        expect(shown.some((l) => l.startsWith('next: npx keyward demo'))).toBe(true);
+        // The next step carries this server's address and port, for the CLI and the README's curl.
+        const next = shown.indexOf(`  export KEYWARD_URL=${server.url}`);
+        expect(next).toBeGreaterThan(0);
+        expect(shown[next + 1]?.startsWith('  npx keyward demo')).toBe(true);
         // The banner comes once, after the server listens.
         expect(output.indexOf('Server listening at')).toBeLessThan(output.indexOf('is ready'));
         expect(output.split('is ready')).toHaveLength(2);
@@ -147,7 +150,7 @@ describe('LOG_FORMAT unset', () => {
         const timer = setTimeout(() => reject(new Error(`no banner on the terminal:\n${output}`)), 90_000);
         child.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
-          if (/next: npx keyward demo/.test(output)) {
+          if (/npx keyward demo/.test(output)) {
             clearTimeout(timer);
             resolve();
           }

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportLine } from '../../src/cli/demo/try-it.js';
+import type { DemoFacts } from '../../src/cli/demo/load-demo.js';
 import { runDemoJson, startDemoServer, type DemoServer } from './support/demo-server.js';
 import { startShellSession, type ShellSession } from './support/shell-session.js';
 import {
@@ -15,6 +16,7 @@ import {
   TOUR_SERVER,
   tourSteps,
   PROGRAM_SECTIONS,
+  sectionBlocks,
   textFits,
   WEBHOOKS_SECTION,
 } from './support/tour.js';
@@ -65,15 +67,19 @@ const SPEC_ORDER = [
 const ADD_MEMBERS = 'POST /me/api/v1/enterprise/{}/member';
 
 let live: DemoServer;
+let facts: DemoFacts;
 let shell: ShellSession;
 let workDir: string | undefined;
+/** The server's PORT: never the default 8080, so an example that falls back on it fails. */
+let port: number;
 
 beforeAll(async () => {
   // Started with the settings of the README's quick start, and no others: the tour's webhooks
   // section must work on that server. Test servers send no webhooks unless told (TEST_ENV), which
   // a reader's server does not share: this one must.
-  live = await startDemoServer({ ...quickStart.env, WEBHOOK_WORKER: '1' });
-  const facts = await runDemoJson(live);
+  port = await freePort();
+  live = await startDemoServer({ ...quickStart.env, WEBHOOK_WORKER: '1', PORT: String(port) });
+  facts = await runDemoJson(live);
   // The shell finds the test server the way a reader's finds another one: by KEYWARD_URL, and the
   // receiver by RECEIVER, on a port no other test file holds.
   // Its TMPDIR, where the receiver's events go, is the run's own.
@@ -186,6 +192,58 @@ for (const pass of ['once', 'again'] as const) {
   });
 }
 
+describe(`the README's first steps, pasted as they are, on PORT ${'$'}PORT (not 8080)`, () => {
+  const blocks = sectionBlocks(read('README.md'), '## First steps: an owner, an application and a token');
+  let reader: ShellSession | undefined;
+  afterAll(async () => reader?.close());
+
+  it('set up an owner, an application and both tokens after the line the demo printed', async () => {
+    expect(port).not.toBe(8080);
+    expect(facts.curl.server).toBe(`export KEYWARD_URL=http://127.0.0.1:${port}`);
+    const home = fs.mkdtempSync(path.join(workDir ?? os.tmpdir(), 'reader-'));
+    // A reader's terminal: PORT exported, no KEYWARD_URL until the printed line is pasted; the
+    // admin key is the server's, as the CLI finds it in ./data beside a reader's server.
+    reader = startShellSession({
+      PORT: String(port),
+      KEYWARD_URL: '',
+      KEYWARD_ADMIN_KEY: live.cliEnv.KEYWARD_ADMIN_KEY ?? '',
+      XDG_CONFIG_HOME: home,
+      ACCOUNT: facts.admin.account,
+      PASSWORD: facts.admin.password,
+    });
+    expect((await reader.run(facts.curl.server)).code).toBe(0);
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+    for (const block of blocks) {
+      const lines = block.split('\n');
+      let split = lines.length;
+      while (split > 0 && lines[split - 1]?.startsWith('#')) split -= 1;
+      const run = await reader.run(lines.slice(0, split).join('\n'));
+      expect(run.code, `${block}\n${run.stderr}`).toBe(0);
+      expect(run.stderr, block).not.toMatch(/curl: \(\d+\)/);
+      const documented = lines
+        .slice(split)
+        .map((line) => line.replace(/^# ?/, ''))
+        .join('\n');
+      if (documented.startsWith('{')) {
+        expect(differences(parseDocumented(documented), JSON.parse(run.stdout)), run.stdout).toEqual([]);
+      }
+    }
+    const tokens = await reader.run(
+      'for t in "$TOKEN" "$USER_TOKEN"; do test -n "$t" && test "$t" != null || exit 1; done',
+    );
+    expect(tokens.code, 'the README sets $TOKEN and $USER_TOKEN').toBe(0);
+  });
+
+  it('say on stderr when the server does not answer, or $KEYWARD_URL is not set', async () => {
+    if (reader === undefined) throw new Error('the first steps did not run');
+    const token = blocks.find((b) => b.startsWith('TOKEN=$(curl')) ?? '';
+    const refused = await reader.run(`(KEYWARD_URL=http://127.0.0.1:9; ${token})`);
+    expect(refused.stderr).toMatch(/curl: \(7\) Failed to connect/);
+    const unset = await reader.run(`(unset KEYWARD_URL; ${token})`);
+    expect(unset.stderr).toMatch(/curl: \(3\)/);
+  });
+});
+
 describe('the README and docs/', () => {
   const pages = [
     'README.md',
@@ -199,12 +257,22 @@ describe('the README and docs/', () => {
     expect(read('README.md').trimEnd().split('\n').length).toBeLessThan(250);
   });
 
-  it(`name the server in every shell command as "${TOUR_SERVER}"`, () => {
+  it(`name the server in every shell command as "${TOUR_SERVER}", set by one export line`, () => {
+    // The README's quick start shows the line the server and the demo print; it is the only one.
+    const exports = (lines: string[]) => lines.filter((line) => /^export KEYWARD_URL=/.test(line.trim()));
+    expect(exports(commandLines(read('README.md')))).toHaveLength(1);
     for (const page of pages) {
-      const literal = commandLines(read(page)).filter((line) =>
-        /https?:\/\//.test(line.replaceAll(TOUR_SERVER, '').replaceAll(TOUR_RECEIVER, '')),
+      const literal = commandLines(read(page)).filter(
+        (line) =>
+          !exports([line]).length &&
+          /https?:\/\//.test(line.replaceAll(TOUR_SERVER, '').replaceAll(TOUR_RECEIVER, '')),
       );
       expect(literal, page).toEqual([]);
+      // No fallback to a default server: with PORT set, it quietly called another one.
+      expect(read(page), page).not.toContain('${KEYWARD_URL:-');
+    }
+    for (const line of commandLines(read('README.md')).filter((l) => /\bcurl\b/.test(l))) {
+      expect(line, 'a README curl fails loudly').toContain('curl -sS --fail-with-body');
     }
   });
 

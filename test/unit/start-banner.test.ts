@@ -53,8 +53,19 @@ describe('the start banner', () => {
       /^ {2}admin key {2}in \/srv\/keyward\/data\/admin\.key \(generated at this start/,
     );
     expect(lines.some((l) => l.includes('admin API'))).toBe(false);
-    expect(lines.some((l) => l.startsWith('next: npx keyward demo'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('  npx keyward demo'))).toBe(true);
     expect(lines.join('\n')).not.toContain(SECRET);
+  });
+
+  it('prints the line that points every later command at this server, its real port', () => {
+    const lines = bannerLines(facts({ url: 'http://127.0.0.1:17500' }));
+    const at = lines.indexOf('  export KEYWARD_URL=http://127.0.0.1:17500');
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1]).toMatch(/^ {2}npx keyward demo /);
+    const apart = bannerLines(facts({ url: 'http://0.0.0.0:17500', adminUrl: 'http://127.0.0.1:17501' }));
+    expect(apart).toContain(
+      '  export KEYWARD_URL=http://0.0.0.0:17500 KEYWARD_ADMIN_URL=http://127.0.0.1:17501',
+    );
   });
 
   it('says when the key comes from the variable, and where a separate admin listener is', () => {

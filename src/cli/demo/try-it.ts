@@ -34,8 +34,13 @@ type Facts = Omit<DemoFacts, 'curl' | 'tour' | 'runtime'>;
 // No jq needed: the token endpoint's answer is one line of JSON and tokens are base64url.
 const ACCESS_TOKEN = `sed -E 's/.*"access_token":"([^"]+)".*/\\1/'`;
 const NONCE = 'g_nonce=$(openssl rand -hex 12)';
-/** How the README and docs/ name the server in every command, so one export points them all. */
-const SERVER = '${KEYWARD_URL:-http://127.0.0.1:8080}';
+/**
+ * How the README and docs/ name the server in every command: the first line exports it, and no
+ * default stands in for it (a default port quietly called another server when PORT was set).
+ */
+const SERVER = '$KEYWARD_URL';
+/** A refused connection or an HTTP error is said on stderr, not hidden behind an empty token. */
+const CURL = 'curl -sS --fail-with-body';
 
 /** A word the shell takes as it is, else the text in single quotes. */
 function shellWord(value: string): string {
@@ -44,7 +49,7 @@ function shellWord(value: string): string {
 
 export function curlCommands(facts: Facts): CurlCommands {
   const { baseUrl, app, admin, enterprise } = facts;
-  const login = `curl -s -u '${app.appKey}:${app.appSecret}'`;
+  const login = `${CURL} -u '${app.appKey}:${app.appSecret}'`;
   return {
     server: `export KEYWARD_URL=${shellWord(baseUrl)}`,
     token: `TOKEN=$(${login} -d grant_type=client_credentials "${SERVER}/oauth2/token" | ${ACCESS_TOKEN})`,
@@ -52,10 +57,10 @@ export function curlCommands(facts: Facts): CurlCommands {
       `USER_TOKEN=$(${login} -d grant_type=password -d username='${admin.account}' ` +
       `-d password='${admin.password}' "${SERVER}/oauth2/token" | ${ACCESS_TOKEN})`,
     order:
-      `curl -s "${SERVER}/order/api/order/v1/asset/${enterprise.enterpriseGlobalId}/list?${NONCE}" ` +
+      `${CURL} "${SERVER}/order/api/order/v1/asset/${enterprise.enterpriseGlobalId}/list?${NONCE}" ` +
       `-H "Authorization: Bearer $TOKEN"`,
     member:
-      `curl -s "${SERVER}/me/api/v1/enterprise/${enterprise.enterpriseGlobalId}/asset/assetNums?${NONCE}" ` +
+      `${CURL} "${SERVER}/me/api/v1/enterprise/${enterprise.enterpriseGlobalId}/asset/assetNums?${NONCE}" ` +
       `-H "Authorization: Bearer $TOKEN" -H "userToken: $USER_TOKEN"`,
   };
 }

@@ -4,8 +4,8 @@
  * member); it is then a pattern the real answer must fit.
  */
 
-/** How every command names the server: $KEYWARD_URL, else the default address. */
-export const TOUR_SERVER = '${KEYWARD_URL:-http://127.0.0.1:8080}';
+/** How every command names the server: $KEYWARD_URL, as the start banner and the demo export it. */
+export const TOUR_SERVER = '$KEYWARD_URL';
 /** How the webhooks section names its local receiver: $RECEIVER, else the default address. */
 export const TOUR_RECEIVER = '${RECEIVER:-http://127.0.0.1:8090/keyward}';
 /** The tour's section after the operations of the interface documents. */
@@ -169,4 +169,17 @@ export function commandLines(markdown: string): string[] {
     .flatMap((match) => (match[1] ?? '').split('\n'))
     .filter((line) => !line.trimStart().startsWith('#'))
     .map((line) => line.replace(/\s+# .*$/, ''));
+}
+
+/**
+ * The ```sh blocks of a Markdown section: from its heading to the next `##` or deeper one (a `# `
+ * line is a shell comment inside a block).
+ */
+export function sectionBlocks(markdown: string, heading: string): string[] {
+  const start = markdown.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`no section "${heading}"`);
+  const rest = markdown.slice(start + heading.length + 2);
+  const next = rest.search(/^#{2,6} /m);
+  const section = next < 0 ? rest : rest.slice(0, next);
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => (match[1] ?? '').trimEnd());
 }
