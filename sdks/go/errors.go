@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // APIError is a refusal answered by Keyward in its envelope: a business failure (HTTP 299, Code
@@ -28,6 +29,8 @@ type APIError struct {
 	RequestID string
 	// Data is the failure's data, when the server sent one (member op 1's partial failure).
 	Data json.RawMessage
+	// RetryAfter is the server's Retry-After (429, 503): how long to wait before trying again.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string {
@@ -99,6 +102,8 @@ type AuthError struct {
 	ErrorCode   string
 	Description string
 	HTTPStatus  int
+	// RetryAfter is the server's Retry-After (429, 503), 0 when it gave none.
+	RetryAfter time.Duration
 }
 
 func (e *AuthError) Error() string {

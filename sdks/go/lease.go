@@ -3,6 +3,7 @@ package keyward
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
@@ -103,7 +104,7 @@ func (s *Session) CheckOut(ctx context.Context, request CheckOutRequest) (*Lease
 		OfflineDays:  request.OfflineDays,
 	}
 	var answer leaseAnswer
-	if err := s.call(ctx, http.MethodPost, "/runtime/v1/leases", header, body, &answer); err != nil {
+	if err := s.callWithRetries(ctx, http.MethodPost, "/runtime/v1/leases", header, body, &answer); err != nil {
 		return nil, err
 	}
 	if answer.LeaseID == "" {
@@ -187,7 +188,7 @@ func (l *Lease) Heartbeat(ctx context.Context) (*HeartbeatResult, error) {
 		UsedSeconds              int64 `json:"usedSeconds"`
 	}
 	body := map[string]string{"fingerprint": l.Fingerprint}
-	if err := l.session.call(ctx, http.MethodPost, l.path("heartbeat"), nil, body, &answer); err != nil {
+	if err := l.session.callWithRetries(ctx, http.MethodPost, l.path("heartbeat"), nil, body, &answer); err != nil {
 		return nil, l.judge(err)
 	}
 	result := &HeartbeatResult{
@@ -214,14 +215,30 @@ type Consumption struct {
 }
 
 // Consume adds amount (1 – 10⁹) to the product's consumption, atomically; past the license's
-// amount it is refused with ErrAmountUsedUp (90007) and nothing is added.
-func (l *Lease) Consume(ctx context.Context, amount int64) (*Consumption, error) {
+// amount it is refused with ErrAmountUsedUp (90007) and nothing is added. It is counted once: the
+// call carries an Idempotency-Key (random, or WithIdempotencyKey's), the same on each retry, so an
+// attempt whose answer was lost is answered, not counted, when sent again.
+func (l *Lease) Consume(ctx context.Context, amount int64, opts ...ConsumeOption) (*Consumption, error) {
+	var options consumeOptions
+	for _, opt := range opts {
+		opt(&options)
+	}
+	key := options.idempotencyKey
+	if key == "" {
+		var err error
+		if key, err = NewIdempotencyKey(); err != nil {
+			return nil, &NetworkError{Op: "POST " + l.path("consume"), Err: fmt.Errorf("idempotency key: %w", err)}
+		}
+	} else if !validIdempotencyKey(key) {
+		return nil, invalidKey()
+	}
 	body := struct {
 		Fingerprint string `json:"fingerprint"`
 		Amount      int64  `json:"amount"`
 	}{l.Fingerprint, amount}
 	var answer Consumption
-	if err := l.session.call(ctx, http.MethodPost, l.path("consume"), nil, body, &answer); err != nil {
+	err := l.session.callWithRetries(ctx, http.MethodPost, l.path("consume"), idempotencyHeader(key), body, &answer)
+	if err != nil {
 		return nil, l.judge(err)
 	}
 	return &answer, nil
@@ -244,7 +261,7 @@ func (l *Lease) CheckIn(ctx context.Context) (*CheckInResult, error) {
 		SeatFreeAt  int64 `json:"seatFreeAt"`
 	}
 	body := map[string]string{"fingerprint": l.Fingerprint}
-	if err := l.session.call(ctx, http.MethodPost, l.path("check-in"), nil, body, &answer); err != nil {
+	if err := l.session.callWithRetries(ctx, http.MethodPost, l.path("check-in"), nil, body, &answer); err != nil {
 		return nil, l.judge(err)
 	}
 	l.mu.Lock()

@@ -233,7 +233,7 @@ func TestKeepAliveRidesOutFailuresAndStopsWhenTheServerEndsTheLease(t *testing.T
 		case 1:
 			return 299, refusal("500", "network error, retry", "req-1"), true
 		case 2:
-			return 503, "<html>Service Unavailable</html>", true
+			return 502, "<html>Bad Gateway</html>", true // a proxy's page: not retried, seen by the loop
 		case 3:
 			return 0, nil, false // answered by leaseRoute: a success
 		}

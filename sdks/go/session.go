@@ -29,7 +29,9 @@ const maxAnswerBytes = 4 << 20
 // Session is an application's connection to Keyward: it obtains the app token (OAuth 2 client
 // credentials, HTTP Basic appKey:appSecret), renews it before it expires, gives every call a fresh
 // g_nonce, and retries a call once with a new token when the server answers 60000 (the token
-// expired early or was revoked). A Session is safe for concurrent use; make one per application.
+// expired early or was revoked). Runtime calls are also sent again as its RetryPolicy says (no
+// answer, 429, 503; never a refusal). A Session is safe for concurrent use; make one per
+// application.
 type Session struct {
 	base      *url.URL
 	appKey    string
@@ -38,6 +40,9 @@ type Session struct {
 	now       func() time.Time
 	scope     string
 	userAgent string
+	retry     RetryPolicy
+	// sleep waits between attempts; tests replace it to keep time.
+	sleep func(ctx context.Context, d time.Duration) bool
 
 	// renewing is held by the one caller that asks the token endpoint; the others wait for it.
 	renewing chan struct{}
@@ -107,6 +112,8 @@ func NewSession(baseURL, appKey, appSecret string, opts ...Option) (*Session, er
 		client:    &http.Client{Timeout: DefaultTimeout},
 		now:       time.Now,
 		userAgent: "keyward-go/" + Version,
+		retry:     DefaultRetryPolicy,
+		sleep:     sleepContext,
 		renewing:  make(chan struct{}, 1),
 	}
 	for _, opt := range opts {
@@ -199,7 +206,7 @@ func (s *Session) requestToken(ctx context.Context) (*tokenAnswer, error) {
 	request.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	request.Header.Set("Accept", "application/json")
 	request.Header.Set("User-Agent", s.userAgent)
-	status, _, body, err := s.roundTrip(request, op)
+	status, answerHeader, body, err := s.roundTrip(request, op)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +222,8 @@ func (s *Session) requestToken(ctx context.Context) (*tokenAnswer, error) {
 		Description string `json:"error_description"`
 	}
 	if json.Unmarshal(body, &refusal) == nil && refusal.Error != "" {
-		return nil, &AuthError{ErrorCode: refusal.Error, Description: refusal.Description, HTTPStatus: status}
+		return nil, &AuthError{ErrorCode: refusal.Error, Description: refusal.Description, HTTPStatus: status,
+			RetryAfter: parseRetryAfter(answerHeader.Get("Retry-After"), time.Now())}
 	}
 	return nil, &NetworkError{Op: op, HTTPStatus: status, Err: unexpected(body)}
 }
@@ -325,6 +333,7 @@ func (s *Session) send(ctx context.Context, method, path string, header http.Hea
 			Cause:      envelope.Cause,
 			HTTPStatus: status,
 			RequestID:  answerHeader.Get("X-Request-Id"),
+			RetryAfter: parseRetryAfter(answerHeader.Get("Retry-After"), time.Now()),
 		}
 		if len(envelope.Data) > 0 && string(envelope.Data) != "null" {
 			refusal.Data = envelope.Data

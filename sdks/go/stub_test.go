@@ -26,8 +26,17 @@ const (
 var noncePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
 
 type stubCall struct {
-	Method, Path, Nonce, Token, UserToken, ContentType string
-	Body                                               map[string]interface{}
+	Method, Path, Nonce, Token, UserToken, ContentType, IdempotencyKey string
+	Body                                                               map[string]interface{}
+}
+
+// dropAnswer, as a route's body, closes the connection without an answer (the call was read).
+type dropAnswer struct{}
+
+// withHeaders, as a route's body, answers Body with these headers besides.
+type withHeaders struct {
+	Header http.Header
+	Body   interface{}
 }
 
 type stubKeyward struct {
@@ -102,12 +111,13 @@ func (s *stubKeyward) token(w http.ResponseWriter, r *http.Request) {
 
 func (s *stubKeyward) runtime(w http.ResponseWriter, r *http.Request) {
 	call := stubCall{
-		Method:      r.Method,
-		Path:        r.URL.Path,
-		Nonce:       r.URL.Query().Get("g_nonce"),
-		Token:       strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "),
-		UserToken:   r.Header.Get("userToken"),
-		ContentType: r.Header.Get("Content-Type"),
+		Method:         r.Method,
+		Path:           r.URL.Path,
+		Nonce:          r.URL.Query().Get("g_nonce"),
+		Token:          strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "),
+		UserToken:      r.Header.Get("userToken"),
+		ContentType:    r.Header.Get("Content-Type"),
+		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 	}
 	data, _ := io.ReadAll(r.Body)
 	if len(data) > 0 {
@@ -130,6 +140,21 @@ func (s *stubKeyward) runtime(w http.ResponseWriter, r *http.Request) {
 		status, body = 299, refusal("70001", "security check failed", "g_nonce")
 	default:
 		status, body = route(call)
+	}
+	if _, drop := body.(dropAnswer); drop {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			s.t.Errorf("hijack: %v", err)
+			return
+		}
+		conn.Close()
+		return
+	}
+	if extra, ok := body.(withHeaders); ok {
+		for name, values := range extra.Header {
+			w.Header()[name] = values
+		}
+		body = extra.Body
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-Id", "req-"+call.Nonce)
