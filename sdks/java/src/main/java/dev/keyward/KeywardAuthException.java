@@ -1,5 +1,7 @@
 package dev.keyward;
 
+import java.time.Duration;
+
 /**
  * The token endpoint refused the application's credentials: an RFC 6749 error such as
  * {@code invalid_client} (wrong appKey or appSecret) or {@code temporarily_unavailable} (too many
@@ -11,5 +13,11 @@ public class KeywardAuthException extends KeywardException {
 
     public KeywardAuthException(String error, String description, int httpStatus, String requestId) {
         super(error, description, "", httpStatus, requestId);
+    }
+
+    /** With the server's {@code Retry-After}, or null when it gave none. */
+    public KeywardAuthException(String error, String description, int httpStatus, String requestId,
+            Duration retryAfter) {
+        super(error, description, "", httpStatus, requestId, retryAfter);
     }
 }

@@ -1,5 +1,6 @@
 package dev.keyward;
 
+import java.time.Duration;
 import java.util.Optional;
 
 /**
@@ -27,13 +28,21 @@ public class KeywardException extends RuntimeException {
     private final String serverCause;
     private final int httpStatus;
     private final String requestId;
+    private final Duration retryAfter;
 
     public KeywardException(String code, String message, String serverCause, int httpStatus, String requestId) {
+        this(code, message, serverCause, httpStatus, requestId, null);
+    }
+
+    /** With the server's {@code Retry-After} (HTTP 429, 503), or null when it gave none. */
+    public KeywardException(String code, String message, String serverCause, int httpStatus, String requestId,
+            Duration retryAfter) {
         super(message);
         this.code = code;
         this.serverCause = serverCause == null ? "" : serverCause;
         this.httpStatus = httpStatus;
         this.requestId = requestId;
+        this.retryAfter = retryAfter;
     }
 
     /** Keyward's code, as the server sends it: digits in a string ({@code "90005"}). */
@@ -54,6 +63,14 @@ public class KeywardException extends RuntimeException {
     /** The server's request id ({@code x-request-id}), the id its logs and audit rows carry. */
     public Optional<String> requestId() {
         return Optional.ofNullable(requestId);
+    }
+
+    /**
+     * How long the server asked to wait before trying again ({@code Retry-After} of a 429 or 503);
+     * the session already retried as its {@link RetryPolicy} allows before throwing.
+     */
+    public Optional<Duration> retryAfter() {
+        return Optional.ofNullable(retryAfter);
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.keyward;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.net.http.HttpTimeoutException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -13,9 +14,13 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.Objects;
+import javax.net.ssl.SSLHandshakeException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,8 +28,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A licensed program's connection to Keyward's license runtime: the application's token (client
  * credentials, renewed before it expires), a fresh {@code g_nonce} on every call, and one retry with
- * a new token when the server says the token is stale ({@code 60000}). Check-outs answer a
- * {@link Lease}, whose heartbeats run on this session's daemon thread.
+ * a new token when the server says the token is stale ({@code 60000}). Runtime calls are sent again
+ * as its {@link RetryPolicy} says when no answer came or the server answered 429 or 503, never after
+ * a refusal. Check-outs answer a {@link Lease}, whose heartbeats run on this session's daemon thread.
  *
  * <pre>{@code
  * try (KeywardSession keyward = KeywardSession.builder()
@@ -48,6 +54,8 @@ public final class KeywardSession implements AutoCloseable {
     private final HttpClient http;
     private final Duration requestTimeout;
     private final Clock clock;
+    private final RetryPolicy retryPolicy;
+    private final Sleeper sleeper;
     private final TokenSource tokens;
     private final Object schedulerLock = new Object();
     private ScheduledThreadPoolExecutor scheduler;
@@ -68,6 +76,8 @@ public final class KeywardSession implements AutoCloseable {
         this.scope = builder.scope;
         this.requestTimeout = builder.requestTimeout;
         this.clock = builder.clock;
+        this.retryPolicy = builder.retryPolicy;
+        this.sleeper = builder.sleeper;
         this.http = builder.httpClient != null
                 ? builder.httpClient
                 : HttpClient.newBuilder()
@@ -93,7 +103,7 @@ public final class KeywardSession implements AutoCloseable {
      */
     public Lease checkOut(CheckOutRequest request) {
         ensureOpen();
-        JsonNode data = call("/runtime/v1/leases", request.body(), request.userToken().orElse(null));
+        JsonNode data = call("/runtime/v1/leases", request.body(), request.userToken().orElse(null), null);
         return new Lease(this, request.fingerprint(), data);
     }
 
@@ -170,25 +180,85 @@ public final class KeywardSession implements AutoCloseable {
 
     /**
      * One runtime call: a POST of {@code body} to {@code path} with the app token and a fresh nonce,
-     * answering the envelope's {@code data}. A {@code 60000} answer to a token that was not new
-     * discards it and retries once with a new token and a new nonce.
+     * answering the envelope's {@code data}, sent again as the {@link RetryPolicy} says (with the same
+     * {@code idempotencyKey}, when not null). The last failure is thrown when it gives up.
      */
-    JsonNode call(String path, ObjectNode body, String userToken) {
+    JsonNode call(String path, ObjectNode body, String userToken, String idempotencyKey) {
         byte[] json = Json.write(body).getBytes(StandardCharsets.UTF_8);
+        long started = System.nanoTime();
+        for (int attempt = 1; ; attempt++) {
+            RuntimeException failure;
+            Duration retryAfter = null;
+            try {
+                return attempt(path, json, userToken, idempotencyKey);
+            } catch (KeywardException e) {
+                if (e.httpStatus() != 429 && e.httpStatus() != 503) throw e;
+                failure = e;
+                retryAfter = e.retryAfter().orElse(null);
+            } catch (KeywardNetworkException e) {
+                if (!worthRetrying(e)) throw e;
+                failure = e;
+            }
+            if (attempt >= retryPolicy.maxAttempts()) throw failure;
+            Duration wait = retryPolicy.waitBefore(attempt, retryAfter);
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+            if (elapsed.plus(wait).compareTo(retryPolicy.maxElapsed()) > 0) throw failure;
+            try {
+                sleeper.sleep(wait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                failure.addSuppressed(e);
+                throw failure;
+            }
+        }
+    }
+
+    /**
+     * One attempt. A {@code 60000} answer to a token that was not new discards it and sends the call
+     * once more with a new token and a new nonce.
+     */
+    private JsonNode attempt(String path, byte[] json, String userToken, String idempotencyKey) {
         Token token = tokens.lease();
-        HttpResponse<byte[]> response = send(runtimeRequest(path, json, token.token, userToken));
+        HttpResponse<byte[]> response = send(runtimeRequest(path, json, token.token, userToken, idempotencyKey));
         KeywardException failure = failureOf(response);
         if (failure != null && KeywardException.APP_TOKEN_INVALID.equals(failure.code()) && !token.fresh) {
             tokens.discard(token.token);
             Token renewed = tokens.lease();
-            response = send(runtimeRequest(path, json, renewed.token, userToken));
+            response = send(runtimeRequest(path, json, renewed.token, userToken, idempotencyKey));
             failure = failureOf(response);
         }
         if (failure != null) throw failure;
         return dataOf(response);
     }
 
-    private HttpRequest runtimeRequest(String path, byte[] json, String token, String userToken) {
+    /** Whether a call that got no answer may get one if sent again. */
+    private static boolean worthRetrying(KeywardNetworkException e) {
+        Throwable cause = e.getCause();
+        // Interrupted: the program wants the thread back. A certificate not trusted stays so.
+        return !(cause instanceof InterruptedException) && !(cause instanceof SSLHandshakeException);
+    }
+
+    /** Retry-After as delta-seconds or an HTTP date; null when absent or unreadable. */
+    static Duration retryAfterOf(HttpResponse<?> response, Instant now) {
+        String value = response.headers().firstValue("retry-after").orElse("").trim();
+        if (value.isEmpty()) return null;
+        if (value.chars().allMatch(Character::isDigit)) {
+            try {
+                return Duration.ofSeconds(Long.parseLong(value));
+            } catch (NumberFormatException e) {
+                return null;
+            }
+        }
+        try {
+            Duration until = Duration.between(now, ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME));
+            return until.isNegative() ? Duration.ZERO : until;
+        } catch (DateTimeParseException e) {
+            return null;
+        }
+    }
+
+    private HttpRequest runtimeRequest(String path, byte[] json, String token, String userToken,
+            String idempotencyKey) {
         URI uri = URI.create(baseUrl + path + "?g_nonce=" + freshNonce());
         HttpRequest.Builder request = HttpRequest.newBuilder(uri)
                 .timeout(requestTimeout)
@@ -198,6 +268,7 @@ public final class KeywardSession implements AutoCloseable {
                 .header("user-agent", USER_AGENT)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(json));
         if (userToken != null) request.header("userToken", userToken);
+        if (idempotencyKey != null) request.header("Idempotency-Key", idempotencyKey);
         return request.build();
     }
 
@@ -225,24 +296,30 @@ public final class KeywardSession implements AutoCloseable {
     }
 
     /** The failure an answer carries, or null for a success ({@code code} 0 on HTTP 200). */
-    private static KeywardException failureOf(HttpResponse<byte[]> response) {
+    private KeywardException failureOf(HttpResponse<byte[]> response) {
         JsonNode body = Json.parse(response.body());
         int status = response.statusCode();
+        Duration retryAfter = retryAfterOf(response, clock.instant());
         if (body != null && body.isObject()) {
             JsonNode code = body.get("code");
             if (status == 200 && code != null && code.isNumber() && code.intValue() == 0) return null;
             if (code != null && code.isTextual()) {
                 return new KeywardException(code.textValue(), Json.text(body, "message"), Json.text(body, "cause"),
-                        status, requestIdOf(response));
+                        status, requestIdOf(response), retryAfter);
             }
         }
         return new KeywardException(String.valueOf(status), "unexpected answer", "HTTP " + status, status,
-                requestIdOf(response));
+                requestIdOf(response), retryAfter);
     }
 
     private static JsonNode dataOf(HttpResponse<byte[]> response) {
         JsonNode data = Json.parse(response.body()).get("data");
         return data == null ? Json.MAPPER.nullNode() : data;
+    }
+
+    /** Waits between attempts. */
+    interface Sleeper {
+        void sleep(Duration wait) throws InterruptedException;
     }
 
     private static final class Token {
@@ -293,7 +370,7 @@ public final class KeywardSession implements AutoCloseable {
                 String description = Json.text(body, "error_description");
                 throw new KeywardAuthException(error == null ? "server_error" : error,
                         description == null ? "HTTP " + response.statusCode() : description,
-                        response.statusCode(), requestIdOf(response));
+                        response.statusCode(), requestIdOf(response), retryAfterOf(response, clock.instant()));
             }
             long lifetimeMs = expiresIn * 1000;
             // Renew a minute early, or at 90% of a short lifetime, so no call carries a dying token.
@@ -312,6 +389,8 @@ public final class KeywardSession implements AutoCloseable {
         private Duration connectTimeout = Duration.ofSeconds(10);
         private Duration requestTimeout = Duration.ofSeconds(30);
         private Clock clock = Clock.systemUTC();
+        private RetryPolicy retryPolicy = RetryPolicy.defaults();
+        private Sleeper sleeper = wait -> Thread.sleep(wait.toMillis());
 
         private Builder() {}
 
@@ -354,9 +433,24 @@ public final class KeywardSession implements AutoCloseable {
             return this;
         }
 
-        /** One call in all (30 s unless set). */
+        /** One attempt of a call (30 s unless set); the {@link RetryPolicy} bounds the retries. */
         public Builder requestTimeout(Duration requestTimeout) {
             this.requestTimeout = Objects.requireNonNull(requestTimeout);
+            return this;
+        }
+
+        /**
+         * When runtime calls are sent again ({@link RetryPolicy#defaults()} unless set: four attempts
+         * within a minute); {@link RetryPolicy#none()} sends each once.
+         */
+        public Builder retryPolicy(RetryPolicy retryPolicy) {
+            this.retryPolicy = Objects.requireNonNull(retryPolicy);
+            return this;
+        }
+
+        /** How the session waits between attempts (tests keep time with it). */
+        Builder sleeper(Sleeper sleeper) {
+            this.sleeper = Objects.requireNonNull(sleeper);
             return this;
         }
 

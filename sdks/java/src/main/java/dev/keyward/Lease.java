@@ -4,8 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Base64;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +31,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class Lease implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Lease.class.getName());
+    private static final SecureRandom KEYS = new SecureRandom();
 
     /** Where a lease is in its life. */
     public enum State {
@@ -152,13 +156,32 @@ public final class Lease implements AutoCloseable {
 
     /**
      * Adds {@code amount} (1 – 10⁹) to the product's consumption; refused with {@code 90007}, and
-     * nothing added, past the license's amount.
+     * nothing added, past the license's amount. Counted once: the call carries a new random {@code
+     * Idempotency-Key}, the same on each of its retries, so an attempt whose answer was lost is
+     * answered, not counted, when sent again.
      */
     public Consumption consume(long amount) {
+        return consume(amount, newIdempotencyKey());
+    }
+
+    /**
+     * {@link #consume(long)} with the caller's {@code Idempotency-Key}: keep a consume's key to send
+     * it again after a {@link KeywardNetworkException} (from another process, say) and have the
+     * server count it once. The server keeps a key 24 hours; the same key with another lease or
+     * amount is refused ({@code 90000}).
+     *
+     * @param idempotencyKey 1–255 printable ASCII characters without spaces
+     */
+    public Consumption consume(long amount, String idempotencyKey) {
         if (amount < 1 || amount > 1_000_000_000L) throw new IllegalArgumentException("amount must be 1 to 10^9");
+        Objects.requireNonNull(idempotencyKey, "idempotencyKey");
+        if (idempotencyKey.isEmpty() || idempotencyKey.length() > 255
+                || !idempotencyKey.chars().allMatch(c -> c >= 0x21 && c <= 0x7e)) {
+            throw new IllegalArgumentException("an idempotency key is 1–255 printable ASCII characters without spaces");
+        }
         ObjectNode body = fingerprintBody();
         body.put("amount", amount);
-        JsonNode data = call("consume", body);
+        JsonNode data = call("consume", body, idempotencyKey);
         return new Consumption(Json.number(data, "consumed", 0), Json.number(data, "limit"), Json.number(data, "remaining"));
     }
 
@@ -281,11 +304,22 @@ public final class Lease implements AutoCloseable {
         return body;
     }
 
+    /** A new {@code Idempotency-Key}: 128 bits from a CSPRNG, base64url (22 characters). */
+    public static String newIdempotencyKey() {
+        byte[] bytes = new byte[16];
+        KEYS.nextBytes(bytes);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    }
+
     private JsonNode call(String operation, ObjectNode body) {
+        return call(operation, body, null);
+    }
+
+    private JsonNode call(String operation, ObjectNode body, String idempotencyKey) {
         String path = "/runtime/v1/leases/" + URLEncoder.encode(leaseId, StandardCharsets.UTF_8).replace("+", "%20")
                 + "/" + operation;
         try {
-            return session.call(path, body, null);
+            return session.call(path, body, null, idempotencyKey);
         } catch (KeywardException e) {
             if (e.endsLease()) {
                 endedBy = e;

@@ -43,8 +43,22 @@ final class StubKeyward implements AutoCloseable {
         }
     }
 
-    /** An answer: status, JSON body, and an x-request-id. */
-    record Reply(int status, String body, String requestId) {
+    /** An answer: status, JSON body, an x-request-id, and headers besides. Status 0: {@link #DROP}. */
+    record Reply(int status, String body, String requestId, Map<String, String> headers) {
+        /** No answer: the call is read, then the connection closed, as when a network fails. */
+        static final Reply DROP = new Reply(0, "", null, Map.of());
+
+        Reply(int status, String body, String requestId) {
+            this(status, body, requestId, Map.of());
+        }
+
+        /** This reply with one more header. */
+        Reply with(String name, String value) {
+            Map<String, String> more = new java.util.HashMap<>(headers);
+            more.put(name, value);
+            return new Reply(status, body, requestId, Map.copyOf(more));
+        }
+
         static Reply ok(String dataJson) {
             return new Reply(200, "{\"code\":0,\"message\":\"success\",\"data\":" + dataJson + "}", "req-ok");
         }
@@ -128,6 +142,12 @@ final class StubKeyward implements AutoCloseable {
     }
 
     private static void send(HttpExchange exchange, Reply reply) throws IOException {
+        if (reply.status() == 0) {
+            // Closing an exchange before its headers are sent closes the connection: no answer.
+            exchange.close();
+            return;
+        }
+        reply.headers().forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
         byte[] bytes = reply.body().getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("content-type",
                 reply.body().startsWith("{") ? "application/json; charset=utf-8" : "text/html");
