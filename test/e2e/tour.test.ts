@@ -17,7 +17,9 @@ import {
   tourSteps,
   PROGRAM_SECTIONS,
   sectionBlocks,
+  stateChanges,
   textFits,
+  type TourStep,
   WEBHOOKS_SECTION,
 } from './support/tour.js';
 
@@ -29,6 +31,12 @@ import {
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 const steps = tourSteps(read('docs/tour.md'));
+/** The tour's set-up, before its first section: the blocks that make its folder. */
+const setup = [
+  ...read('docs/tour.md')
+    .slice(0, read('docs/tour.md').indexOf('\n## '))
+    .matchAll(/```sh\n([\s\S]*?)```/g),
+].map((match) => match[1] ?? '');
 const programSteps = steps.filter((s) =>
   PROGRAM_SECTIONS.some((section) => s.label.startsWith(`${section}: `)),
 );
@@ -72,6 +80,10 @@ let shell: ShellSession;
 let workDir: string | undefined;
 /** The server's PORT: never the default 8080, so an example that falls back on it fails. */
 let port: number;
+/** The folder the tour's set-up made and printed. */
+let tourDir = '';
+/** Each step's answer on the first run, to see what a second run shows differently. */
+const firstAnswers = new Map<TourStep, unknown>();
 
 beforeAll(async () => {
   // Started with the settings of the README's quick start, and no others: the tour's webhooks
@@ -98,6 +110,13 @@ beforeAll(async () => {
   expect(pasted.code, pasted.stderr).toBe(0);
   const tokens = await shell.run('test -n "$TOKEN" && test -n "$USER_TOKEN"');
   expect(tokens.code, "the demo's login lines set $TOKEN and $USER_TOKEN").toBe(0);
+  expect(setup).toHaveLength(1);
+  const made = await shell.run(setup.join('\n'));
+  expect(made.code, made.stderr).toBe(0);
+  tourDir = /^the tour's files: (.+)$/m.exec(made.stdout)?.[1] ?? '';
+  // A fresh folder under the shell's TMPDIR, named at the start.
+  expect(path.dirname(tourDir)).toBe(workDir);
+  expect(fs.readdirSync(tourDir)).toEqual([]);
 });
 afterAll(async () => {
   await shell?.close();
@@ -176,6 +195,14 @@ for (const pass of ['once', 'again'] as const) {
         expect(run.code, run.stderr).toBe(0);
         const answer = JSON.parse(run.stdout) as { data?: { succeeded?: Array<{ globalId: string }> } };
         expect(differences(parseDocumented(step.documented), answer), run.stdout).toEqual([]);
+        if (pass === 'once') firstAnswers.set(step, answer);
+        else {
+          // What a second run shows differently, the tour's text says: a reader compares.
+          const changed = stateChanges(firstAnswers.get(step), answer);
+          if (changed.length > 0) {
+            expect(step.prose, `a second run shows ${changed.join('; ')}`).toMatch(/second run/);
+          }
+        }
         if (step === arrival) {
           // What the receiver printed is what it verified: this run's async order's own completion.
           const ordered = await shell.run('printf %s "$ORDER_ID"');
@@ -191,6 +218,17 @@ for (const pass of ['once', 'again'] as const) {
     }
   });
 }
+
+describe("the tour's files", () => {
+  it('are all in the folder its set-up made, none beside it in TMPDIR', () => {
+    expect(fs.readdirSync(tourDir).sort()).toEqual(['answer.txt', 'modeler', 'received.jsonl']);
+    // Not the fixed names in the shared temporary folder it used to write.
+    const shared = fs.readdirSync(workDir ?? '');
+    for (const name of ['received.jsonl', 'answer.txt', 'keyward-modeler'])
+      expect(shared).not.toContain(name);
+    expect(read('docs/tour.md').match(/\$\{TMPDIR:-\/tmp\}/g)).toHaveLength(1);
+  });
+});
 
 describe(`the README's first steps, pasted as they are, on PORT ${'$'}PORT (not 8080)`, () => {
   const blocks = sectionBlocks(read('README.md'), '## First steps: an owner, an application and a token');

@@ -43,6 +43,8 @@ export function textFits(documented: string, output: string): boolean {
 export interface TourStep {
   /** The heading and bold label before the block: "Order service: Op 1, bind a customer …" */
   label: string;
+  /** The text between the previous block and this one: what the reader is told about the step. */
+  prose: string;
   command: string;
   documented: string;
 }
@@ -57,6 +59,7 @@ export function tourSteps(tour: string): TourStep[] {
   const steps = tour.slice(start + 1);
   const found: TourStep[] = [];
   const fence = /```sh\n([\s\S]*?)```/g;
+  let previousEnd = 0;
   for (let match = fence.exec(steps); match !== null; match = fence.exec(steps)) {
     const lines = (match[1] ?? '').trimEnd().split('\n');
     let split = lines.length;
@@ -64,8 +67,11 @@ export function tourSteps(tour: string): TourStep[] {
     const before = steps.slice(0, match.index);
     const heading = [...before.matchAll(/^## (.+)$/gm)].at(-1)?.[1];
     const label = [...before.matchAll(/\*\*([^*]+)\*\*/g)].at(-1)?.[1] ?? `step ${found.length + 1}`;
+    const prose = steps.slice(previousEnd, match.index).trim();
+    previousEnd = match.index + match[0].length;
     found.push({
       label: heading === undefined ? label : `${heading}: ${label}`,
+      prose,
       command: lines.slice(0, split).join('\n'),
       documented: lines
         .slice(split)
@@ -113,6 +119,32 @@ export function parseDocumented(text: string): unknown {
     out += c;
   }
   return JSON.parse(out);
+}
+
+/**
+ * What a second run of a step answers differently from the first, beyond ids, numbers and times
+ * (which differ on every run): a flag that turned, a value that became null or stopped being null.
+ * Lists are compared item by item, as far as both go.
+ */
+export function stateChanges(first: unknown, second: unknown, path = ''): string[] {
+  if (first === null || second === null) {
+    return (first === null) === (second === null)
+      ? []
+      : [`${path}: ${JSON.stringify(first)} then ${JSON.stringify(second)}`];
+  }
+  if (typeof first === 'boolean' && typeof second === 'boolean') {
+    return first === second ? [] : [`${path}: ${String(first)} then ${String(second)}`];
+  }
+  if (Array.isArray(first) && Array.isArray(second)) {
+    return first.slice(0, second.length).flatMap((item, i) => stateChanges(item, second[i], `${path}[${i}]`));
+  }
+  if (typeof first === 'object' && typeof second === 'object' && !Array.isArray(first)) {
+    const b = second as Record<string, unknown>;
+    return Object.entries(first as Record<string, unknown>)
+      .filter(([key]) => key in b)
+      .flatMap(([key, value]) => stateChanges(value, b[key], path === '' ? key : `${path}.${key}`));
+  }
+  return [];
 }
 
 const kind = (value: unknown): string =>
