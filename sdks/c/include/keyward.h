@@ -164,6 +164,46 @@ KW_API kw_status kw_session_set_scope(kw_session *session, const char *scope, kw
 KW_API kw_status kw_session_set_timeout_ms(kw_session *session, long timeout_ms, kw_error *err);
 /** A CA bundle file for https (default: the system's). */
 KW_API kw_status kw_session_set_ca_file(kw_session *session, const char *path, kw_error *err);
+
+/**
+ * When a runtime call (kw_checkout, kw_lease_heartbeat, kw_lease_consume, kw_lease_check_in) is
+ * sent again: when no answer came (KW_ERR_NETWORK: the connection was refused, reset or closed, or
+ * the timeout passed before an answer) and when the server answered HTTP 429 (rate limited) or 503
+ * (overloaded). A refusal is never sent again: an envelope with a business code (HTTP 299), any
+ * other 4xx, a 500. Each attempt carries a fresh g_nonce; a consume keeps one Idempotency-Key
+ * across its attempts, so the server counts it once however many of them reached it.
+ *
+ * Retry n waits a random time between 0 and initial_backoff_ms * 2^(n-1), at most max_backoff_ms
+ * ("full jitter": a fleet that failed together does not come back together), or the server's
+ * Retry-After when longer, cut to max_retry_after_ms. No retry is made whose wait would end more
+ * than max_elapsed_ms after the call began: the last failure is answered. Each attempt is bounded
+ * by kw_session_set_timeout_ms besides. The waits block the calling thread.
+ */
+typedef struct kw_retry_policy {
+  /** Attempts in all, the first included (default 4); 1 sends each call once. */
+  int max_attempts;
+  /** The first retry's backoff ceiling, doubled for each retry after (default 500). */
+  long initial_backoff_ms;
+  /** The backoff's ceiling never grows past this (default 8000). */
+  long max_backoff_ms;
+  /** A longer Retry-After is cut to this (default 30000). */
+  long max_retry_after_ms;
+  /** No retry whose wait would end later than this after the call began (default 60000). */
+  long max_elapsed_ms;
+} kw_retry_policy;
+
+/** A session's policy until kw_session_set_retry_policy: four attempts within a minute. */
+#define KW_RETRY_POLICY_DEFAULT {4, 500L, 8000L, 30000L, 60000L}
+/** Sends every call once. */
+#define KW_RETRY_POLICY_NONE {1, 0L, 0L, 0L, 0L}
+
+/**
+ * Sets how the session's runtime calls are retried (a copy is kept). KW_ERR_INVALID_ARGUMENT for
+ * max_attempts below 1 or a negative duration.
+ */
+KW_API kw_status kw_session_set_retry_policy(kw_session *session, const kw_retry_policy *policy, kw_error *err);
+/** Copies the session's retry policy into out. */
+KW_API void kw_session_get_retry_policy(const kw_session *session, kw_retry_policy *out);
 /**
  * Drops the caller's reference. The session itself lives until its last lease is freed too, so
  * leases may outlive the caller's use of it.
@@ -271,8 +311,28 @@ KW_API void kw_lease_last_error(const kw_lease *lease, kw_error *out);
  * (kw_lease_get_state says KW_LEASE_ENDED) and stop its heartbeat thread.
  */
 KW_API kw_status kw_lease_heartbeat(kw_lease *lease, kw_heartbeat_result *out, kw_error *err);
-/** Consumes amount (1 – 10^9) of the product: POST …/consume. Past the limit: 90007, nothing consumed. */
+/**
+ * Consumes amount (1 – 10^9) of the product: POST …/consume. Past the limit: 90007, nothing
+ * consumed. Counted once: the call carries a new random Idempotency-Key, the same on each of its
+ * retries (kw_retry_policy), so an attempt whose answer was lost is answered, not counted, when
+ * sent again.
+ */
 KW_API kw_status kw_lease_consume(kw_lease *lease, int64_t amount, kw_consumption *out, kw_error *err);
+
+/** Room for a key kw_new_idempotency_key makes: 22 characters and the NUL. */
+#define KW_IDEMPOTENCY_KEY_SIZE 23
+
+/** A new Idempotency-Key into out: 128 bits from OpenSSL's CSPRNG, base64url (22 characters). */
+KW_API kw_status kw_new_idempotency_key(char out[KW_IDEMPOTENCY_KEY_SIZE], kw_error *err);
+
+/**
+ * kw_lease_consume with the caller's Idempotency-Key: keep a consume's key to send it again after
+ * KW_ERR_NETWORK (from another process, say) and have the server count it once. The server keeps a
+ * key 24 hours; the same key with another lease or amount is refused (90000). NULL makes a new one.
+ * KW_ERR_INVALID_ARGUMENT unless the key is 1–255 printable ASCII characters without spaces.
+ */
+KW_API kw_status kw_lease_consume_with_key(kw_lease *lease, int64_t amount, const char *idempotency_key,
+                                           kw_consumption *out, kw_error *err);
 /** Checks the lease in (stopping its heartbeats first): POST …/check-in. */
 KW_API kw_status kw_lease_check_in(kw_lease *lease, kw_checkin_result *out, kw_error *err);
 

@@ -60,6 +60,7 @@ KW_INTERNAL kw_status kw__read_file(const char *path, size_t max, char **out, si
 /* ---- session and HTTP ---- */
 
 typedef int64_t (*kw__clock_fn)(void);
+typedef void (*kw__sleep_fn)(long ms);
 
 struct kw_session {
   char *base_url; /* without a trailing slash */
@@ -80,6 +81,9 @@ struct kw_session {
 
   CURLSH *share;
   pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
+
+  kw_retry_policy retry; /* under lock */
+  kw__sleep_fn sleep_ms; /* waits between attempts; tests record instead */
 };
 
 typedef struct kw__http_answer {
@@ -88,22 +92,31 @@ typedef struct kw__http_answer {
   size_t len;
   char request_id[136];
   bool json; /* Content-Type application/json */
+  long retry_after_ms; /* the answer's Retry-After; -1: none */
+  bool permanent;      /* no answer, and none will come by asking again (a certificate not trusted) */
 } kw__http_answer;
+
+/* kw__http's flags. */
+/* A connection of its own: libcurl resends a request whose reused connection died before an
+   answer by itself, with the same g_nonce, which the server refuses for a consume (70001). */
+#define KW__HTTP_FRESH_CONNECTION 1u
 
 KW_INTERNAL void kw__answer_free(kw__http_answer *answer);
 
 /** One HTTP request; headers is NULL-terminated (may be NULL). body NULL for GET. */
 KW_INTERNAL kw_status kw__http(kw_session *session, const char *method, const char *url,
                                const char *const *headers, const char *body, size_t body_len,
-                               kw__http_answer *answer, kw_error *err);
+                               unsigned flags, kw__http_answer *answer, kw_error *err);
 
 /**
  * A runtime call: POST base_url + path with a JSON body, the app token and a fresh g_nonce;
  * answers the envelope's data (detached, caller frees) on code 0. Retries once on 60000 when the
- * token was not obtained for this call.
+ * token was not obtained for this call, and as the session's kw_retry_policy says on no answer,
+ * 429 and 503. idempotency_key (may be NULL) goes with every attempt, on a connection of its own.
  */
 KW_INTERNAL kw_status kw__session_post(kw_session *session, const char *path, const cJSON *body,
-                                       const char *user_token, cJSON **data, kw_error *err);
+                                       const char *user_token, const char *idempotency_key, cJSON **data,
+                                       kw_error *err);
 KW_INTERNAL void kw__session_record(kw_session *session, const kw_error *err);
 KW_INTERNAL void kw__session_retain(kw_session *session);
 KW_INTERNAL void kw__session_release(kw_session *session);
@@ -122,5 +135,7 @@ KW_INTERNAL void kw__jwks_remember(kw_jwks *jwks, bool on);
 
 /** Tests: the clock the token's renewal is judged by (monotonic milliseconds). */
 KW_INTERNAL void kw__session_set_clock(kw_session *session, kw__clock_fn clock_ms);
+/* Replaces how the session waits between attempts (NULL: nanosleep), for the tests. */
+KW_INTERNAL void kw__session_set_sleep(kw_session *session, kw__sleep_fn sleep_ms);
 
 #endif

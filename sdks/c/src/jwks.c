@@ -147,7 +147,7 @@ kw_status kw_jwks_fetch(kw_session *session, kw_jwks **out, kw_error *err) {
   snprintf(url, sizeof url, "%s/.well-known/jwks.json", session->base_url);
   const char *headers[] = {"Accept: application/json", NULL};
   kw__http_answer a;
-  kw_status st = kw__http(session, "GET", url, headers, NULL, 0, &a, &local);
+  kw_status st = kw__http(session, "GET", url, headers, NULL, 0, 0u, &a, &local);
   if (st == KW_OK) {
     if (a.status != 200) {
       char code[16];

@@ -144,7 +144,7 @@ kw_status kw_checkout(kw_session *session, const kw_checkout_params *params, kw_
     return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "out of memory");
   }
   cJSON *data = NULL;
-  kw_status st = kw__session_post(session, "/runtime/v1/leases", body, params->user_token, &data, &local);
+  kw_status st = kw__session_post(session, "/runtime/v1/leases", body, params->user_token, NULL, &data, &local);
   cJSON_Delete(body);
   if (st != KW_OK) {
     kw__session_record(session, &local);
@@ -297,7 +297,7 @@ static kw_status heartbeat(kw_lease *lease, kw_heartbeat_result *out, kw_error *
   cJSON *body = fingerprint_body(lease);
   if (body == NULL) return kw__fail(local, KW_ERR_NO_MEMORY, NULL, "out of memory");
   cJSON *data = NULL;
-  st = kw__session_post(lease->session, lease->path_heartbeat, body, NULL, &data, local);
+  st = kw__session_post(lease->session, lease->path_heartbeat, body, NULL, NULL, &data, local);
   cJSON_Delete(body);
   if (st != KW_OK) {
     if (ends_lease(local)) mark_ended(lease, local);
@@ -327,7 +327,30 @@ kw_status kw_lease_heartbeat(kw_lease *lease, kw_heartbeat_result *out, kw_error
 }
 
 kw_status kw_lease_consume(kw_lease *lease, int64_t amount, kw_consumption *out, kw_error *err) {
+  return kw_lease_consume_with_key(lease, amount, NULL, out, err);
+}
+
+static bool valid_key(const char *key) {
+  size_t n = strlen(key);
+  if (n < 1 || n > 255) return false;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)key[i] < 0x21 || (unsigned char)key[i] > 0x7e) return false;
+  return true;
+}
+
+kw_status kw_lease_consume_with_key(kw_lease *lease, int64_t amount, const char *idempotency_key,
+                                    kw_consumption *out, kw_error *err) {
   if (lease == NULL) return kw__fail(err, KW_ERR_INVALID_ARGUMENT, NULL, "lease is required");
+  if (idempotency_key != NULL && !valid_key(idempotency_key))
+    return kw__fail(err, KW_ERR_INVALID_ARGUMENT, NULL,
+                    "an idempotency key is 1-255 printable ASCII characters without spaces");
+  /* One key for the call, whatever number of attempts it takes: the server counts it once. */
+  char generated[KW_IDEMPOTENCY_KEY_SIZE];
+  if (idempotency_key == NULL) {
+    kw_status made = kw_new_idempotency_key(generated, err);
+    if (made != KW_OK) return made;
+    idempotency_key = generated;
+  }
   if (amount < 1 || amount > 1000000000)
     return kw__fail(err, KW_ERR_INVALID_ARGUMENT, NULL, "amount must be 1 to 1000000000, not %lld", (long long)amount);
   kw_error local;
@@ -342,7 +365,7 @@ kw_status kw_lease_consume(kw_lease *lease, int64_t amount, kw_consumption *out,
     return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "out of memory");
   }
   cJSON *data = NULL;
-  st = kw__session_post(lease->session, lease->path_consume, body, NULL, &data, &local);
+  st = kw__session_post(lease->session, lease->path_consume, body, NULL, idempotency_key, &data, &local);
   cJSON_Delete(body);
   if (st == KW_OK) {
     if (out != NULL) {
@@ -455,7 +478,7 @@ kw_status kw_lease_check_in(kw_lease *lease, kw_checkin_result *out, kw_error *e
   cJSON *body = fingerprint_body(lease);
   if (body == NULL) return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "out of memory");
   cJSON *data = NULL;
-  st = kw__session_post(lease->session, lease->path_check_in, body, NULL, &data, &local);
+  st = kw__session_post(lease->session, lease->path_check_in, body, NULL, NULL, &data, &local);
   cJSON_Delete(body);
   if (st == KW_OK) {
     if (out != NULL) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
@@ -68,6 +69,8 @@ kw_status kw_session_new(const char *base_url, const char *app_key, const char *
   s->timeout_ms = DEFAULT_TIMEOUT_MS;
   s->refs = 1;
   s->clock_ms = kw__monotonic_ms;
+  s->retry = (kw_retry_policy)KW_RETRY_POLICY_DEFAULT;
+  s->sleep_ms = NULL;
   pthread_mutex_init(&s->lock, NULL);
   pthread_mutex_init(&s->token_lock, NULL);
   for (int i = 0; i < CURL_LOCK_DATA_LAST; i++) pthread_mutex_init(&s->share_locks[i], NULL);
@@ -118,6 +121,37 @@ kw_status kw_session_set_timeout_ms(kw_session *session, long timeout_ms, kw_err
   pthread_mutex_unlock(&session->lock);
   kw__clear(err);
   return KW_OK;
+}
+
+kw_status kw_session_set_retry_policy(kw_session *session, const kw_retry_policy *policy, kw_error *err) {
+  if (session == NULL || policy == NULL)
+    return kw__fail(err, KW_ERR_INVALID_ARGUMENT, NULL, "a session and a policy are required");
+  if (policy->max_attempts < 1 || policy->initial_backoff_ms < 0 || policy->max_backoff_ms < 0 ||
+      policy->max_retry_after_ms < 0 || policy->max_elapsed_ms < 0)
+    return kw__fail(err, KW_ERR_INVALID_ARGUMENT, NULL, "max_attempts must be at least 1, the durations not negative");
+  pthread_mutex_lock(&session->lock);
+  session->retry = *policy;
+  pthread_mutex_unlock(&session->lock);
+  kw__clear(err);
+  return KW_OK;
+}
+
+void kw_session_get_retry_policy(const kw_session *session, kw_retry_policy *out) {
+  if (out == NULL) return;
+  if (session == NULL) {
+    *out = (kw_retry_policy)KW_RETRY_POLICY_DEFAULT;
+    return;
+  }
+  kw_session *s = (kw_session *)session;
+  pthread_mutex_lock(&s->lock);
+  *out = s->retry;
+  pthread_mutex_unlock(&s->lock);
+}
+
+void kw__session_set_sleep(kw_session *session, kw__sleep_fn sleep_ms) {
+  pthread_mutex_lock(&session->lock);
+  session->sleep_ms = sleep_ms;
+  pthread_mutex_unlock(&session->lock);
 }
 
 void kw__session_set_clock(kw_session *session, kw__clock_fn clock_ms) {
@@ -174,6 +208,18 @@ void kw_session_last_error(const kw_session *session, kw_error *out) {
   pthread_mutex_unlock(&s->lock);
 }
 
+kw_status kw_new_idempotency_key(char out[KW_IDEMPOTENCY_KEY_SIZE], kw_error *err) {
+  if (out == NULL) return kw__fail(err, KW_ERR_INVALID_ARGUMENT, NULL, "out is required");
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) return kw__fail(err, KW_ERR_INIT, NULL, "OpenSSL's random generator failed");
+  char padded[25]; /* base64 of 16 bytes: 22 characters and "==" */
+  kw__b64_encode(bytes, sizeof bytes, padded);
+  for (size_t i = 0; i < 22; i++) out[i] = padded[i] == '+' ? '-' : padded[i] == '/' ? '_' : padded[i];
+  out[22] = '\0';
+  kw__clear(err);
+  return KW_OK;
+}
+
 bool kw__nonce(char out[33]) {
   unsigned char bytes[16];
   if (RAND_bytes(bytes, sizeof bytes) != 1) return false;
@@ -220,7 +266,27 @@ static size_t on_header(char *line, size_t size, size_t count, void *user) {
   size_t n = size * count;
   static const char rid[] = "x-request-id:";
   static const char ctype[] = "content-type:";
-  if (n > sizeof rid - 1 && strncasecmp(line, rid, sizeof rid - 1) == 0) {
+  static const char retry_after[] = "retry-after:";
+  if (n > sizeof retry_after - 1 && strncasecmp(line, retry_after, sizeof retry_after - 1) == 0) {
+    /* Delta-seconds, or an HTTP date. */
+    char value[64];
+    size_t len = n - (sizeof retry_after - 1);
+    const char *v = line + sizeof retry_after - 1;
+    while (len > 0 && (*v == ' ' || *v == '\t')) v++, len--;
+    while (len > 0 && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' ')) len--;
+    if (len > 0 && len < sizeof value) {
+      memcpy(value, v, len);
+      value[len] = '\0';
+      if (strspn(value, "0123456789") == len) {
+        unsigned long seconds = len > 7 ? 9999999ul : strtoul(value, NULL, 10);
+        a->retry_after_ms = (long)seconds * 1000L;
+      } else {
+        time_t when = curl_getdate(value, NULL);
+        time_t now = time(NULL);
+        if (when != (time_t)-1) a->retry_after_ms = when > now ? (long)(when - now) * 1000L : 0L;
+      }
+    }
+  } else if (n > sizeof rid - 1 && strncasecmp(line, rid, sizeof rid - 1) == 0) {
     const char *v = line + sizeof rid - 1;
     size_t len = n - (sizeof rid - 1);
     while (len > 0 && (*v == ' ' || *v == '\t')) v++, len--;
@@ -237,6 +303,7 @@ static size_t on_header(char *line, size_t size, size_t count, void *user) {
     /* A new status line (after a 100 Continue, say): forget the previous answer's headers. */
     a->request_id[0] = '\0';
     a->json = false;
+    a->retry_after_ms = -1;
   }
   return n;
 }
@@ -248,8 +315,9 @@ void kw__answer_free(kw__http_answer *answer) {
 }
 
 kw_status kw__http(kw_session *s, const char *method, const char *url, const char *const *headers, const char *body,
-                   size_t body_len, kw__http_answer *answer, kw_error *err) {
+                   size_t body_len, unsigned flags, kw__http_answer *answer, kw_error *err) {
   memset(answer, 0, sizeof *answer);
+  answer->retry_after_ms = -1;
   CURL *curl = curl_easy_init();
   if (curl == NULL) return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "libcurl could not make a handle");
   struct curl_slist *list = NULL;
@@ -292,6 +360,7 @@ kw_status kw__http(kw_session *s, const char *method, const char *url, const cha
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, answer);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
   if (ca_file != NULL) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
+  if (flags & KW__HTTP_FRESH_CONNECTION) curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
   if (strcmp(method, "POST") == 0) {
     curl_easy_setopt(curl, CURLOPT_POST, 1L);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body == NULL ? "" : body);
@@ -308,6 +377,9 @@ kw_status kw__http(kw_session *s, const char *method, const char *url, const cha
 
   if (rc != CURLE_OK) {
     free(b.data);
+    /* Asking again changes nothing when the server's certificate is not trusted or the URL is wrong. */
+    answer->permanent = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+                        rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL;
     if (b.too_big)
       return kw__fail(err, KW_ERR_PROTOCOL, "", "the answer of %s is larger than %u bytes", s->base_url, MAX_ANSWER_BYTES);
     return kw__fail(err, KW_ERR_NETWORK, "network", "cannot reach %s: %s", s->base_url,
@@ -367,7 +439,7 @@ static kw_status request_token(kw_session *s, char **token, int64_t *expires_in,
   char url[2048];
   snprintf(url, sizeof url, "%s/oauth2/token", s->base_url);
   kw__http_answer a;
-  kw_status st = kw__http(s, "POST", url, headers, form, (size_t)n, &a, err);
+  kw_status st = kw__http(s, "POST", url, headers, form, (size_t)n, 0u, &a, err);
   OPENSSL_cleanse(auth, strlen(auth));
   free(auth);
   if (st != KW_OK) return st;
@@ -492,22 +564,19 @@ static kw_status judge(const kw__http_answer *a, cJSON **data, kw_error *err) {
   return st;
 }
 
-kw_status kw__session_post(kw_session *s, const char *path, const cJSON *body, const char *user_token, cJSON **data,
-                           kw_error *err) {
-  /* err is never NULL here: the retry reads the code. */
-  char *text = cJSON_PrintUnformatted(body);
-  if (text == NULL) return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "out of memory");
-  char *user_header = NULL;
-  if (user_token != NULL) {
-    size_t n = strlen(user_token) + sizeof "userToken: ";
-    user_header = malloc(n);
-    if (user_header == NULL) {
-      free(text);
-      return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "out of memory");
-    }
-    snprintf(user_header, n, "userToken: %s", user_token);
-  }
+/* What one attempt learnt for the retry policy. */
+typedef struct attempt_outcome {
+  long retry_after_ms; /* -1: none */
+  bool permanent;      /* a network failure asking again will not cure */
+} attempt_outcome;
+
+/* One attempt of a runtime call: one more with a new token when the server answers 60000 to one it
+   issued earlier. */
+static kw_status post_once(kw_session *s, const char *path, const char *text, const char *user_header,
+                           const char *key_header, cJSON **data, attempt_outcome *outcome, kw_error *err) {
   kw_status st = KW_OK;
+  outcome->retry_after_ms = -1;
+  outcome->permanent = false;
   for (int attempt = 0; attempt < 2; attempt++) {
     char *token = NULL;
     bool fresh = false;
@@ -532,12 +601,19 @@ kw_status kw__session_post(kw_session *s, const char *path, const cJSON *body, c
     }
     snprintf(url, url_len, "%s%s%cg_nonce=%s", s->base_url, path, strchr(path, '?') ? '&' : '?', nonce);
     snprintf(auth, auth_len, "Authorization: Bearer %s", token);
-    const char *headers[] = {auth, "Content-Type: application/json", "Accept: application/json", user_header, NULL};
+    /* The optional headers last: a NULL ends the list. */
+    const char *headers[] = {auth, "Content-Type: application/json", "Accept: application/json", NULL, NULL, NULL};
+    size_t h = 3;
+    if (key_header != NULL) headers[h++] = key_header;
+    if (user_header != NULL) headers[h++] = user_header;
     kw__http_answer a;
-    st = kw__http(s, "POST", url, headers, text, strlen(text), &a, err);
+    st = kw__http(s, "POST", url, headers, text, strlen(text), key_header != NULL ? KW__HTTP_FRESH_CONNECTION : 0u,
+                  &a, err);
     OPENSSL_cleanse(auth, strlen(auth));
     free(auth);
     free(url);
+    outcome->retry_after_ms = a.retry_after_ms;
+    outcome->permanent = a.permanent;
     if (st == KW_OK) {
       st = judge(&a, data, err);
       kw__answer_free(&a);
@@ -549,6 +625,84 @@ kw_status kw__session_post(kw_session *s, const char *path, const cJSON *body, c
     free(token);
     if (!retry) break;
   }
+  return st;
+}
+
+/* A uniformly random number of milliseconds in [0, ceiling]. */
+static long jitter_ms(long ceiling) {
+  if (ceiling <= 0) return 0;
+  uint64_t r = 0;
+  if (RAND_bytes((unsigned char *)&r, sizeof r) != 1) return ceiling;
+  return (long)(r % ((uint64_t)ceiling + 1u));
+}
+
+/* The pause before retry number retry (1 for the first). */
+static long wait_before(const kw_retry_policy *p, int retry, long retry_after_ms) {
+  long ceiling = p->max_backoff_ms;
+  if (retry - 1 < 30) {
+    long grown = p->initial_backoff_ms;
+    for (int i = 1; i < retry && grown < ceiling; i++) grown *= 2;
+    if (grown < ceiling) ceiling = grown;
+  }
+  long wait = jitter_ms(ceiling);
+  if (retry_after_ms >= 0) {
+    long asked = retry_after_ms < p->max_retry_after_ms ? retry_after_ms : p->max_retry_after_ms;
+    if (asked > wait) wait = asked;
+  }
+  return wait;
+}
+
+static void sleep_for(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+/* Whether a failed attempt may pass if sent again: no answer, or HTTP 429 or 503. */
+static bool worth_retrying(kw_status st, const kw_error *err, const attempt_outcome *outcome) {
+  if (st == KW_ERR_NETWORK) return !outcome->permanent;
+  if (st == KW_ERR_API || st == KW_ERR_PROTOCOL || st == KW_ERR_AUTH)
+    return err->http_status == 429 || err->http_status == 503;
+  return false;
+}
+
+kw_status kw__session_post(kw_session *s, const char *path, const cJSON *body, const char *user_token,
+                           const char *idempotency_key, cJSON **data, kw_error *err) {
+  /* err is never NULL here: the retries read the code. */
+  char *text = cJSON_PrintUnformatted(body);
+  if (text == NULL) return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "out of memory");
+  char *user_header = NULL;
+  char *key_header = NULL;
+  if (user_token != NULL) {
+    size_t n = strlen(user_token) + sizeof "userToken: ";
+    if ((user_header = malloc(n)) != NULL) snprintf(user_header, n, "userToken: %s", user_token);
+  }
+  if (idempotency_key != NULL) {
+    size_t n = strlen(idempotency_key) + sizeof "Idempotency-Key: ";
+    if ((key_header = malloc(n)) != NULL) snprintf(key_header, n, "Idempotency-Key: %s", idempotency_key);
+  }
+  if ((user_token != NULL && user_header == NULL) || (idempotency_key != NULL && key_header == NULL)) {
+    free(user_header);
+    free(key_header);
+    free(text);
+    return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "out of memory");
+  }
+  pthread_mutex_lock(&s->lock);
+  kw_retry_policy policy = s->retry;
+  kw__sleep_fn sleep_ms = s->sleep_ms == NULL ? sleep_for : s->sleep_ms;
+  kw__clock_fn clock_ms = s->clock_ms;
+  pthread_mutex_unlock(&s->lock);
+  int64_t started = clock_ms();
+  kw_status st;
+  for (int attempt = 1;; attempt++) {
+    attempt_outcome outcome;
+    st = post_once(s, path, text, user_header, key_header, data, &outcome, err);
+    if (st == KW_OK || attempt >= policy.max_attempts || !worth_retrying(st, err, &outcome)) break;
+    long wait = wait_before(&policy, attempt, outcome.retry_after_ms);
+    if (clock_ms() - started + wait > policy.max_elapsed_ms) break;
+    sleep_ms(wait);
+  }
+  free(key_header);
   free(user_header);
   free(text);
   return st;

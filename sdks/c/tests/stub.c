@@ -87,6 +87,8 @@ static bool read_request(int fd, char *buf, size_t cap, size_t *have, stub_reque
         copy_field(req->user_token, sizeof req->user_token, v, v_len);
       else if (name_len == 12 && strncasecmp(h, "content-type", 12) == 0)
         copy_field(req->content_type, sizeof req->content_type, v, v_len);
+      else if (name_len == 15 && strncasecmp(h, "idempotency-key", 15) == 0)
+        copy_field(req->idempotency_key, sizeof req->idempotency_key, v, v_len);
     }
     h = e + 2;
   }
@@ -137,11 +139,17 @@ static void *serve(void *arg) {
     snprintf(reply.request_id, sizeof reply.request_id, "req-%zu", n);
     s->handler(&req, n, &reply, s->user);
     pthread_mutex_unlock(&s->lock);
-    char head[512];
+    if (reply.drop) {
+      shutdown(fd, SHUT_RDWR);
+      break;
+    }
+    char head[640];
     size_t body_len = strlen(reply.body);
+    char retry_after[96] = "";
+    if (reply.retry_after[0] != '\0') snprintf(retry_after, sizeof retry_after, "Retry-After: %s\r\n", reply.retry_after);
     int head_len = snprintf(head, sizeof head,
-                            "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\nx-request-id: %s\r\n\r\n",
-                            reply.status, reply.content_type, body_len, reply.request_id);
+                            "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %zu\r\nx-request-id: %s\r\n%s\r\n",
+                            reply.status, reply.content_type, body_len, reply.request_id, retry_after);
     if (!send_all(fd, head, (size_t)head_len) || !send_all(fd, reply.body, body_len)) break;
   }
   free(buf);

@@ -12,6 +12,7 @@ typedef struct stub_request {
   char authorization[1024];
   char user_token[512];
   char content_type[128];
+  char idempotency_key[256];
   char body[8192];
 } stub_request;
 
@@ -20,6 +21,8 @@ typedef struct stub_reply {
   char content_type[64];       /* application/json unless set */
   char body[8192];
   char request_id[64];         /* x-request-id; "req-<n>" unless set */
+  char retry_after[64];        /* Retry-After, when set */
+  int drop;                    /* no answer: the connection is closed once the request is read */
 } stub_reply;
 
 /* Called for every request, in order, under the stub's lock: fill reply. n counts from 0. */
