@@ -51,8 +51,10 @@ describe('seats under concurrent check-outs', () => {
     expect(live).toHaveLength(3);
   });
 
-  it('the same machine checking out 10 times at once holds one seat', async () => {
-    const product = productSpec({ limitConcurrent: 2 });
+  it.each([2, 1])('the same machine checking out 10 times at once holds one seat (of %i)', async (seats) => {
+    // With one seat, a check-out that waited for the machine's turn and missed the lease the first
+    // committed must resume it, not answer 90005 for a seat its own machine holds.
+    const product = productSpec({ limitConcurrent: seats });
     const assetNum = await buyAsset(world, [product]);
     const fp = fingerprint();
     const replies = await Promise.all(

@@ -282,14 +282,23 @@ export class RuntimeRepository {
   /**
    * Holds the turn of one machine (holder and fingerprint) on one product instance until the
    * transaction ends: a transaction-level advisory lock, so no row is held and check-outs of other
-   * machines never wait on it. Two machines hashing alike only take turns needlessly.
+   * machines never wait on it. Two machines hashing alike only take turns needlessly. Answers the
+   * machine's live lease of the product, read in the same round trip — but with the statement's
+   * snapshot, taken before the wait: a lease the machine's other check-out committed while this
+   * one waited is not seen here. That check-out's seat slot is then this machine's own slot, and
+   * inserting a second live lease fails (MachineRaced): the transaction is tried again and
+   * resumes that lease.
    */
-  async machineTurn(productId: number, holderKey: string, fingerprint: string): Promise<void> {
+  async machineTurn(productId: number, holderKey: string, fingerprint: string): Promise<string | undefined> {
     // The two-key form: a key space of its own, apart from the single-key locks of jobs.
     const machine = `${holderKey}\n${fingerprint}`;
-    await sql`select pg_advisory_xact_lock((${productId}::bigint % 2147483647)::int4, hashtext(${machine}))`.execute(
-      this.db,
-    );
+    const result = await sql<{ id: string | null }>`
+      select (select id from runtime_leases
+               where product_id = ${productId} and holder_key = ${holderKey} and fingerprint = ${fingerprint}
+                 and ended_at is null) as id
+        from (select pg_advisory_xact_lock((${productId}::bigint % 2147483647)::int4, hashtext(${machine}))) as turn
+    `.execute(this.db);
+    return result.rows[0]?.id ?? undefined;
   }
 
   /**
@@ -333,18 +342,6 @@ export class RuntimeRepository {
       select count(*)::int as ended from ended
     `.execute(this.db);
     return result.rows[0]?.ended ?? 0;
-  }
-
-  async liveLease(productId: number, holderKey: string, fingerprint: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('runtime_leases')
-      .select('id')
-      .where('product_id', '=', productId)
-      .where('holder_key', '=', holderKey)
-      .where('fingerprint', '=', fingerprint)
-      .where('ended_at', 'is', null)
-      .executeTakeFirst();
-    return row?.id;
   }
 
   /**

@@ -255,7 +255,7 @@ export class RuntimeService {
     const offline = offlineDays > 0;
     // Check-outs of one machine take turns (of other machines, never): the second finds the
     // lease the first made, and resumes it rather than taking a second seat.
-    await repository.machineTurn(candidate.productId, key, input.fingerprint);
+    const existing = await repository.machineTurn(candidate.productId, key, input.fingerprint);
     // A time-limited license counts what expired leases ran up to their expiry: ended first.
     if (candidate.limitTimeDuration !== null) await repository.endExpired(now, candidate.productId);
     // Use is summed over the license's live leases: read only when a limit is counted against it.
@@ -267,7 +267,6 @@ export class RuntimeService {
       ? offlineExpiry(candidate, nowMs, offlineDays, usage.usedMs)
       : { expiresAt: nowMs + this.settings.leaseSeconds * 1000, bound: null };
     const expiresAt = new Date(expiry.expiresAt);
-    const existing = await repository.liveLease(candidate.productId, key, input.fingerprint);
     if (existing !== undefined) {
       const state = await repository.leaseForUpdate(existing, input.app.appId);
       if (state !== undefined && state.endedAt === null && state.expiresAt > now) {
