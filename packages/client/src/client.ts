@@ -2,6 +2,7 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import { KeywardApiError, type FailureEnvelope } from './errors.js';
 import { freshNonce } from './nonce.js';
 import type { DataCall, HttpMethod, KeywardPaths } from './paths.js';
+import { DEFAULT_RETRY_POLICY, newIdempotencyKey, retryingFetch, type RetryPolicy } from './retry.js';
 import { requestAppToken, requestToken } from './token.js';
 import { TokenSource, type Lease } from './token-source.js';
 
@@ -15,6 +16,11 @@ export interface KeywardClientOptions {
   /** Scopes to ask for (space-separated); all of the application's when absent. */
   scope?: string;
   fetch?: (request: Request) => Promise<Response>;
+  /**
+   * When runtime calls are sent again (no answer, 429, 503; never a refusal): the fields given
+   * replace DEFAULT_RETRY_POLICY's (four attempts within a minute); `false` sends each call once.
+   */
+  retry?: Partial<RetryPolicy> | false;
 }
 
 export interface KeywardClient {
@@ -31,6 +37,7 @@ export interface KeywardClient {
 }
 
 const TOKEN_REFUSED = new Set(['60000', '60005']);
+const CONSUME = '/runtime/v1/leases/{leaseId}/consume';
 
 /** An envelope failure, or undefined for a success or an answer that is no envelope. */
 async function failureOf(response: Response): Promise<FailureEnvelope | undefined> {
@@ -56,6 +63,8 @@ interface Draft {
  * The Keyward client: obtains and renews the app token (and the member token for the member
  * center), adds a fresh `g_nonce` to every call, and turns failure envelopes into
  * `KeywardApiError`. A call refused for a stale token (60000, 60005) is retried once with a new one.
+ * Runtime calls are sent again as `options.retry` says, and a consume carries an `Idempotency-Key`
+ * (the caller's `params.header`, or a new random one), the same on each attempt.
  */
 export function createKeywardClient(options: KeywardClientOptions): KeywardClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -101,6 +110,10 @@ export function createKeywardClient(options: KeywardClientOptions): KeywardClien
         body: request.body === null ? undefined : await request.text(),
         member: schemaPath.startsWith('/me/'),
       };
+      // One key per logical consume: its retries (and a retry with a new token) send it again.
+      if (schemaPath === CONSUME && !draft.headers.has('idempotency-key')) {
+        draft.headers.set('idempotency-key', newIdempotencyKey());
+      }
       const stamped = await stamp(draft);
       inFlight.set(id, { draft, leases: stamped.leases });
       return stamped.request;
@@ -131,7 +144,11 @@ export function createKeywardClient(options: KeywardClientOptions): KeywardClien
     },
   };
 
-  const api = createClient<KeywardPaths>({ baseUrl, fetch: fetchImpl });
+  const policy: RetryPolicy =
+    options.retry === false
+      ? { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 }
+      : { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  const api = createClient<KeywardPaths>({ baseUrl, fetch: retryingFetch(fetchImpl, policy, freshNonce) });
   api.use(middleware);
 
   type Untyped = (

@@ -14,6 +14,7 @@ export {
   type LeaseHolderClaim,
   type OfflineLeaseClaims,
 } from './lease-claims.js';
+export { DEFAULT_RETRY_POLICY, newIdempotencyKey, type RetryPolicy } from './retry.js';
 export type { KeywardPaths } from './paths.js';
 export type { components, paths } from './schema.js';
 export { requestAppToken, requestToken, type TokenRequestOptions, type TokenResponse } from './token.js';
