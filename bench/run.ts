@@ -11,7 +11,7 @@ import {
   growConsoleTenant,
   operatorConsoleCookie,
 } from './console.js';
-import { createEmbedded, createPostgres } from './databases.js';
+import { createEmbedded, createPostgres, type BenchDatabase } from './databases.js';
 import { measure, type LoadPlan, type Measured } from './load.js';
 import { metricValue, scrapeMetrics, startKeyward, startReference, type Running } from './processes.js';
 import { measureRawInsert } from './raw-insert.js';
@@ -23,6 +23,8 @@ import { openSession, type Session } from './session.js';
 import { runStalledTenant, runWebhooks } from './webhooks.js';
 import { runCheckoutStorm } from './checkout-storm.js';
 import { runBusyLicense, type Round } from './busy-license.js';
+import { runFleet } from './fleet.js';
+import { fleetLog, fleetRows } from './fleet-rows.js';
 import { seedUsage, USAGE_PRODUCTS, usagePageYear, usageProductYear, usageYear } from './usage.js';
 import type { Db } from '../src/db/client.js';
 import {
@@ -31,6 +33,7 @@ import {
   BUSY_LICENSE,
   CHECKOUT_STORM,
   FEW_READ_CONNECTIONS,
+  FLEET,
   LARGE_TENANTS,
   LOCK_CALLS,
   MEMBERS_PER_ADD,
@@ -228,6 +231,7 @@ async function postgresRun(): Promise<string> {
     }
     if (want('storm')) await stormScenario(server.url, session, database.handle.db);
     if (want('busy')) await busyScenario(server.url, session, database.handle.db);
+    if (want('fleet')) await fleetScenario(instance, server, session, database);
     if (r1Few !== undefined) {
       const op3Few = await measure(server.url, requests.queryEnterprises(session), few);
       row(`order op 3, authenticated read, ${FEW_READ_CONNECTIONS} connections`, op3Few, {
@@ -677,6 +681,38 @@ async function busyScenario(url: string, session: Session, db: Db): Promise<void
   );
 }
 
+/**
+ * The fleet on an instance of its own, whose lease is five heartbeat intervals as the default's is
+ * (bench/fleet.ts). The run's instance stays up, idle; its CPU is counted with the fleet's, since
+ * its housekeeping may be the one that rolls the fleet's usage up.
+ */
+async function fleetScenario(
+  instance: Record<string, string>,
+  idle: Running,
+  session: Session,
+  database: BenchDatabase,
+): Promise<void> {
+  const fleet = await startKeyward({
+    ...instance,
+    RUNTIME_LEASE_SECONDS: String(5 * FLEET.heartbeatSeconds),
+  });
+  try {
+    const f = await runFleet(
+      fleet.url,
+      database.url,
+      [fleet.pid, idle.pid],
+      session,
+      database.handle.db,
+      FLEET,
+      log,
+    );
+    rows.push(...fleetRows(f, FLEET.seconds, FLEET.licenses, FLEET.wave.machines));
+    for (const text of fleetLog(f)) log(text);
+  } finally {
+    await fleet.stop();
+  }
+}
+
 async function rssRow(url: string): Promise<void> {
   const rss = (metricValue(await scrapeMetrics(url), 'process_resident_memory_bytes') ?? NaN) / 2 ** 20;
   rows.push({
@@ -757,6 +793,7 @@ async function main(): Promise<void> {
       batch: BATCH_SHAPE,
       webhooks: `${WEBHOOKS.orders} async batchOrders of 1 order, endpoint for every event type`,
       busyLicense: BUSY_LICENSE,
+      ...(want('fleet') ? { fleet: FLEET } : {}),
       serverLogLevel: 'warn',
       embedded: embedded ? `read scenarios on ${SMALL_TENANTS} enterprises` : 'not run (pass --embedded)',
     },

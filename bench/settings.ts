@@ -80,6 +80,30 @@ export const BUSY_LICENSE = {
 } as const;
 
 /**
+ * The fleet (bench/fleet.ts): `machines` running copies holding leases of `licenses` locks (seats
+ * enough for all), each heartbeating at the interval the server tells it, `heartbeatSeconds`: the
+ * server runs with RUNTIME_LEASE_SECONDS five times that, as the default lease of 300 s is to its
+ * 60 s heartbeat, so a heartbeat meets its lease as it would at the default, only more often.
+ * 50,000 machines every 30 s are 1,667 heartbeats a second. `seconds` at that steady rate
+ * (BENCH_FLEET_SECONDS and BENCH_FLEET_MACHINES shrink a run while working on the bench), then the
+ * 9:00 wave: `wave.machines` new machines check out one license of as many seats, `wave.clients`
+ * at once. `fillClients` check the fleet out first, the first `costedCheckOuts` with nothing else
+ * running (what a check-out costs); `beatSockets` connections carry its heartbeats:
+ * enough that they wait at the server, as a fleet's do (each copy has a connection of its own),
+ * not for a free connection in the load generator (with 100, p50 3.4 s at 1,667 a second).
+ */
+export const FLEET = {
+  machines: envNumber('BENCH_FLEET_MACHINES', 50_000),
+  licenses: 50,
+  heartbeatSeconds: 30,
+  seconds: envNumber('BENCH_FLEET_SECONDS', 300),
+  fillClients: 50,
+  costedCheckOuts: 5000,
+  beatSockets: 800,
+  wave: { machines: 5000, clients: 50 },
+} as const;
+
+/**
  * The webhooks scenario: async batchOrders of one order each, sent by as many callers at once as
  * the batchOrder scenario uses (a CRM's sync job). Each makes an order.accepted event at once and
  * an order.completed when the order worker has applied it, one batch at a time. `waitMs` bounds the
@@ -102,7 +126,9 @@ export const STALLED_TENANT = { endpoints: 20, events: 100, orders: 30, gapMs: 2
 
 /**
  * Names for `npm run bench -- --only a,b`: each runs its scenarios and the references they are
- * compared with. busy: check-outs of one busy license (bench/busy-license.ts); reads-at-10: op 3 and op 5 at 10 connections; big: member lists at 1M assets vs
+ * compared with. busy: check-outs of one busy license (bench/busy-license.ts); fleet: 50,000
+ * machines heartbeating, then a 9:00 wave of check-outs, with each call's CPU, WAL and rows
+ * (bench/fleet.ts); reads-at-10: op 3 and op 5 at 10 connections; big: member lists at 1M assets vs
  * 10k; embedded: op 3 and op 5 on the embedded database.
  */
 export const SCENARIOS = [
@@ -111,6 +137,7 @@ export const SCENARIOS = [
   'heartbeat',
   'storm',
   'busy',
+  'fleet',
   'reads-at-10',
   'big',
   'op6',
