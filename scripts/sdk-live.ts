@@ -1,13 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
 // The live half of the SDK conformance suite (sdks/conformance/README.md). Starts a real Keyward
 // on the embedded database, gives each scenario program a world of its own (an app, a lock with a
-// one-seat product), runs them side by side, and checks each step they report against the server:
+// one-seat product), runs them side by side, and checks each step they report against the server.
+// Each program reaches the server through a fault proxy of its own that loses the answer of its
+// first consume (the server applied it; the program hears nothing): the SDK must send it again
+// with the same Idempotency-Key, and the server must count it once.
 //
 //   npx tsx scripts/sdk-live.ts -- python3 sdks/python/tests/live_scenario.py
 //   npx tsx scripts/sdk-live.ts --scenario 'c=sdks/c/build/live_scenario' --scenario 'go=...'
@@ -80,6 +85,72 @@ async function startServer(dataDir: string, adminKey: string): Promise<{ url: st
     child.stderr?.on('data', onData);
     child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
   });
+}
+
+/** A consume as the fault proxy saw it. */
+interface ConsumeSeen {
+  idempotencyKey: string | undefined;
+  nonce: string | null;
+  /** The server answered it, and the proxy closed the program's connection instead of passing it on. */
+  dropped: boolean;
+}
+
+/**
+ * A proxy in front of the server that passes every call through, except the first consume: that
+ * one is forwarded and answered by the server, and then the program's connection is closed with
+ * no answer, as when a network fails after the server acted. Records every consume it sees.
+ */
+async function startFaultProxy(
+  target: string,
+): Promise<{ url: string; consumes: ConsumeSeen[]; close(): void }> {
+  const consumes: ConsumeSeen[] = [];
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const url = new URL(request.url ?? '/', target);
+      const headers = { ...request.headers };
+      delete headers.host;
+      delete headers.connection;
+      const upstream = http.request(url, { method: request.method, headers }, (answer) => {
+        const body: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => body.push(chunk));
+        answer.on('end', () => {
+          if (request.method === 'POST' && url.pathname.endsWith('/consume')) {
+            const dropped = consumes.length === 0;
+            const key = request.headers['idempotency-key'];
+            consumes.push({
+              idempotencyKey: Array.isArray(key) ? key.join(',') : key,
+              nonce: url.searchParams.get('g_nonce'),
+              dropped,
+            });
+            if (dropped) {
+              request.socket.destroy();
+              return;
+            }
+          }
+          const passed = { ...answer.headers };
+          delete passed.connection;
+          delete passed['keep-alive'];
+          delete passed['transfer-encoding'];
+          response.writeHead(answer.statusCode ?? 502, passed);
+          response.end(Buffer.concat(body));
+        });
+      });
+      upstream.on('error', () => request.socket.destroy());
+      upstream.end(Buffer.concat(chunks));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    consumes,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
 }
 
 /** One scenario's world: an app holding auth_runtime and auth_order, and a lock with one seat. */
@@ -203,7 +274,26 @@ function expectField(line: Record<string, unknown>, field: string, want: unknown
 
 async function runScenario(url: string, adminKey: string, scenario: Scenario): Promise<void> {
   const world = await seed(url, adminKey, scenario.name);
-  const { admin, order } = client(url, adminKey);
+  const { admin, order, token } = client(url, adminKey);
+  const proxy = await startFaultProxy(url);
+  /**
+   * The product's consumption as the server counts it, read without changing it: a consume of more
+   * than any limit is refused (90007, nothing added, no key kept) with the total in its message.
+   */
+  const consumedOnServer = async (leaseId: string): Promise<number> => {
+    const appToken = await token(world.appKey, world.appSecret);
+    const nonce = randomBytes(12).toString('base64url');
+    const response = await fetch(`${url}/runtime/v1/leases/${leaseId}/consume?g_nonce=${nonce}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${appToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ fingerprint: 'fp-live-first-machine', amount: 1_000_000_000 }),
+    });
+    const answer = (await response.json()) as { code: unknown; message?: string };
+    const counted = /\((\d+) consumed,/.exec(answer.message ?? '');
+    if (answer.code !== '90007' || counted?.[1] === undefined)
+      throw new Error(`the consumed total could not be read: ${JSON.stringify(answer)}`);
+    return Number(counted[1]);
+  };
   const jwksFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-sdk-')), 'jwks.json');
   const leaseOf = async (leaseId: string) => {
     const leases = (await admin('GET', `/runtime/leases?asset=${world.assetNum}&all=1`)) as unknown as Array<
@@ -231,10 +321,24 @@ async function runScenario(url: string, adminKey: string, scenario: Scenario): P
       },
     },
     {
+      // Through the fault proxy: the first attempt's answer was lost, the SDK sent it again.
       step: 'consumed',
-      check: (line) => {
+      check: async (line) => {
         expectField(line, 'consumed', 2);
         expectField(line, 'remaining', 98);
+        const [first, ...retries] = proxy.consumes;
+        if (first === undefined || retries.length === 0)
+          throw new Error(
+            `consumed: ${proxy.consumes.length} attempt(s) seen; the lost answer was not retried`,
+          );
+        const keys = new Set(proxy.consumes.map((seen) => seen.idempotencyKey));
+        if (first.idempotencyKey === undefined || keys.size !== 1)
+          throw new Error(`consumed: the attempts carried Idempotency-Key ${JSON.stringify([...keys])}`);
+        const nonces = new Set(proxy.consumes.map((seen) => seen.nonce));
+        if (nonces.size !== proxy.consumes.length)
+          throw new Error('consumed: an attempt sent again carried the same g_nonce');
+        const counted = await consumedOnServer(leaseId);
+        if (counted !== 2) throw new Error(`consumed: the server counted ${counted}, not 2`);
       },
     },
     { step: 'refused', check: (line) => expectField(line, 'code', '90005') },
@@ -274,7 +378,7 @@ async function runScenario(url: string, adminKey: string, scenario: Scenario): P
     cwd: ROOT,
     env: {
       ...process.env,
-      KEYWARD_URL: url,
+      KEYWARD_URL: proxy.url,
       KEYWARD_APP_KEY: world.appKey,
       KEYWARD_APP_SECRET: world.appSecret,
       KEYWARD_ASSET_NUM: world.assetNum,
@@ -317,6 +421,8 @@ async function runScenario(url: string, adminKey: string, scenario: Scenario): P
   } catch (error) {
     child.kill('SIGKILL');
     throw new Error(`${scenario.name}: ${(error as Error).message}\n--- its stderr ---\n${stderr}`);
+  } finally {
+    proxy.close();
   }
 }
 
