@@ -78,7 +78,11 @@ describe('admin API: offline early return', () => {
   });
 
   it.each<[string, object | undefined, RegExp]>([
-    ['no setting', {}, /^body: give at least one setting: offlineEarlyReturn, restrictToChannels, rateLimitPerMinute$/],
+    [
+      'no setting',
+      {},
+      /^body: give at least one setting: offlineEarlyReturn, restrictToChannels, rateLimitPerMinute$/,
+    ],
     ['only force', { force: true }, /^body: give at least one setting/],
     ['text for a boolean', { offlineEarlyReturn: 'yes' }, /^offlineEarlyReturn: must be boolean/],
     ['an unknown setting', { offlineEarlyReturn: true, seats: 3 }, /seats/],

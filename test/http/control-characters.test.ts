@@ -195,7 +195,9 @@ describe('the CLI escapes what the database holds', { timeout: 90_000 }, () => {
     const mine = listed.stdout
       .split('\n')
       .filter((line) => line.includes(appKey) || line.includes('kw_fake'));
-    expect(mine).toEqual([`${appKey}\tactive\tauth_order\t-\t0\tfalse\tfalse\tdefault\tcrm\\x0akw_fake\\x09active`]);
+    expect(mine).toEqual([
+      `${appKey}\tactive\tauth_order\t-\t0\tfalse\tfalse\tdefault\tcrm\\x0akw_fake\\x09active`,
+    ]);
 
     const enterprise = newGlobalId();
     await h.database.db

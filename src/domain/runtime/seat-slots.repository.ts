@@ -52,9 +52,9 @@ export class SeatSlotsRepository {
    */
   async claim(pool: SeatPool, holder: SlotHolder, now: Date): Promise<number | undefined> {
     if (pool.limit <= 0) return undefined;
-    const own = await this.ownSlot(pool, holder);
-    if (own !== undefined) return this.take(pool, own, holder);
-    const found = await this.freeSlot(pool, now);
+    const first = await this.ownOrPassed(pool, holder, now);
+    if (first?.own === true) return this.take(pool, first.slot, holder);
+    const found = await this.freeSlot(pool, now, first);
     if (found !== undefined) return this.take(pool, found, holder);
     if (await this.makeSlots(pool)) {
       const made = await this.freeSlot(pool, now);
@@ -63,20 +63,35 @@ export class SeatSlotsRepository {
     return undefined;
   }
 
-  private async ownSlot(pool: SeatPool, holder: SlotHolder): Promise<number | undefined> {
-    const row = await this.db
-      .selectFrom('runtime_seat_slots')
-      .select('slot')
-      .where('product_id', '=', pool.productId)
-      .where('pool', '=', pool.pool)
-      .where('holder_key', '=', holder.holderKey)
-      .where('fingerprint', '=', holder.fingerprint)
-      .where('slot', '<', pool.limit)
-      .limit(1)
-      .forUpdate()
-      .skipLocked()
-      .executeTakeFirst();
-    return row?.slot;
+  /**
+   * The machine's own slot, locked, or else the first slot whose hint has passed, locked too (the
+   * first look of freeSlot), in one round trip: most check-outs are of machines with no slot.
+   */
+  private async ownOrPassed(
+    pool: SeatPool,
+    holder: SlotHolder,
+    now: Date,
+  ): Promise<{ slot: number; lease_id: string | null; own: boolean } | undefined> {
+    const result = await sql<{ slot: number; lease_id: string | null; own: boolean }>`
+      with own as (
+        select slot, lease_id from runtime_seat_slots
+         where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
+           and holder_key = ${holder.holderKey} and fingerprint = ${holder.fingerprint}
+         limit 1
+           for update skip locked
+      ), passed as (
+        select slot, lease_id from runtime_seat_slots
+         where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
+           and held_until <= ${now} and not exists (select 1 from own)
+         order by held_until
+         limit 1
+           for update skip locked
+      )
+      select slot, lease_id, true as own from own
+      union all
+      select slot, lease_id, false as own from passed
+    `.execute(this.db);
+    return result.rows[0];
   }
 
   /**
@@ -88,12 +103,19 @@ export class SeatSlotsRepository {
    * now is left alone, and no call here waits on one, so none deadlocks), is no longer live; a
    * slot whose lease is live has its hint moved to that lease's expiry and the next is tried.
    */
-  private async freeSlot(pool: SeatPool, now: Date): Promise<number | undefined> {
+  private async freeSlot(
+    pool: SeatPool,
+    now: Date,
+    firstLook?: { slot: number; lease_id: string | null },
+  ): Promise<number | undefined> {
     const passed: number[] = [];
     for (let look = 0; look < LOOKS; look += 1) {
-      let next = this.slotsOf(pool).select(['slot', 'lease_id']).where('held_until', '<=', now);
-      if (passed.length > 0) next = next.where('slot', 'not in', passed);
-      const row = await next.orderBy('held_until').limit(1).forUpdate().skipLocked().executeTakeFirst();
+      let row = look === 0 ? firstLook : undefined;
+      if (row === undefined) {
+        let next = this.slotsOf(pool).select(['slot', 'lease_id']).where('held_until', '<=', now);
+        if (passed.length > 0) next = next.where('slot', 'not in', passed);
+        row = await next.orderBy('held_until').limit(1).forUpdate().skipLocked().executeTakeFirst();
+      }
       if (row === undefined) return undefined;
       if (row.lease_id === null) return row.slot;
       const lease = await this.db
