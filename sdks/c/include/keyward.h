@@ -18,7 +18,7 @@
  *     once at the end. The library keeps no other global state.
  *   - Thread safety: a kw_session and a kw_lease may be used from several threads at once (the
  *     heartbeat thread does); a kw_jwks may be shared by threads (its keys never change; the
- *     signatures it has verified are remembered under a lock of its own); kw_verify_webhook is a
+ *     signatures it has verified are remembered under a lock of its own); kw_verify_webhook_ms is a
  *     pure function.
  *   - Times: epoch milliseconds where the server speaks milliseconds (expiresAt, seatFreeAt,
  *     limits' dates), epoch seconds for JWT claims (iat, nbf, exp), as the protocol has them.
@@ -44,6 +44,18 @@ extern "C" {
 #  define KW_API __attribute__((visibility("default")))
 #else
 #  define KW_API
+#endif
+
+/* A function kept for programs written against an earlier version; its comment names the
+ * replacement. Define KW_NO_DEPRECATION_WARNINGS to silence the warning. */
+#if defined(KEYWARD_BUILDING) || defined(KW_NO_DEPRECATION_WARNINGS)
+#  define KW_DEPRECATED(why)
+#elif defined(__GNUC__) || defined(__clang__)
+#  define KW_DEPRECATED(why) __attribute__((deprecated(why)))
+#elif defined(_MSC_VER)
+#  define KW_DEPRECATED(why) __declspec(deprecated(why))
+#else
+#  define KW_DEPRECATED(why)
 #endif
 
 #define KW_VERSION "0.1.0"
@@ -75,7 +87,7 @@ typedef enum kw_status {
   KW_ERR_PROTOCOL = 6,
   /** kw_verify_lease refused the lease: code is the reason ("signature", "expired" …). */
   KW_ERR_LEASE_REFUSED = 7,
-  /** kw_verify_webhook refused the message: code says why ("signature", "timestamp" …). */
+  /** kw_verify_webhook_ms refused the message: code says why ("signature", "timestamp" …). */
   KW_ERR_WEBHOOK_REFUSED = 8,
   /** A file could not be read or written: message names it and the system's reason. */
   KW_ERR_IO = 9,
@@ -570,12 +582,24 @@ typedef struct kw_webhook_event {
 /**
  * Verifies a webhook: one of the space-separated "v1,<base64>" entries of webhook_signature must
  * be the HMAC-SHA256 of "id.timestamp.body" under one of secrets ("whsec_<base64>"; two while a
- * rotation overlaps), compared in constant time; webhook_timestamp within tolerance_seconds of now
- * (0: 300); and the body's "id" equal to webhook_id. A missing header is NULL. now_s is the clock
- * (epoch seconds), 0 for the system's. The body is the raw bytes, exactly as received. out may be
+ * rotation overlaps), compared in constant time; webhook_timestamp (epoch seconds, as the header
+ * carries it) within tolerance_ms of now either way (0: 300000, five minutes); and the body's "id"
+ * equal to webhook_id. A missing header is NULL. now_ms is the clock (epoch ms, as for
+ * kw_verify_lease), 0 for the system's. The body is the raw bytes, exactly as received. out may be
  * NULL; else free it with kw_webhook_event_free. Refusals are KW_ERR_WEBHOOK_REFUSED, code
  * "missing-header", "timestamp", "signature", "event-id" or "malformed".
  */
+KW_API kw_status kw_verify_webhook_ms(const char *const *secrets, size_t secret_count, const char *body,
+                                      size_t body_len, const char *webhook_id, const char *webhook_timestamp,
+                                      const char *webhook_signature, int64_t now_ms, int64_t tolerance_ms,
+                                      kw_webhook_event **out, kw_error *err);
+/**
+ * Deprecated (CHANGELOG.md): kw_verify_webhook_ms, whose clock is epoch milliseconds as every other
+ * clock of this API. This one takes now_s in epoch seconds (0 for the system's clock) and
+ * tolerance_seconds (0: 300), and answers exactly as kw_verify_webhook_ms(..., now_s * 1000,
+ * tolerance_seconds * 1000, ...). It stays until 1.0.
+ */
+KW_DEPRECATED("use kw_verify_webhook_ms: its clock is epoch milliseconds")
 KW_API kw_status kw_verify_webhook(const char *const *secrets, size_t secret_count, const char *body,
                                    size_t body_len, const char *webhook_id, const char *webhook_timestamp,
                                    const char *webhook_signature, int64_t now_s, int tolerance_seconds,

@@ -423,6 +423,9 @@ static char *basic_header(const char *key, const char *secret) {
   return out;
 }
 
+/* The longest an app token is kept, in seconds, whatever its expires_in. */
+#define KW__TOKEN_LIFETIME_MAX_S ((int64_t)86400)
+
 /* POST /oauth2/token with the client credentials: the token and its lifetime in seconds. */
 static kw_status request_token(kw_session *s, char **token, int64_t *expires_in, kw_error *err) {
   pthread_mutex_lock(&s->lock);
@@ -487,8 +490,10 @@ static kw_status live_token(kw_session *s, char **token, bool *fresh, kw_error *
     if (*token == NULL) st = kw__fail(err, KW_ERR_NO_MEMORY, NULL, "out of memory");
   }
   if (st == KW_OK) {
-    /* Renew a minute early, or at 90% of a short lifetime, so no call carries a dying token. */
-    int64_t lifetime_ms = expires_in * 1000;
+    /* Renew a minute early, or at 90% of a short lifetime, so no call carries a dying token. A
+     * lifetime is held to a day: a token is renewed at least daily whatever the server answers,
+     * and a hostile expires_in (up to 9.2e18) cannot overflow the milliseconds. */
+    int64_t lifetime_ms = (expires_in < KW__TOKEN_LIFETIME_MAX_S ? expires_in : KW__TOKEN_LIFETIME_MAX_S) * 1000;
     int64_t margin = lifetime_ms / 10 < 60000 ? lifetime_ms / 10 : 60000;
     pthread_mutex_lock(&s->lock);
     if (s->token != NULL) OPENSSL_cleanse(s->token, strlen(s->token));

@@ -9,7 +9,7 @@
 
 #include "internal.h"
 
-#define DEFAULT_TOLERANCE_SECONDS 300
+#define DEFAULT_TOLERANCE_MS ((int64_t)300000)
 
 typedef struct event_box {
   kw_webhook_event pub; /* first */
@@ -62,9 +62,20 @@ static bool signature_listed(const char *header, const char *expected) {
 kw_status kw_verify_webhook(const char *const *secrets, size_t secret_count, const char *body, size_t body_len,
                             const char *webhook_id, const char *webhook_timestamp, const char *webhook_signature,
                             int64_t now_s, int tolerance_seconds, kw_webhook_event **out, kw_error *err) {
+  /* The seconds of 0.1.0, in milliseconds; a clock past int64's milliseconds is refused as any
+   * timestamp that far off would be. */
+  int64_t now_ms = now_s > INT64_MAX / 1000 ? INT64_MAX : now_s < 0 ? -1 : now_s * 1000;
+  return kw_verify_webhook_ms(secrets, secret_count, body, body_len, webhook_id, webhook_timestamp, webhook_signature,
+                              now_ms, (int64_t)tolerance_seconds * 1000, out, err);
+}
+
+kw_status kw_verify_webhook_ms(const char *const *secrets, size_t secret_count, const char *body, size_t body_len,
+                               const char *webhook_id, const char *webhook_timestamp, const char *webhook_signature,
+                               int64_t now_ms, int64_t tolerance_ms, kw_webhook_event **out, kw_error *err) {
   if (out != NULL) *out = NULL;
   if (secrets == NULL || secret_count == 0 || body == NULL)
     return kw__fail(err, KW_ERR_INVALID_ARGUMENT, NULL, "secrets and body are required");
+  if (now_ms < 0) return kw__fail(err, KW_ERR_INVALID_ARGUMENT, NULL, "now_ms is epoch milliseconds, 0 for the system's clock");
   if (webhook_id == NULL || *webhook_id == '\0') return refuse(err, "missing-header", "missing webhook-id header");
   if (webhook_timestamp == NULL || *webhook_timestamp == '\0')
     return refuse(err, "missing-header", "missing webhook-timestamp header");
@@ -73,9 +84,13 @@ kw_status kw_verify_webhook(const char *const *secrets, size_t secret_count, con
   int64_t timestamp = 0;
   if (!parse_timestamp(webhook_timestamp, &timestamp))
     return refuse(err, "timestamp", "invalid webhook-timestamp header");
-  if (now_s == 0) now_s = kw__realtime_ms() / 1000;
-  int64_t tolerance = tolerance_seconds > 0 ? tolerance_seconds : DEFAULT_TOLERANCE_SECONDS;
-  int64_t drift = now_s > timestamp ? now_s - timestamp : timestamp - now_s;
+  /* Both sides non-negative: their difference cannot overflow. A timestamp past int64's
+   * milliseconds (up to 18 digits parse) is too far from any now. */
+  if (timestamp > INT64_MAX / 1000) return refuse(err, "timestamp", "webhook-timestamp too far from now");
+  if (now_ms == 0) now_ms = kw__realtime_ms();
+  int64_t timestamp_ms = timestamp * 1000;
+  int64_t tolerance = tolerance_ms > 0 ? tolerance_ms : DEFAULT_TOLERANCE_MS;
+  int64_t drift = now_ms > timestamp_ms ? now_ms - timestamp_ms : timestamp_ms - now_ms;
   if (drift > tolerance) return refuse(err, "timestamp", "webhook-timestamp too far from now");
 
   /* The signed content: id "." timestamp "." body. */

@@ -443,7 +443,7 @@ static void test_webhooks(void) {
   sign_webhook(key, "evt_1", "1800000000", body, sig);
   kw_webhook_event *event = NULL;
   kw_error err;
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", "1800000000", sig, NOW_S, 0, &event, &err) == KW_OK,
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", "1800000000", sig, NOW_MS, 0, &event, &err) == KW_OK,
         "%s", err.message);
   if (event != NULL) {
     CHECK_STR(event->id, "evt_1");
@@ -454,37 +454,37 @@ static void test_webhooks(void) {
   kw_webhook_event_free(event);
   /* A secret without its whsec_ prefix is the same key. */
   const char *bare[] = {secret + 6};
-  CHECK(kw_verify_webhook(bare, 1, body, strlen(body), "evt_1", "1800000000", sig, NOW_S, 0, NULL, &err) == KW_OK,
+  CHECK(kw_verify_webhook_ms(bare, 1, body, strlen(body), "evt_1", "1800000000", sig, NOW_MS, 0, NULL, &err) == KW_OK,
         "bare secret");
   /* Refusals by kind. */
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), NULL, "1800000000", sig, NOW_S, 0, NULL, &err) ==
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), NULL, "1800000000", sig, NOW_MS, 0, NULL, &err) ==
                 KW_ERR_WEBHOOK_REFUSED &&
             strcmp(err.code, "missing-header") == 0,
         "missing id: %s", err.code);
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", "", sig, NOW_S, 0, NULL, &err) ==
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", "", sig, NOW_MS, 0, NULL, &err) ==
                 KW_ERR_WEBHOOK_REFUSED &&
             strcmp(err.code, "missing-header") == 0,
         "empty timestamp: %s", err.code);
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", "18e8", sig, NOW_S, 0, NULL, &err) ==
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", "18e8", sig, NOW_MS, 0, NULL, &err) ==
                 KW_ERR_WEBHOOK_REFUSED &&
             strcmp(err.code, "timestamp") == 0,
         "not digits: %s", err.code);
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", "-1800000000", sig, NOW_S, 0, NULL, &err) ==
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", "-1800000000", sig, NOW_MS, 0, NULL, &err) ==
             KW_ERR_WEBHOOK_REFUSED,
         "a sign is no digit");
   /* The tolerance's edges, either way. */
   char ts[32], s2[128];
   snprintf(ts, sizeof ts, "%lld", NOW_S - 300);
   sign_webhook(key, "evt_1", ts, body, s2);
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", ts, s2, NOW_S, 0, NULL, &err) == KW_OK,
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", ts, s2, NOW_MS, 0, NULL, &err) == KW_OK,
         "300 s old is within");
   snprintf(ts, sizeof ts, "%lld", NOW_S + 301);
   sign_webhook(key, "evt_1", ts, body, s2);
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", ts, s2, NOW_S, 0, NULL, &err) ==
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", ts, s2, NOW_MS, 0, NULL, &err) ==
                 KW_ERR_WEBHOOK_REFUSED &&
             strcmp(err.code, "timestamp") == 0,
         "301 s ahead is past");
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", ts, s2, NOW_S, 400, NULL, &err) == KW_OK,
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", ts, s2, NOW_MS, 400000, NULL, &err) == KW_OK,
         "a wider tolerance");
   /* A body with a NUL byte inside is bytes, signed as such. */
   const char raw[] = "{\"id\":\"evt_1\"}\0tail";
@@ -496,33 +496,70 @@ static void test_webhooks(void) {
   HMAC(EVP_sha256(), key, (int)strlen(key), (unsigned char *)content, 17 + sizeof raw - 1, mac, &mac_len);
   char s3[64] = "v1,";
   kw__b64_encode(mac, mac_len, s3 + 3);
-  CHECK(kw_verify_webhook(secrets, 1, raw, sizeof raw - 1, "evt_1", "1800000000", s3, NOW_S, 0, NULL, &err) !=
+  CHECK(kw_verify_webhook_ms(secrets, 1, raw, sizeof raw - 1, "evt_1", "1800000000", s3, NOW_MS, 0, NULL, &err) !=
             KW_ERR_WEBHOOK_REFUSED ||
             strcmp(err.code, "signature") != 0,
         "the whole body is signed");
-  CHECK(kw_verify_webhook(secrets, 1, raw, 14, "evt_1", "1800000000", s3, NOW_S, 0, NULL, &err) ==
+  CHECK(kw_verify_webhook_ms(secrets, 1, raw, 14, "evt_1", "1800000000", s3, NOW_MS, 0, NULL, &err) ==
                 KW_ERR_WEBHOOK_REFUSED &&
             strcmp(err.code, "signature") == 0,
         "a cut body is refused");
   /* Signed, but not an event. */
   sign_webhook(key, "evt_1", "1800000000", "not json", s2);
-  CHECK(kw_verify_webhook(secrets, 1, "not json", 8, "evt_1", "1800000000", s2, NOW_S, 0, NULL, &err) ==
+  CHECK(kw_verify_webhook_ms(secrets, 1, "not json", 8, "evt_1", "1800000000", s2, NOW_MS, 0, NULL, &err) ==
                 KW_ERR_WEBHOOK_REFUSED &&
             strcmp(err.code, "malformed") == 0,
         "not an event: %s", err.code);
   /* A signature entry is compared whole: a prefix or a longer text is no match. */
   char prefix[128];
   snprintf(prefix, sizeof prefix, "%.*s", (int)strlen(sig) - 2, sig);
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", "1800000000", prefix, NOW_S, 0, NULL, &err) ==
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", "1800000000", prefix, NOW_MS, 0, NULL, &err) ==
             KW_ERR_WEBHOOK_REFUSED,
         "prefix");
   snprintf(prefix, sizeof prefix, "%sAA", sig);
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", "1800000000", prefix, NOW_S, 0, NULL, &err) ==
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", "1800000000", prefix, NOW_MS, 0, NULL, &err) ==
             KW_ERR_WEBHOOK_REFUSED,
         "longer");
   snprintf(prefix, sizeof prefix, "  v2,x   %s  ", sig);
-  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", "1800000000", prefix, NOW_S, 0, NULL, &err) == KW_OK,
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", "1800000000", prefix, NOW_MS, 0, NULL, &err) == KW_OK,
         "spaces around entries");
+  /* Milliseconds: the tolerance's edge to the millisecond; a timestamp past int64's milliseconds. */
+  snprintf(ts, sizeof ts, "%lld", NOW_S - 300);
+  sign_webhook(key, "evt_1", ts, body, s2);
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", ts, s2, NOW_MS + 1, 0, NULL, &err) ==
+                KW_ERR_WEBHOOK_REFUSED &&
+            strcmp(err.code, "timestamp") == 0,
+        "300.001 s old is past");
+  sign_webhook(key, "evt_1", "999999999999999999", body, s2);
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", "999999999999999999", s2, NOW_MS, 0, NULL,
+                             &err) == KW_ERR_WEBHOOK_REFUSED &&
+            strcmp(err.code, "timestamp") == 0,
+        "18 digits of seconds: %s", err.code);
+  CHECK(kw_verify_webhook_ms(secrets, 1, body, strlen(body), "evt_1", "1800000000", sig, -1, 0, NULL, &err) ==
+            KW_ERR_INVALID_ARGUMENT,
+        "a clock before 1970");
+  /* The deprecated seconds function answers as the milliseconds one. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", "1800000000", sig, NOW_S, 0, NULL, &err) == KW_OK,
+        "kw_verify_webhook, seconds: %s", err.message);
+  snprintf(ts, sizeof ts, "%lld", NOW_S + 301);
+  sign_webhook(key, "evt_1", ts, body, s2);
+  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", ts, s2, NOW_S, 0, NULL, &err) ==
+                KW_ERR_WEBHOOK_REFUSED &&
+            strcmp(err.code, "timestamp") == 0,
+        "kw_verify_webhook: 301 s ahead is past");
+  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", ts, s2, NOW_S, 400, NULL, &err) == KW_OK,
+        "kw_verify_webhook: a wider tolerance in seconds");
+  CHECK(kw_verify_webhook(secrets, 1, body, strlen(body), "evt_1", "1800000000", sig, INT64_MAX, 0, NULL, &err) ==
+                KW_ERR_WEBHOOK_REFUSED &&
+            strcmp(err.code, "timestamp") == 0,
+        "kw_verify_webhook: a clock past int64's milliseconds");
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 }
 
 int main(void) {

@@ -23,6 +23,7 @@
 typedef struct world {
   int tokens_issued;
   int token_lifetime; /* expires_in */
+  const char *token_lifetime_json; /* expires_in as written, when set (past an int) */
   int heartbeat_interval;
   const char *runtime_code; /* answer every runtime call with this failure code, when set */
   int fail_first_with_60000; /* the first N runtime calls answer 60000 */
@@ -49,9 +50,15 @@ static void handler(const stub_request *req, size_t n, stub_reply *reply, void *
       return;
     }
     w->tokens_issued++;
+    char lifetime[32];
+    if (w->token_lifetime_json != NULL) {
+      snprintf(lifetime, sizeof lifetime, "%s", w->token_lifetime_json);
+    } else {
+      snprintf(lifetime, sizeof lifetime, "%d", w->token_lifetime ? w->token_lifetime : 3600);
+    }
     snprintf(reply->body, sizeof reply->body,
-             "{\"access_token\":\"tok-%d\",\"token_type\":\"Bearer\",\"expires_in\":%d,\"scope\":\"auth_runtime\"}",
-             w->tokens_issued, w->token_lifetime ? w->token_lifetime : 3600);
+             "{\"access_token\":\"tok-%d\",\"token_type\":\"Bearer\",\"expires_in\":%s,\"scope\":\"auth_runtime\"}",
+             w->tokens_issued, lifetime);
     return;
   }
   if (strcmp(req->path, "/.well-known/jwks.json") == 0) {
@@ -262,6 +269,28 @@ static void test_token_renewal(void) {
         "renewed at 90%%: %s", token);
   CHECK(kw_session_token(session, token, 4, &err) == KW_ERR_INVALID_ARGUMENT, "a buffer too small");
   CHECK(issued(s, &w) == 4, "four tokens, not %d", issued(s, &w));
+  kw_session_free(session);
+  stub_stop(s);
+}
+
+/* A hostile or mistaken expires_in: no overflow (UBSan watches the multiplication), and the token
+ * is held a day at most. */
+static void test_token_lifetime_bounded(void) {
+  world w = {.heartbeats_ok_before_revoke = -1, .token_lifetime_json = "9000000000000000000"};
+  stub *s = stub_start(handler, &w);
+  kw_session *session = session_for(s);
+  kw__session_set_clock(session, fake_clock);
+  fake_now = 1000000;
+  char token[128];
+  kw_error err;
+  CHECK(kw_session_token(session, token, sizeof token, &err) == KW_OK, "%s", err.message);
+  CHECK_STR(token, "tok-1");
+  fake_now += 86400 * 1000 - 60 * 1000 - 1;
+  CHECK(kw_session_token(session, token, sizeof token, &err) == KW_OK && strcmp(token, "tok-1") == 0,
+        "a huge expires_in: reused for the day: %s", token);
+  fake_now += 1;
+  CHECK(kw_session_token(session, token, sizeof token, &err) == KW_OK && strcmp(token, "tok-2") == 0,
+        "a huge expires_in: renewed after a day: %s", token);
   kw_session_free(session);
   stub_stop(s);
 }
@@ -533,6 +562,7 @@ int main(void) {
   if (kw_global_init(NULL) != KW_OK) return 2;
   test_token_and_nonces();
   test_token_renewal();
+  test_token_lifetime_bounded();
   test_retry_on_60000();
   test_failures();
   test_heartbeat_thread();

@@ -187,9 +187,9 @@ static void webhook_case(const cJSON *c, int tolerance) {
   }
   kw_webhook_event *event = NULL;
   kw_error err;
-  kw_status st = kw_verify_webhook(list, count, body, strlen(body), text_of(headers, "webhook-id"),
-                                   text_of(headers, "webhook-timestamp"), text_of(headers, "webhook-signature"),
-                                   (int64_t)now->valuedouble, tolerance, &event, &err);
+  kw_status st = kw_verify_webhook_ms(list, count, body, strlen(body), text_of(headers, "webhook-id"),
+                                      text_of(headers, "webhook-timestamp"), text_of(headers, "webhook-signature"),
+                                      (int64_t)now->valuedouble * 1000, (int64_t)tolerance * 1000, &event, &err);
   char why[1024] = "";
   bool ok = true;
   if (cJSON_IsTrue(valid) && st != KW_OK) {
