@@ -10,6 +10,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release -DKEYWARD_WERROR=ON -DKEYWARD_SODIUM=ON >/dev/null
 cmake --build "$here/build" -j2 >/dev/null
 ctest --test-dir "$here/build" --output-on-failure
+# Installed as a customer installs it: to a scratch prefix, then built against with pkg-config and
+# with find_package(keyward CONFIG).
+bash "$here/tests/install_consumers.sh" "$here/build"
 
 # Without libsodium, Ed25519 by OpenSSL: the offline and activation tests again.
 cmake -S "$here" -B "$here/build-openssl" -DCMAKE_BUILD_TYPE=Release -DKEYWARD_WERROR=ON -DKEYWARD_SODIUM=OFF \
