@@ -43,6 +43,34 @@ with zipfile.ZipFile(wheel) as archive:
 print("wheel", wheel.rsplit("/", 1)[-1], "holds py.typed and its metadata")
 PY
 
+# Installed as a customer installs it: pip, from the wheel alone (no index), into a fresh virtual
+# environment in a scratch folder outside the repository, then imported and run from there. PyPI
+# is out of reach, so the venv sees Debian's site-packages (python3-cryptography satisfies the
+# wheel's one dependency); pip still checks that it is there.
+SCRATCH="$(mktemp -d)"
+trap 'rm -rf "$SCRATCH"' EXIT
+"$PYTHON" -m venv --system-site-packages "$SCRATCH/venv"
+"$SCRATCH/venv/bin/python" -m pip install --quiet --no-index "$WHEEL"
+(cd "$SCRATCH" && "$SCRATCH/venv/bin/python" - "$SCRATCH/venv" <<'PY'
+import os, sys
+import keyward
+from importlib.metadata import version
+venv = os.path.realpath(sys.argv[1])
+if not os.path.realpath(keyward.__file__).startswith(venv + os.sep):
+    sys.exit(f"imported {keyward.__file__}, not the venv's install")
+if version("keyward") != keyward.__version__:
+    sys.exit(f"installed {version('keyward')}, __version__ says {keyward.__version__}")
+request = keyward.create_activation_request("kw_app", "8000000001", "demo-simulator", 7, "fp-1")
+assert keyward.read_activation_request(request.code) == request
+print("venv: keyward", keyward.__version__, "installed from the wheel, imported and used")
+PY
+)
+(cd "$SCRATCH" && "$SCRATCH/venv/bin/keyward-activate" request --state "$SCRATCH/state" --app kw_app \
+  --asset 8000000001 --product demo-simulator --days 7 --fingerprint fp-1 >/dev/null 2>&1) ||
+  { echo "venv: the keyward-activate script did not run" >&2; exit 1; }
+[[ -f $SCRATCH/state/request.json ]] || { echo "venv: keyward-activate wrote no request.json" >&2; exit 1; }
+echo "venv: keyward-activate (console script) wrote its request"
+
 if "$PYTHON" -c 'import mypy' 2>/dev/null; then
   "$PYTHON" -m mypy --strict --python-version 3.9 --cache-dir "$BUILD/mypy-cache" "$BUILD/site/keyward"
 else
