@@ -78,6 +78,8 @@ export interface Config {
   usage: { leaseRetentionDays: number; hourlyRetentionDays: number; rollupRetentionDays: number };
   /** Outbound webhook deliveries (docs/webhooks.md). */
   webhooks: WebhookConfig;
+  /** Renewals in sight (docs/operations.md). */
+  licenses: LicenseNoticeConfig;
   /** Backups (docs/operations.md). */
   backup: BackupConfig;
   /** Operators' single sign-on (OIDC_*, docs/operators.md); unset, operators sign in by password. */
@@ -113,6 +115,16 @@ export interface WebhookConfig {
   worker: boolean;
   /** WEBHOOK_RETENTION_DAYS: how long events, deliveries and attempts are kept (and replayable). */
   retentionDays: number;
+}
+
+export interface LicenseNoticeConfig {
+  /** LICENSE_EXPIRING_DAYS: the consoles and `keyward licenses expiring` list licenses ending within it. */
+  expiringDays: number;
+  /**
+   * LICENSE_EXPIRING_NOTICE_DAYS: the days before a license's end `license.expiring` is sent at,
+   * largest first; empty (`none`) sends none. `license.expired` is sent whatever this holds.
+   */
+  noticeDays: number[];
 }
 
 export interface BackupConfig {
@@ -170,6 +182,19 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
     throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}"`);
   }
   return Number(raw);
+}
+
+/** LICENSE_EXPIRING_NOTICE_DAYS: whole days of at least 1, comma-separated (`30,7,1`), or `none`. */
+function noticeDaysFrom(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return [30, 7, 1];
+  if (raw.trim() === 'none') return [];
+  const days = raw.split(',').map((part) => part.trim());
+  if (days.some((d) => !/^[0-9]{1,4}$/.test(d) || Number(d) < 1)) {
+    throw new Error(
+      `LICENSE_EXPIRING_NOTICE_DAYS must be whole days of at least 1, comma-separated (30,7,1), or none; got "${raw}"`,
+    );
+  }
+  return [...new Set(days.map(Number))].sort((a, b) => b - a);
 }
 
 /**
@@ -345,6 +370,10 @@ export function loadConfig(
       worker: env.WEBHOOK_WORKER !== '0',
       // At least 4 days: longer than a delivery's 3 days of retries, so none is pruned mid-retry.
       retentionDays: intFrom(env, 'WEBHOOK_RETENTION_DAYS', 30, 4),
+    },
+    licenses: {
+      expiringDays: intFrom(env, 'LICENSE_EXPIRING_DAYS', 30, 1),
+      noticeDays: noticeDaysFrom(env.LICENSE_EXPIRING_NOTICE_DAYS),
     },
     backup: backupFrom(env),
     sso: ssoConfigFrom(env),

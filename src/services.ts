@@ -17,6 +17,7 @@ import type { RequestGate } from './domain/gate/gate.js';
 import { RedisGate } from './domain/gate/redis-gate.js';
 import { TokenRequestLimits } from './domain/gate/token-limits.js';
 import { LendingService, releaseMemberLendings } from './domain/lending/lending.service.js';
+import { LicensesService } from './domain/licenses/licenses.service.js';
 import { MemberAssetsService } from './domain/member-assets/member-assets.service.js';
 import { LoginService } from './domain/members/login.service.js';
 import { MemberAdminService } from './domain/members/member-admin.service.js';
@@ -51,6 +52,7 @@ export interface Services {
   assets: AssetsService;
   memberAssets: MemberAssetsService;
   lending: LendingService;
+  licenses: LicensesService;
   status: ServerStatusService;
   consoleSessions: ConsoleSessionsService;
   runtime: RuntimeService;
@@ -125,6 +127,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     assets: new AssetsService(db),
     memberAssets: new MemberAssetsService(db),
     lending: new LendingService(db),
+    licenses: new LicensesService(db, config.licenses, options.now),
     status: new ServerStatusService(db, config.adminKeyEnabled),
     consoleSessions: new ConsoleSessionsService(db, {
       tokens,

@@ -6,6 +6,7 @@ import { registerBackupCommands } from './commands/backup.js';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerEnterpriseCommands } from './commands/enterprise.js';
 import { registerLeasesCommand } from './commands/leases.js';
+import { registerLicensesCommands } from './commands/licenses.js';
 import { registerKeysCommands } from './commands/keys.js';
 import { registerLoginCommands } from './commands/login.js';
 import { registerMemberCommands } from './commands/member.js';
@@ -34,6 +35,7 @@ function register(program: Command): void {
   registerEnterpriseCommands(program);
   registerMemberCommands(program);
   registerLeasesCommand(program);
+  registerLicensesCommands(program);
   registerUsageCommand(program);
   registerKeysCommands(program);
   registerWebhooksCommands(program);

@@ -39,6 +39,7 @@ import * as m0180 from './migrations/0180_credential_lifecycle.js';
 import * as m0181 from './migrations/0181_runtime_seat_slots.js';
 import * as m0182 from './migrations/0182_runtime_idempotency_and_app_limits.js';
 import * as m0183 from './migrations/0183_console_session_second_factor.js';
+import * as m0184 from './migrations/0184_license_notices.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 export const MIGRATIONS: MigrationList = {
@@ -80,6 +81,7 @@ export const MIGRATIONS: MigrationList = {
   '0181_runtime_seat_slots': m0181,
   '0182_runtime_idempotency_and_app_limits': m0182,
   '0183_console_session_second_factor': m0183,
+  '0184_license_notices': m0184,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -533,6 +533,16 @@ export interface SsoRequestsTable {
   expires_at: Date;
 }
 
+/** A renewal notice sent: one per license (product instance), end and threshold (migration 0184). */
+export interface LicenseNoticesTable {
+  product_id: number;
+  /** The license's end it was sent for, ms since the epoch: a renewal that moves it starts afresh. */
+  ends_at: number;
+  /** Days before the end it was sent at; 0: the end passed (`license.expired`). */
+  days: number;
+  created_at: Generated<Date>;
+}
+
 export interface Database {
   apps: AppsTable;
   tokens: TokensTable;
@@ -572,4 +582,5 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  license_notices: LicenseNoticesTable;
 }

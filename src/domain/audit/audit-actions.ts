@@ -71,6 +71,9 @@ export const AUDIT_ACTIONS = [
   // Offline activation: a request turned into a lease, and a machine's early return of one.
   'lease.activated',
   'lease.returned',
+  // Renewals: a license near its end (at each of LICENSE_EXPIRING_NOTICE_DAYS), and one whose end passed.
+  'license.expiring',
+  'license.expired',
   // Webhooks: an endpoint that kept failing, disabled by the delivery worker.
   'endpoint.disabled',
   // Webhooks: the operator's repairs through the admin API.

@@ -25,6 +25,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'lease.revoked',
   'lease.activated',
   'lease.returned',
+  'license.expiring',
+  'license.expired',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
@@ -63,6 +65,9 @@ export const EVENT_OF_ACTION: Partial<Record<AuditAction, EventSource>> = {
   // The activated lease's app, whoever answered the request (an administrator, the operator).
   'lease.activated': { type: 'lease.activated', subjectField: 'assetNum', app: 'detail.appId' },
   'lease.returned': { type: 'lease.returned', subjectField: 'assetNum', app: 'detail.appId' },
+  // The app that ordered the license, beside its customer's channel (src/domain/licenses).
+  'license.expiring': { type: 'license.expiring', subjectField: 'assetNum', app: 'detail.appId' },
+  'license.expired': { type: 'license.expired', subjectField: 'assetNum', app: 'detail.appId' },
 };
 
 type Schema = Record<string, unknown>;
@@ -80,6 +85,21 @@ const orderIds = { licenseOrderId: str, channelOrderId: str, sequence: int };
 const assetIds = { assetNum: str, assetId: str };
 const memberIds = { account: str, memberGlobalId: str };
 const lending = { assetNum: str, lockAssetId: str, memberGlobalId: str };
+
+/** A license: a product on an asset, ending at the earlier of the two's ends. */
+const license = {
+  assetNum: str,
+  assetId: str,
+  crmProductId: strOrNull,
+  productUri: strOrNull,
+  productName: strOrNull,
+  limitConcurrent: { type: ['integer', 'null'] },
+  endsAt: { type: 'string', format: 'date-time' },
+  licenseOrderId: str,
+  customerId: str,
+  channelCode: strOrNull,
+  appKey: strOrNull,
+};
 
 /** The JSON Schema of each type's `data`. */
 export const EVENT_DATA_SCHEMAS: Record<WebhookEventType, Schema> = {
@@ -151,6 +171,11 @@ export const EVENT_DATA_SCHEMAS: Record<WebhookEventType, Schema> = {
     holderKind: { type: 'string', enum: ['member', 'lock'] },
     fingerprint: str,
   }),
+  'license.expiring': dataOf(['assetNum', 'endsAt', 'daysBefore'], {
+    ...license,
+    daysBefore: { ...int, description: 'The LICENSE_EXPIRING_NOTICE_DAYS threshold this notice is for.' },
+  }),
+  'license.expired': dataOf(['assetNum', 'endsAt'], license),
 };
 
 /** The body every delivery carries: the same bytes on every attempt of one event. */

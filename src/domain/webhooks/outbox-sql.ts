@@ -18,18 +18,28 @@ export function endpointReceives(): RawBuilder<unknown> {
  * Part of the statement that writes the audit rows, so the events commit or roll back with them.
  *
  * An event's channels are those of its enterprise's customers and of its customer (an order's
- * customer may have no enterprise yet); an endpoint receives it when its app is active and has
+ * customer may have no enterprise yet), or with `channelsOf` 'customer' its customer's only; an endpoint receives it when its app is active and has
  * one of those channels, or is the event's own app. A disabled app hears only of its disabling.
  */
-export function outboxCtes(source: string, requestId: string | null): RawBuilder<unknown> {
+export function outboxCtes(
+  source: string,
+  requestId: string | null,
+  channelsOf: 'enterprise' | 'customer' = 'enterprise',
+): RawBuilder<unknown> {
+  // 'customer': only the customer's own channel, for events about what that channel sold (a
+  // license's renewal is its seller's business, not every channel's serving the enterprise).
+  const enterpriseChannels =
+    channelsOf === 'enterprise'
+      ? sql`select c.channel_code from customers c
+              where c.enterprise_id = k.enterprise_id and c.channel_code is not null
+             union`
+      : sql``;
   // The channels are read once per distinct enterprise and customer, not once per event: a lock
   // call's 1,000 events name a handful of enterprises (bench/PROFILES.md, order op 6).
   return sql`
     wh_channels as materialized (
       select k.enterprise_id, k.customer_id,
-             array(select c.channel_code from customers c
-                    where c.enterprise_id = k.enterprise_id and c.channel_code is not null
-                   union
+             array(${enterpriseChannels}
                    select c.channel_code from customers c
                     where c.id = k.customer_id and c.channel_code is not null) as channels
         from (select distinct s.enterprise_id, s.customer_id

@@ -25,6 +25,7 @@ import { auditRoute } from './audit.js';
 import { backupRoute } from './backup.js';
 import { createAppRoute } from './create-app.js';
 import { listAppsRoute } from './list-apps.js';
+import { listExpiringLicensesRoute } from './list-expiring-licenses.js';
 import { listLeasesRoute } from './list-leases.js';
 import { listRuntimeKeysRoute } from './list-runtime-keys.js';
 import { listWebhookDeliveriesRoute } from './list-webhook-deliveries.js';
@@ -101,6 +102,7 @@ export function adminApi() {
     showEnterpriseRoute(app);
     statusRoute(app);
     listLeasesRoute(app);
+    listExpiringLicensesRoute(app);
     usageRoute(app);
     simulateUsageRoute(app);
     activationAdminRoutes(app);

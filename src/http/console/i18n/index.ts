@@ -4,6 +4,7 @@ import { commonEn, commonZh } from './common.js';
 import { enterpriseEn, enterpriseZh } from './enterprise.js';
 import { operatorEn, operatorZh } from './operator.js';
 import { operatorsEn, operatorsZh } from './operators.js';
+import { renewalsEn, renewalsZh } from './renewals.js';
 import { runtimeEn, runtimeZh } from './runtime.js';
 import { ssoEn, ssoZh } from './sso.js';
 import { usageEn, usageZh } from './usage.js';
@@ -20,6 +21,7 @@ const en = {
   ...operatorsEn,
   ...usageEn,
   ...runtimeEn,
+  ...renewalsEn,
 };
 export type MessageKey = keyof typeof en;
 const zh: Record<MessageKey, string> = {
@@ -31,6 +33,7 @@ const zh: Record<MessageKey, string> = {
   ...operatorsZh,
   ...usageZh,
   ...runtimeZh,
+  ...renewalsZh,
 };
 const catalogs: Record<Locale, Record<MessageKey, string>> = { en, 'zh-CN': zh };
 

@@ -6,9 +6,13 @@ import { sendPage } from '../render.js';
 import { operatorMay } from '../../access/access.js';
 import { mayAct } from '../../../domain/operators/roles.js';
 import { Sparkline } from '../usage/chart.js';
+import { ExpiringLicenses } from './expiring-licenses.js';
 
 /** Days the cards' trend lines cover. */
 const TREND_DAYS = 14;
+
+/** Licenses ending soon shown here at most; `keyward licenses expiring` lists the rest. */
+const RENEWALS_SHOWN = 20;
 
 function Card(props: {
   label: string;
@@ -45,10 +49,13 @@ export function dashboardRoute(app: App): void {
         </Layout>,
       );
     }
-    const [status, counts, trend] = await Promise.all([
+    const now = Date.now();
+    const [status, counts, trend, ending] = await Promise.all([
       app.services.status.read(),
       app.services.status.dashboard(),
       app.services.usage.trend(TREND_DAYS),
+      // One more than shown: whether to say the list goes on.
+      app.services.licenses.expiring({ limit: RENEWALS_SHOWN + 1 }),
     ]);
     const apps = counts.apps;
     const seats = trend.map((p) => p.peakSeats);
@@ -114,6 +121,14 @@ export function dashboardRoute(app: App): void {
             }}
           />
         </section>
+        <ExpiringLicenses
+          context={context}
+          licenses={ending}
+          days={app.services.licenses.defaultDays}
+          now={now}
+          shown={RENEWALS_SHOWN}
+          showEnterprise
+        />
         <p class="who">
           {t('dash.server', {
             version: status.version,

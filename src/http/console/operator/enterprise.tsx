@@ -7,6 +7,7 @@ import { redirectTo, sendPage } from '../render.js';
 import { Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
 import { Can } from '../can.js';
 import { ENTERPRISES, enterpriseHref } from './enterprises.js';
+import { ExpiringLicenses } from './expiring-licenses.js';
 import { consoleRequest } from './form.js';
 import { formText } from '../form-fields.js';
 import { operatorMay } from '../../access/access.js';
@@ -15,6 +16,9 @@ type Params = { Params: { globalId: string } };
 
 /** The member limit as the admin API takes it: 1 to 1,000,000, or none. */
 const MAX_LIMIT = 1_000_000;
+
+/** The enterprise's licenses ending soon shown at most (`keyward licenses expiring --enterprise` lists all). */
+const RENEWALS_SHOWN = 50;
 
 async function showEnterprise(
   app: App,
@@ -25,9 +29,11 @@ async function showEnterprise(
   const context = operatorContext(request);
   const { t } = context;
   const { globalId } = request.params;
-  const [entry, shown] = await Promise.all([
+  const now = Date.now();
+  const [entry, shown, ending] = await Promise.all([
     app.services.enterprises.directoryEntry(globalId),
     app.services.enterprises.show(globalId),
+    app.services.licenses.expiring({ enterprise: globalId, limit: RENEWALS_SHOWN + 1 }),
   ]);
   if (!entry) return sendErrorPage(request, reply, 404, 'error.notFound');
   return sendPage(
@@ -65,6 +71,14 @@ async function showEnterprise(
           <Time at={entry.createdAt} />
         </dd>
       </dl>
+      <ExpiringLicenses
+        context={context}
+        licenses={ending}
+        days={app.services.licenses.defaultDays}
+        now={now}
+        shown={RENEWALS_SHOWN}
+        showEnterprise={false}
+      />
       <h2>{t('ent.customers')}</h2>
       {entry.customers.length === 0 ? (
         <Empty>{t('ent.noCustomers')}</Empty>

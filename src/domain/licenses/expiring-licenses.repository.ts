@@ -1,0 +1,102 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../../db/client.js';
+
+/** A license (a product on an asset) ending soon, with its seats' use now. */
+export interface ExpiringLicense {
+  assetNum: string;
+  assetId: string;
+  crmProductId: string | null;
+  productUri: string | null;
+  productName: string | null;
+  /** The earlier of the asset's and the product's end, ms since the epoch. */
+  endsAt: number;
+  /** limitConcurrent: the seats licensed; null when the license does not count them. */
+  seatsLicensed: number | null;
+  /** Machines holding a seat now: live leases, and checked-in offline leases still holding theirs. */
+  seatsUsed: number;
+  enterpriseGlobalId: string | null;
+  enterpriseName: string | null;
+  channelCode: string | null;
+}
+
+/**
+ * The ids of the live licenses whose end (the earlier of the asset's and the product's
+ * limit_end_time, as the runtime judges it) falls within [fromMs, toMs]: one range read of each
+ * end's partial index (migration 0184), so the cost follows the licenses near the range, not all.
+ * Columns `product_id`, `ends_at`.
+ */
+export function licensesEndingBetween(fromMs: number, toMs: number): RawBuilder<unknown> {
+  return sql`
+    select p.id as product_id, least(a.limit_end_time, p.limit_end_time) as ends_at
+      from (select p.id from product_instances p
+             where not p.revoked and p.limit_end_time is not null
+               and p.limit_end_time between ${fromMs}::bigint and ${toMs}::bigint
+            union
+            select p.id from assets a join product_instances p on p.asset_id = a.id and not p.revoked
+             where not a.revoked and a.limit_end_time is not null
+               and a.limit_end_time between ${fromMs}::bigint and ${toMs}::bigint) near
+      join product_instances p on p.id = near.id
+      join assets a on a.id = p.asset_id and not a.revoked
+     where least(a.limit_end_time, p.limit_end_time) between ${fromMs}::bigint and ${toMs}::bigint`;
+}
+
+interface Row {
+  asset_num: string;
+  asset_id: string;
+  crm_product_id: string | null;
+  product_uri: string | null;
+  product_name: string | null;
+  ends_at: number | string;
+  limit_concurrent: number | null;
+  seats_used: number;
+  enterprise_global_id: string | null;
+  enterprise_name: string | null;
+  channel_code: string | null;
+}
+
+export class ExpiringLicensesRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Licenses ending within [now, until], soonest first, of one enterprise when named (its global id). */
+  async list(query: {
+    now: Date;
+    until: Date;
+    enterprise?: string;
+    limit: number;
+  }): Promise<ExpiringLicense[]> {
+    const now = query.now;
+    const byEnterprise = query.enterprise === undefined ? sql`` : sql`and e.global_id = ${query.enterprise}`;
+    const result = await sql<Row>`
+      with ending as (${licensesEndingBetween(now.getTime(), query.until.getTime())})
+      select a.asset_num, a.id as asset_id, p.crm_product_id, p.product_uri, p.product_name, x.ends_at,
+             p.limit_concurrent, e.global_id as enterprise_global_id, e.name as enterprise_name, c.channel_code,
+             (select count(*)::int from (
+                select holder_key, fingerprint from runtime_leases l
+                 where l.product_id = p.id and l.ended_at is null and l.expires_at > ${now}
+                union
+                select holder_key, fingerprint from runtime_leases l
+                 where l.product_id = p.id and l.seat_held_until > ${now}) seats) as seats_used
+        from ending x
+        join product_instances p on p.id = x.product_id
+        join assets a on a.id = p.asset_id
+        join customers c on c.id = p.customer_id
+        left join enterprises e on e.id = c.enterprise_id
+       where true ${byEnterprise}
+       order by x.ends_at, a.asset_num, p.id
+       limit ${query.limit}
+    `.execute(this.db);
+    return result.rows.map((r) => ({
+      assetNum: r.asset_num,
+      assetId: r.asset_id,
+      crmProductId: r.crm_product_id,
+      productUri: r.product_uri,
+      productName: r.product_name,
+      endsAt: Number(r.ends_at),
+      seatsLicensed: r.limit_concurrent,
+      seatsUsed: r.seats_used,
+      enterpriseGlobalId: r.enterprise_global_id,
+      enterpriseName: r.enterprise_name,
+      channelCode: r.channel_code,
+    }));
+  }
+}

@@ -1,0 +1,78 @@
+import type { LicenseNoticeConfig } from '../../config.js';
+import type { Db } from '../../db/client.js';
+import { ExpiringLicensesRepository, type ExpiringLicense } from './expiring-licenses.repository.js';
+import { DAY_MS, LicenseNoticesRepository } from './license-notices.repository.js';
+
+export type { ExpiringLicense };
+
+/** Licenses listed at most: a page and the CLI show the soonest, not a year's renewals at once. */
+export const EXPIRING_LIMIT_MAX = 1000;
+
+/**
+ * A license that ended longer ago than this gets no `license.expired`: on the first run after an
+ * upgrade, years of ended licenses would otherwise each raise one at once. A week covers a server
+ * that was down over a long weekend.
+ */
+export const EXPIRED_LOOKBACK_DAYS = 7;
+
+/** Notices written per statement, and statements per pass: a backlog drains over a few minutes. */
+const NOTICE_BATCH = 500;
+const BATCHES_PER_PASS = 10;
+
+/** Renewals in sight: licenses near their end, and the notices sent about them. */
+export class LicensesService {
+  private readonly expiringRepo: ExpiringLicensesRepository;
+  private readonly notices: LicenseNoticesRepository;
+
+  constructor(
+    db: Db,
+    private readonly config: LicenseNoticeConfig,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.expiringRepo = new ExpiringLicensesRepository(db);
+    this.notices = new LicenseNoticesRepository(db);
+  }
+
+  /** The horizon the consoles use when none is asked for (LICENSE_EXPIRING_DAYS). */
+  get defaultDays(): number {
+    return this.config.expiringDays;
+  }
+
+  /**
+   * Licenses ending within `days` (LICENSE_EXPIRING_DAYS unless given) from now, soonest first;
+   * of one enterprise (its global id) when named.
+   */
+  async expiring(query: { days?: number; enterprise?: string; limit: number }): Promise<ExpiringLicense[]> {
+    const now = this.now();
+    const days = query.days ?? this.config.expiringDays;
+    return this.expiringRepo.list({
+      now: new Date(now),
+      until: new Date(now + days * DAY_MS),
+      ...(query.enterprise === undefined ? {} : { enterprise: query.enterprise }),
+      limit: Math.min(query.limit, EXPIRING_LIMIT_MAX),
+    });
+  }
+
+  /**
+   * Sends the `license.expiring` and `license.expired` notices due now (run by the housekeeping on
+   * every instance; the notices table makes each one once). Cheap when none is due: one range read
+   * of the licenses near their end. Answers how many it sent.
+   */
+  async sendNotices(): Promise<number> {
+    const pass = {
+      now: new Date(this.now()),
+      noticeDays: this.config.noticeDays,
+      lookbackMs: EXPIRED_LOOKBACK_DAYS * DAY_MS,
+      batch: NOTICE_BATCH,
+    };
+    let sent = 0;
+    for (let i = 0; i < BATCHES_PER_PASS; i++) {
+      const n = await this.notices.sendDue(pass);
+      sent += n;
+      if (n < NOTICE_BATCH) break;
+    }
+    // No pass looks further back than the lookback: older notices can never be asked about again.
+    await this.notices.prune(pass.now.getTime() - (EXPIRED_LOOKBACK_DAYS + 1) * DAY_MS, NOTICE_BATCH);
+    return sent;
+  }
+}

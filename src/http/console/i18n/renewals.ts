@@ -1,0 +1,36 @@
+/** Renewals in sight (issue 41): licenses ending soon, on the dashboard and an enterprise's page. */
+export const renewalsEn = {
+  'renew.title': 'Licenses ending within {days} days',
+  'renew.none': 'No license ends within {days} days.',
+  'renew.ends': 'Ends (UTC)',
+  'renew.left': 'Left',
+  'renew.daysLeft': '{n} days',
+  'renew.oneDayLeft': '1 day',
+  'renew.underADay': 'under a day',
+  'renew.asset': 'Asset',
+  'renew.product': 'Product',
+  'renew.enterprise': 'Enterprise',
+  'renew.seats': 'Seats in use',
+  'renew.seatsOf': '{used} of {licensed}',
+  'renew.unlimited': '{used} (no limit)',
+  'renew.soonest': 'The {shown} soonest are shown; keyward licenses expiring lists them all.',
+  'renew.horizon': 'LICENSE_EXPIRING_DAYS sets how far ahead this looks.',
+};
+
+export const renewalsZh: Record<keyof typeof renewalsEn, string> = {
+  'renew.title': '{days} 天内到期的许可',
+  'renew.none': '没有在 {days} 天内到期的许可。',
+  'renew.ends': '到期时间（UTC）',
+  'renew.left': '剩余',
+  'renew.daysLeft': '{n} 天',
+  'renew.oneDayLeft': '1 天',
+  'renew.underADay': '不到 1 天',
+  'renew.asset': '资产',
+  'renew.product': '产品',
+  'renew.enterprise': '企业',
+  'renew.seats': '在用席位',
+  'renew.seatsOf': '{used} / {licensed}',
+  'renew.unlimited': '{used}（不限）',
+  'renew.soonest': '仅显示最早到期的 {shown} 个；keyward licenses expiring 可列出全部。',
+  'renew.horizon': 'LICENSE_EXPIRING_DAYS 决定向前看多少天。',
+};

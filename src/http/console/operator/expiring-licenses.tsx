@@ -1,0 +1,106 @@
+import type { ExpiringLicense } from '../../../domain/licenses/licenses.service.js';
+import type { ConsoleContext } from '../context.js';
+import { Badge, Empty, Time } from '../ui.js';
+import { enterpriseHref } from './enterprises.js';
+
+const DAY_MS = 86_400_000;
+
+/** A week or less is a renewal to chase now; more is one to plan. */
+const URGENT_DAYS = 7;
+
+/**
+ * Time left to the nearest day, as people count it (a license ending in 10 days reads "10 days",
+ * not "9 days" a moment later); under a day said so.
+ */
+function left(context: ConsoleContext, endsAt: number, now: number): string {
+  if (endsAt - now < DAY_MS) return context.t('renew.underADay');
+  const days = Math.round((endsAt - now) / DAY_MS);
+  return days === 1 ? context.t('renew.oneDayLeft') : context.t('renew.daysLeft', { n: days });
+}
+
+/**
+ * Licenses ending within the horizon (LICENSE_EXPIRING_DAYS), soonest first, with their seats in
+ * use: on the operator's dashboard (every enterprise, `showEnterprise`) and on one enterprise's
+ * page. `shown` licenses at most; `more` when the list was cut there.
+ */
+export function ExpiringLicenses(props: {
+  context: ConsoleContext;
+  licenses: readonly ExpiringLicense[];
+  days: number;
+  now: number;
+  shown: number;
+  showEnterprise: boolean;
+}) {
+  const { context, days, now, shown, showEnterprise } = props;
+  const { t } = context;
+  const licenses = props.licenses.slice(0, shown);
+  return (
+    <section class="renewals" data-expiring-licenses>
+      <h2>{t('renew.title', { days })}</h2>
+      {licenses.length === 0 ? (
+        <Empty>{t('renew.none', { days })}</Empty>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>{t('renew.ends')}</th>
+                <th>{t('renew.left')}</th>
+                {showEnterprise && <th>{t('renew.enterprise')}</th>}
+                <th>{t('renew.asset')}</th>
+                <th>{t('renew.product')}</th>
+                <th>{t('renew.seats')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {licenses.map((l) => (
+                <tr data-asset={l.assetNum}>
+                  <td>
+                    <Time at={l.endsAt} />
+                  </td>
+                  <td>
+                    <Badge tone={l.endsAt - now <= URGENT_DAYS * DAY_MS ? 'bad' : 'warn'}>
+                      {left(context, l.endsAt, now)}
+                    </Badge>
+                  </td>
+                  {showEnterprise && (
+                    <td>
+                      {l.enterpriseGlobalId === null ? (
+                        '—'
+                      ) : (
+                        <a href={enterpriseHref(l.enterpriseGlobalId)}>
+                          {l.enterpriseName ?? l.enterpriseGlobalId}
+                        </a>
+                      )}
+                    </td>
+                  )}
+                  <td>
+                    <code>{l.assetNum}</code>
+                  </td>
+                  <td>
+                    {l.productName ?? '—'}
+                    <br />
+                    <small>
+                      <code>{l.crmProductId ?? l.productUri ?? '—'}</code>
+                    </small>
+                  </td>
+                  <td data-seats>
+                    {l.seatsLicensed === null
+                      ? t('renew.unlimited', { used: l.seatsUsed })
+                      : t('renew.seatsOf', { used: l.seatsUsed, licensed: l.seatsLicensed })}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <p>
+        <small>
+          {props.licenses.length > shown && `${t('renew.soonest', { shown })} `}
+          {t('renew.horizon')}
+        </small>
+      </p>
+    </section>
+  );
+}
