@@ -56,9 +56,12 @@ public final class Jwks {
         }
     }
 
-    /** Writes the key set to {@code file}, whole or not at all. */
+    /**
+     * Writes the key set to {@code file}, whole or not at all, readable by every user (0644, as every
+     * Keyward SDK writes it: public keys).
+     */
     public void save(Path file) throws IOException {
-        FileWrites.atomically(file, toJson() + "\n");
+        FileWrites.atomically(file, toJson() + "\n", true);
     }
 
     /** The key set as JSON text. */

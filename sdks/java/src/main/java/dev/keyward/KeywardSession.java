@@ -17,20 +17,33 @@ import java.time.Instant;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Objects;
-import javax.net.ssl.SSLHandshakeException;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLHandshakeException;
 
 /**
  * A licensed program's connection to Keyward's license runtime: the application's token (client
  * credentials, renewed before it expires), a fresh {@code g_nonce} on every call, and one retry with
  * a new token when the server says the token is stale ({@code 60000}). Runtime calls are sent again
  * as its {@link RetryPolicy} says when no answer came or the server answered 429 or 503, never after
- * a refusal. Check-outs answer a {@link Lease}, whose heartbeats run on this session's daemon thread.
+ * a refusal. Check-outs answer a {@link Lease}, whose heartbeats this session schedules: each beat on a
+ * daemon thread of its own, so a lease whose call is stuck (a slow network, retries) delays no other.
  *
  * <pre>{@code
  * try (KeywardSession keyward = KeywardSession.builder()
@@ -38,11 +51,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  *      Lease lease = keyward.checkOut(assetNum, "P-MODELER", machineId)) {
  *     lease.startHeartbeat((ended, why) -> stopWorking(why.getMessage()));
  *     work();
- * } // checks the lease in, then stops the heartbeat thread
+ * } // checks the lease in, then closes the session
  * }</pre>
  *
- * <p>A session is thread-safe; share one per process. Closing it stops the heartbeats of its leases
- * (it does not check them in: close the leases first, as try-with-resources does).
+ * <p>A session is thread-safe; share one per process. Closing it checks in every lease it checked
+ * out that is still open (as Python's {@code with session:} does), all at once, then stops its
+ * heartbeat threads.
  */
 public final class KeywardSession implements AutoCloseable {
     private static final String USER_AGENT = "keyward-java/" + Keyward.VERSION;
@@ -58,7 +72,13 @@ public final class KeywardSession implements AutoCloseable {
     private final Sleeper sleeper;
     private final TokenSource tokens;
     private final Object schedulerLock = new Object();
+    /** Times the heartbeats; a beat itself runs on {@link #beats}. */
     private ScheduledThreadPoolExecutor scheduler;
+    /** Runs each beat (and each check-in on close) on a thread of its own, made when needed. */
+    private ThreadPoolExecutor beats;
+    /** Leases checked out and neither checked in nor ended: close() checks them in. */
+    private final Set<Lease> open = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closing = new AtomicBoolean();
     private volatile boolean closed;
 
     private KeywardSession(Builder builder) {
@@ -104,7 +124,9 @@ public final class KeywardSession implements AutoCloseable {
     public Lease checkOut(CheckOutRequest request) {
         ensureOpen();
         JsonNode data = call("/runtime/v1/leases", request.body(), request.userToken().orElse(null), null);
-        return new Lease(this, request.fingerprint(), data);
+        Lease lease = new Lease(this, request.fingerprint(), data);
+        open.add(lease);
+        return lease;
     }
 
     /** Checks out a lock's lease for the product {@code crmProductId} on this machine, online only. */
@@ -141,33 +163,90 @@ public final class KeywardSession implements AutoCloseable {
         return tokens.lease().token;
     }
 
-    /** Stops the heartbeats of this session's leases. Leases are not checked in: close them first. */
+    /**
+     * Checks in every lease this session checked out that is still open, at once (a stuck one
+     * delays no other), then stops the heartbeats and their threads. Each check-in is
+     * {@link Lease#close()}: a lease the server ended meanwhile is no error. When a check-in fails
+     * (no answer, say: its seat is then free when the lease expires) the others are still made, and
+     * the first failure is thrown once all were tried, the others suppressed in it. Closing twice
+     * does nothing the second time.
+     */
     @Override
     public void close() {
+        if (!closing.compareAndSet(false, true)) return;
+        List<Lease> leases = new ArrayList<>(open);
+        open.clear();
+        RuntimeException first = null;
+        if (!leases.isEmpty()) {
+            List<Future<?>> checkIns = new ArrayList<>();
+            ExecutorService runner = beats();
+            for (Lease lease : leases) checkIns.add(runner.submit(lease::close));
+            for (Future<?> checkIn : checkIns) {
+                RuntimeException failure = null;
+                try {
+                    checkIn.get();
+                } catch (ExecutionException e) {
+                    failure = e.getCause() instanceof RuntimeException
+                            ? (RuntimeException) e.getCause() : new IllegalStateException(e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    failure = new KeywardNetworkException("interrupted while checking leases in", e);
+                }
+                if (failure == null) continue;
+                if (first == null) first = failure;
+                else if (first != failure) first.addSuppressed(failure);
+            }
+        }
         closed = true;
         synchronized (schedulerLock) {
             if (scheduler != null) scheduler.shutdownNow();
+            if (beats != null) beats.shutdownNow();
         }
+        if (first != null) throw first;
     }
 
     // ---- internals shared with Lease ----
 
-    /** The daemon thread heartbeats run on, made at the first heartbeat loop. */
-    ScheduledExecutorService scheduler() {
+    /**
+     * Runs {@code beat} after {@code millis} on a thread of its own: the scheduler's one thread only
+     * hands it over, so it is never held by a call.
+     */
+    ScheduledFuture<?> scheduleBeat(Runnable beat, long millis) {
         synchronized (schedulerLock) {
             ensureOpen();
             if (scheduler == null) {
-                AtomicInteger count = new AtomicInteger();
-                scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
-                    Thread thread = new Thread(runnable, "keyward-heartbeat-" + count.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                });
+                scheduler = new ScheduledThreadPoolExecutor(1, daemonThreads("keyward-heartbeat-timer"));
                 scheduler.setRemoveOnCancelPolicy(true);
                 scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
             }
-            return scheduler;
+            ExecutorService runner = beats();
+            return scheduler.schedule(() -> runner.execute(beat), millis, TimeUnit.MILLISECONDS);
         }
+    }
+
+    /** The threads beats and check-ins on close run on: as many as run at once, idle ones gone after a minute. */
+    private ThreadPoolExecutor beats() {
+        synchronized (schedulerLock) {
+            if (beats == null) {
+                beats = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+                        daemonThreads("keyward-heartbeat-"));
+            }
+            return beats;
+        }
+    }
+
+    private static ThreadFactory daemonThreads(String name) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, name.endsWith("-") ? name + count.incrementAndGet() : name);
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    /** The lease is over (checked in or ended by the server): close() has nothing to do for it. */
+    void forget(Lease lease) {
+        open.remove(lease);
     }
 
     Clock clock() {
@@ -175,7 +254,7 @@ public final class KeywardSession implements AutoCloseable {
     }
 
     void ensureOpen() {
-        if (closed) throw new IllegalStateException("the Keyward session is closed");
+        if (closing.get()) throw new IllegalStateException("the Keyward session is closed");
     }
 
     /**

@@ -11,7 +11,6 @@ import java.util.Base64;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -193,6 +192,7 @@ public final class Lease implements AutoCloseable {
         stopHeartbeat();
         JsonNode data = call("check-in", fingerprintBody());
         state = State.CHECKED_IN;
+        session.forget(this);
         return new CheckIn(Json.number(data, "usedSeconds", 0), Json.epochMillis(data, "seatFreeAt"));
     }
 
@@ -202,8 +202,10 @@ public final class Lease implements AutoCloseable {
     }
 
     /**
-     * Starts the background heartbeat: one every {@link #heartbeatInterval()} on the session's daemon
-     * thread, the first one interval from now. It stops itself when the server ends the lease and
+     * Starts the background heartbeat: one every {@link #heartbeatInterval()} (the next one interval
+     * after the last one ended), each on a daemon thread of the session's, the first one interval
+     * from now. A beat that hangs (up to the request timeout, and its retries) delays this lease's
+     * next beat, not another lease's. It stops itself when the server ends the lease and
      * tells {@code listener}; failures that do not end the lease are retried at the next interval.
      */
     public void startHeartbeat(LeaseListener listener) {
@@ -257,7 +259,7 @@ public final class Lease implements AutoCloseable {
 
     private void scheduleNext() {
         long millis = Math.max(1, heartbeatInterval.toMillis());
-        nextBeat = session.scheduler().schedule(this::beat, millis, TimeUnit.MILLISECONDS);
+        nextBeat = session.scheduleBeat(this::beat, millis);
     }
 
     private void beat() {
@@ -324,6 +326,7 @@ public final class Lease implements AutoCloseable {
             if (e.endsLease()) {
                 endedBy = e;
                 state = State.ENDED;
+                session.forget(this);
                 stopHeartbeat();
             }
             throw e;

@@ -185,6 +185,11 @@ class LeaseVerifierTest {
         try (var files = Files.list(dir)) {
             assertEquals(2, files.count(), "no temporary file left beside them");
         }
+        // As every SDK: the key set is public (0644), the lease its owner's (0600).
+        assertEquals("rw-r--r--", java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(dir.resolve("keys/jwks.json"))));
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(dir.resolve("lease.jws"))));
     }
 
     @Test

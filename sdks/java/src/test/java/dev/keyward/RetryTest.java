@@ -154,9 +154,11 @@ class RetryTest {
         // RetryPolicy.none().
         try (KeywardSession keyward = session(RetryPolicy.none())) {
             Lease lease = lease(keyward);
+            // (The sessions above checked their leases in when they closed.)
+            int before = stub.runtimeRequests("/check-in").size();
             answer(Reply.DROP);
             assertThrows(KeywardNetworkException.class, lease::checkIn);
-            assertEquals(1, stub.runtimeRequests("/check-in").size());
+            assertEquals(before + 1, stub.runtimeRequests("/check-in").size());
         }
     }
 

@@ -83,14 +83,16 @@ class SessionTest {
                 token.header("authorization"));
         assertEquals("application/x-www-form-urlencoded", token.header("content-type"));
         assertEquals("grant_type=client_credentials", token.body());
-        assertEquals(4, stub.runtimeRequests.size());
+        // The check-out, three heartbeats, and the check-in of closing the session.
+        assertEquals(5, stub.runtimeRequests.size());
+        assertEquals(1, stub.runtimeRequests("/check-in").size());
         Set<String> nonces = new HashSet<>();
         for (StubKeyward.Request call : stub.runtimeRequests) {
             assertEquals("Bearer t1", call.header("authorization"));
             assertTrue(call.nonce().matches("[A-Za-z0-9_-]{8,64}"), call.nonce());
             nonces.add(call.nonce());
         }
-        assertEquals(4, nonces.size(), "a nonce is used once");
+        assertEquals(5, nonces.size(), "a nonce is used once");
     }
 
     @Test
@@ -129,6 +131,8 @@ class SessionTest {
             stub.runtime = (request, token) -> Reply.failure("60000", "application token check failed", "no");
             KeywardException e = assertThrows(KeywardException.class, lease::heartbeat);
             assertEquals("60000", e.code());
+            lease.stopHeartbeat();
+            stub.runtime = (request, token) -> Reply.ok(StubKeyward.HEARTBEAT); // for the check-in on close
         }
         assertEquals(2, stub.runtimeRequests("/heartbeat").size());
         assertEquals(2, stub.tokenRequests.size());
@@ -387,6 +391,109 @@ class SessionTest {
             assertEquals(0, lease.heartbeatCount());
             assertTrue(stub.runtimeRequests("/heartbeat").isEmpty());
         }
+    }
+
+    /** A lease of its own id for each check-out (L-1, L-2 …), heartbeats as {@code beat} answers. */
+    private static StubKeyward.Runtime leasesNumbered(java.util.function.Function<String, Reply> beat) {
+        AtomicInteger issued = new AtomicInteger();
+        return (request, token) -> {
+            if (request.path().endsWith("/leases")) {
+                return Reply.ok(StubKeyward.LEASE.replace("\"L-1\"", "\"L-" + issued.incrementAndGet() + "\""));
+            }
+            String leaseId = request.path().split("/")[4];
+            if (request.path().endsWith("/check-in")) return beat.apply(leaseId + "/check-in");
+            return beat.apply(leaseId);
+        };
+    }
+
+    @Test
+    void aStuckHeartbeatDelaysNoOtherLease() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger stuckBeats = new AtomicInteger();
+        stub.runtime = leasesNumbered(leaseId -> {
+            if (leaseId.equals("L-1")) {
+                stuckBeats.incrementAndGet();
+                try {
+                    release.await(20, TimeUnit.SECONDS); // no answer until the test is done
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return leaseId.endsWith("/check-in") ? Reply.ok("{\"usedSeconds\":3,\"seatFreeAt\":1800000000000}")
+                    : Reply.ok(StubKeyward.HEARTBEAT);
+        });
+        try (KeywardSession keyward = stub.session().requestTimeout(Duration.ofSeconds(30)).build()) {
+            Lease stuck = keyward.checkOut(request());
+            Lease other = keyward.checkOut(request());
+            CountDownLatch threeBeats = new CountDownLatch(3);
+            stuck.startHeartbeat();
+            other.startHeartbeat(new LeaseListener() {
+                @Override
+                public void onEnded(Lease which, KeywardException why) {}
+
+                @Override
+                public void onHeartbeat(Lease which, Heartbeat heartbeat) {
+                    threeBeats.countDown();
+                }
+            });
+            // A beat a second: three in well under five seconds, while L-1's first beat hangs.
+            assertTrue(threeBeats.await(5, TimeUnit.SECONDS),
+                    "the other lease beat " + other.heartbeatCount() + " times while L-1's call hung");
+            assertEquals(1, stuckBeats.get(), "L-1 waits for its own beat's answer before the next");
+            assertEquals(0, stuck.heartbeatCount());
+            stuck.stopHeartbeat();
+            other.stopHeartbeat();
+            release.countDown();
+        }
+    }
+
+    @Test
+    void closingTheSessionChecksInItsOpenLeases() throws Exception {
+        stub.runtime = leasesNumbered(call -> call.endsWith("/check-in")
+                ? Reply.ok("{\"usedSeconds\":3,\"seatFreeAt\":1800000000000}") : Reply.ok(StubKeyward.HEARTBEAT));
+        KeywardSession keyward = stub.session().build();
+        Lease first = keyward.checkOut(request());
+        Lease second = keyward.checkOut(request());
+        Lease third = keyward.checkOut(request());
+        first.startHeartbeat();
+        third.checkIn();
+        keyward.close();
+        assertEquals(Lease.State.CHECKED_IN, first.state());
+        assertEquals(Lease.State.CHECKED_IN, second.state());
+        assertFalse(first.isHeartbeating());
+        Set<String> checkedIn = new HashSet<>();
+        for (StubKeyward.Request r : stub.runtimeRequests("/check-in")) checkedIn.add(r.path());
+        assertEquals(Set.of("/runtime/v1/leases/L-1/check-in", "/runtime/v1/leases/L-2/check-in",
+                "/runtime/v1/leases/L-3/check-in"), checkedIn);
+        assertEquals(3, stub.runtimeRequests("/check-in").size(), "L-3, checked in already, is not again");
+        keyward.close();
+        assertEquals(3, stub.runtimeRequests("/check-in").size(), "closing twice checks in nothing more");
+        assertThrows(IllegalStateException.class, () -> keyward.checkOut(request()));
+    }
+
+    @Test
+    void aFailedCheckInOnCloseIsThrownAfterTheOthersAreMade() {
+        stub.runtime = leasesNumbered(call -> call.equals("L-1/check-in") ? Reply.DROP
+                : call.endsWith("/check-in") ? Reply.ok("{\"usedSeconds\":3,\"seatFreeAt\":1800000000000}")
+                : Reply.ok(StubKeyward.HEARTBEAT));
+        KeywardSession keyward = stub.session().retryPolicy(RetryPolicy.none()).build();
+        Lease dropped = keyward.checkOut(request());
+        Lease answered = keyward.checkOut(request());
+        assertThrows(KeywardNetworkException.class, keyward::close);
+        assertEquals(Lease.State.CHECKED_IN, answered.state());
+        assertEquals(Lease.State.ACTIVE, dropped.state());
+        assertThrows(IllegalStateException.class, () -> keyward.checkOut(request()));
+    }
+
+    @Test
+    void aLeaseTheServerEndedIsNotCheckedInOnClose() {
+        stub.runtime = leasesNumbered(call -> Reply.failure("90009", "the lease was revoked", "A-1"));
+        KeywardSession keyward = stub.session().build();
+        Lease lease = keyward.checkOut(request());
+        assertThrows(KeywardException.class, lease::heartbeat);
+        keyward.close();
+        assertEquals(Lease.State.ENDED, lease.state());
+        assertTrue(stub.runtimeRequests("/check-in").isEmpty());
     }
 
     @Test
