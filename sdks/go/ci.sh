@@ -35,4 +35,19 @@ if [ "${KEYWARD_GO_RACE:-0}" = "1" ]; then
 fi
 "$go_bin" build -o "$build/keyward-scenario" ./cmd/keyward-scenario
 "$go_bin" build -o "$build/keyward-activate" ./cmd/keyward-activate
+# Used as a customer's module uses it: a module of its own in a scratch folder outside the
+# repository, requiring keyward.dev/sdk/go/keyward at this version with a replace to this folder,
+# built with go build (nothing fetched: GOPROXY=off) and run.
+version=$(sed -n 's/^const Version = "\(.*\)"$/\1/p' session.go)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+cp testdata/consumer/main.go "$scratch/"
+(
+  cd "$scratch"
+  "$go_bin" mod init example.com/licensed-app >/dev/null 2>&1
+  "$go_bin" mod edit -require="keyward.dev/sdk/go/keyward@v$version" -replace="keyward.dev/sdk/go/keyward=$here"
+  "$go_bin" build -o licensed-app .
+  ./licensed-app
+)
+echo "sdks/go: a consumer module (require v$version, replace to sdks/go) builds and runs"
 echo "sdks/go: ok (scenario: sdks/go/build/keyward-scenario; activation: sdks/go/build/keyward-activate)"
