@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 
 // The live half of the SDK conformance suite (sdks/conformance/README.md). Starts a real Keyward
 // on the embedded database, gives each scenario program a world of its own (an app, a lock with a
@@ -16,6 +17,10 @@ import { createInterface } from 'node:readline';
 //
 //   npx tsx scripts/sdk-live.ts -- python3 sdks/python/tests/live_scenario.py
 //   npx tsx scripts/sdk-live.ts --scenario 'c=sdks/c/build/live_scenario' --scenario 'go=...'
+//   npx tsx scripts/sdk-live.ts --port 8099 --scenario ...   (or SDK_LIVE_PORT=8099)
+//
+// The server listens on --port, else $SDK_LIVE_PORT, else a port the system chooses (0): a fixed
+// one lets a debugger or a packet capture be pointed at it before the run.
 //
 // Exit 0 when every scenario passed.
 
@@ -30,11 +35,29 @@ interface Scenario {
   command: string[];
 }
 
-function scenariosFrom(argv: string[]): Scenario[] {
+export interface LiveOptions {
+  scenarios: Scenario[];
+  /** The server's port; 0: the system chooses. */
+  port: number;
+}
+
+function portFrom(text: string, from: string): number {
+  if (!/^\d{1,5}$/.test(text) || Number(text) > 65535)
+    throw new Error(`${from} takes a port 0-65535, not ${text}`);
+  return Number(text);
+}
+
+export function optionsFrom(argv: string[], env: NodeJS.ProcessEnv = {}): LiveOptions {
   const out: Scenario[] = [];
+  let port = env.SDK_LIVE_PORT ? portFrom(env.SDK_LIVE_PORT, 'SDK_LIVE_PORT') : 0;
   const dash = argv.indexOf('--');
   const flags = dash === -1 ? argv : argv.slice(0, dash);
   for (let i = 0; i < flags.length; i += 1) {
+    if (flags[i] === '--port') {
+      port = portFrom(flags[i + 1] ?? '', '--port');
+      i += 1;
+      continue;
+    }
     if (flags[i] !== '--scenario') throw new Error(`unknown argument ${flags[i]}`);
     const spec = flags[i + 1] ?? '';
     i += 1;
@@ -51,15 +74,19 @@ function scenariosFrom(argv: string[]): Scenario[] {
   if (dash !== -1) out.push({ name: 'scenario', command: argv.slice(dash + 1) });
   if (out.length === 0)
     throw new Error('no scenario given: sdk-live.ts -- <command> or --scenario name=command');
-  return out;
+  return { scenarios: out, port };
 }
 
-async function startServer(dataDir: string, adminKey: string): Promise<{ url: string; child: ChildProcess }> {
+async function startServer(
+  dataDir: string,
+  adminKey: string,
+  port: number,
+): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
     cwd: ROOT,
     env: {
       ...process.env,
-      PORT: '0',
+      PORT: String(port),
       DATA_DIR: dataDir,
       DATABASE_URL: '',
       KEYWARD_ADMIN_KEY: adminKey,
@@ -427,10 +454,10 @@ async function runScenario(url: string, adminKey: string, scenario: Scenario): P
 }
 
 async function main(): Promise<void> {
-  const scenarios = scenariosFrom(process.argv.slice(2));
+  const { scenarios, port } = optionsFrom(process.argv.slice(2), process.env);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-sdk-live-'));
   const adminKey = randomBytes(24).toString('base64url');
-  const server = await startServer(dataDir, adminKey);
+  const server = await startServer(dataDir, adminKey, port);
   console.log(`Keyward at ${server.url}; ${scenarios.length} scenario(s)`);
   const results = await Promise.allSettled(scenarios.map((s) => runScenario(server.url, adminKey, s)));
   server.child.kill('SIGTERM');
@@ -441,4 +468,6 @@ async function main(): Promise<void> {
   process.exit(failed.length === 0 ? 0 : 1);
 }
 
-await main();
+// Run when started as a program; imported (by its test), it only defines.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href)
+  await main();
