@@ -41,12 +41,14 @@ export function demoNumbers(issued: string[]): DemoNumbers {
 }
 
 // Products end a year after the batch is accepted (timeDurationExpression), so the demo never
-// shows expired licenses however late it is run.
+// shows expired licenses however late it is run; the certificate's ends in 20 days, so the
+// console's renewals (licenses ending within LICENSE_EXPIRING_DAYS) have one to show.
 function product(
   crmProductId: string,
   gmsPid: string,
   productName: string,
   limitConcurrent: number,
+  timeDurationExpression = '1-0-0',
 ): Product {
   return {
     crmProductId,
@@ -55,7 +57,7 @@ function product(
     productName,
     productType: 'tool',
     limitConcurrent,
-    timeDurationExpression: '1-0-0',
+    timeDurationExpression,
   };
 }
 
@@ -116,7 +118,7 @@ export function demoBatch(
         assets: [
           {
             assetNos: [numbers.certificate],
-            products: [product('demo-reporter', 'gms-1005', 'Reporter', 2)],
+            products: [product('demo-reporter', 'gms-1005', 'Reporter', 2, '0-0-20')],
           },
         ],
       },

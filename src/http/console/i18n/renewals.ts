@@ -2,7 +2,7 @@
 export const renewalsEn = {
   'renew.title': 'Licenses ending within {days} days',
   'renew.none': 'No license ends within {days} days.',
-  'renew.ends': 'Ends (UTC)',
+  'renew.ends': 'Ends',
   'renew.left': 'Left',
   'renew.daysLeft': '{n} days',
   'renew.oneDayLeft': '1 day',
@@ -20,7 +20,7 @@ export const renewalsEn = {
 export const renewalsZh: Record<keyof typeof renewalsEn, string> = {
   'renew.title': '{days} 天内到期的许可',
   'renew.none': '没有在 {days} 天内到期的许可。',
-  'renew.ends': '到期时间（UTC）',
+  'renew.ends': '到期时间',
   'renew.left': '剩余',
   'renew.daysLeft': '{n} 天',
   'renew.oneDayLeft': '1 天',
