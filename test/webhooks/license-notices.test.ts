@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_REQUEST } from '../../src/domain/audit/audit-actions.js';
-import { LicensesService } from '../../src/domain/licenses/licenses.service.js';
+import { FULL_PASS_MS, LicensesService } from '../../src/domain/licenses/licenses.service.js';
 import type { DatabaseHandle } from '../../src/db/client.js';
 import { appIdOf } from '../http/audit-helpers.js';
 import { openTestDatabase, onPostgres } from '../support/database.js';
@@ -122,6 +122,20 @@ describe('license.expiring', () => {
     expect(await eventsOf(stranger, num)).toEqual([]);
   });
 
+  it('reaches the app that ordered the license even after its channels changed', async () => {
+    const seller = await assetWorld(h);
+    const sellers = await endpointFor(seller.app.appKey);
+    const end = farEnd();
+    const num = await buyAsset(seller, [productSpec({ limitEndDate: end })]);
+    await h.database.db
+      .updateTable('apps')
+      .set({ channels: [`moved-${seller.channel}`] })
+      .where('app_key', '=', seller.app.appKey)
+      .execute();
+    await instance(end - 10 * DAY).sendNotices();
+    expect((await eventsOf(sellers, num)).map((e) => e.type)).toEqual(['license.expiring']);
+  });
+
   it('is sent once when two instances run the housekeeping at the same moment', async () => {
     const end = farEnd();
     const num = await licenseEnding(end);
@@ -157,6 +171,34 @@ describe('license.expiring', () => {
       .execute();
     await instance(renewed - 12 * DAY).sendNotices();
     expect(await daysBefore()).toEqual([30, 7, 1, 30]);
+  });
+});
+
+describe('one instance’s passes, a minute apart', () => {
+  it('tell a license crossing a threshold at the next minute, and one ordered inside it within the hour', async () => {
+    const end = farEnd();
+    const crossing = await licenseEnding(end);
+    let clock = end - 30 * DAY - 90_000;
+    const service = new LicensesService(h.database.db, NOTICES, () => clock);
+    await service.sendNotices(); // the first pass reads everything near its end: nothing due yet
+    expect(await eventsOf(mine, crossing)).toEqual([]);
+    clock += 60_000;
+    await service.sendNotices();
+    expect(await eventsOf(mine, crossing)).toEqual([]);
+    clock += 60_000; // 30 days before the end now passed: the narrow pass finds it
+    await service.sendNotices();
+    expect((await eventsOf(mine, crossing)).map((e) => e.type)).toEqual(['license.expiring']);
+
+    // Ordered with 10 days left: between two thresholds, which a narrow pass does not read.
+    const late = await licenseEnding(clock + 10 * DAY);
+    clock += 60_000;
+    await service.sendNotices();
+    expect(await eventsOf(mine, late)).toEqual([]);
+    clock += FULL_PASS_MS;
+    await service.sendNotices();
+    expect((await eventsOf(mine, late)).map((e) => (e.data as { daysBefore: number }).daysBefore)).toEqual([
+      30,
+    ]);
   });
 });
 

@@ -19,25 +19,40 @@ export interface ExpiringLicense {
   channelCode: string | null;
 }
 
+/** A span of ends, ms since the epoch, both included. */
+export type EndRange = readonly [from: number, to: number];
+
 /**
  * The ids of the live licenses whose end (the earlier of the asset's and the product's
- * limit_end_time, as the runtime judges it) falls within [fromMs, toMs]: one range read of each
- * end's partial index (migration 0184), so the cost follows the licenses near the range, not all.
+ * limit_end_time, as the runtime judges it) falls within one of `ranges`: range reads of each
+ * end's partial index (migration 0184), so the cost follows the licenses in the ranges, not all.
  * Columns `product_id`, `ends_at`.
  */
-export function licensesEndingBetween(fromMs: number, toMs: number): RawBuilder<unknown> {
+export function licensesEndingWithin(ranges: readonly EndRange[]): RawBuilder<unknown> {
+  const within = (column: RawBuilder<unknown>) =>
+    sql.join(
+      ranges.map(([from, to]) => sql`${column} between ${from}::bigint and ${to}::bigint`),
+      sql` or `,
+    );
+  const near = sql.join(
+    ranges.map(
+      ([from, to]) => sql`
+        select p.id from product_instances p
+         where not p.revoked and p.limit_end_time is not null
+           and p.limit_end_time between ${from}::bigint and ${to}::bigint
+        union
+        select p.id from assets a join product_instances p on p.asset_id = a.id and not p.revoked
+         where not a.revoked and a.limit_end_time is not null
+           and a.limit_end_time between ${from}::bigint and ${to}::bigint`,
+    ),
+    sql` union `,
+  );
   return sql`
     select p.id as product_id, least(a.limit_end_time, p.limit_end_time) as ends_at
-      from (select p.id from product_instances p
-             where not p.revoked and p.limit_end_time is not null
-               and p.limit_end_time between ${fromMs}::bigint and ${toMs}::bigint
-            union
-            select p.id from assets a join product_instances p on p.asset_id = a.id and not p.revoked
-             where not a.revoked and a.limit_end_time is not null
-               and a.limit_end_time between ${fromMs}::bigint and ${toMs}::bigint) near
+      from (${near}) near
       join product_instances p on p.id = near.id
       join assets a on a.id = p.asset_id and not a.revoked
-     where least(a.limit_end_time, p.limit_end_time) between ${fromMs}::bigint and ${toMs}::bigint`;
+     where ${within(sql`least(a.limit_end_time, p.limit_end_time)`)}`;
 }
 
 interface Row {
@@ -65,25 +80,56 @@ export class ExpiringLicensesRepository {
     limit: number;
   }): Promise<ExpiringLicense[]> {
     const now = query.now;
-    const byEnterprise = query.enterprise === undefined ? sql`` : sql`and e.global_id = ${query.enterprise}`;
+    const [from, to] = [now.getTime(), query.until.getTime()];
+    const ofEnterprise =
+      query.enterprise === undefined
+        ? sql``
+        : sql`and p.customer_id in (select c.id from customers c join enterprises e on e.id = c.enterprise_id
+                                     where e.global_id = ${query.enterprise})`;
+    // The soonest `limit` licenses are among the soonest `limit` by the asset's end and the soonest
+    // `limit` by the product's (a license's end is the earlier of the two, and every license ahead
+    // of it in either order ends no later), so each is one ordered walk of an end index that stops
+    // at `limit`, however many licenses end within the horizon. Only licenses that have not ended
+    // by the other end count in each walk, or ended ones could fill it. The seats are counted for
+    // the licenses shown only.
     const result = await sql<Row>`
-      with ending as (${licensesEndingBetween(now.getTime(), query.until.getTime())})
-      select a.asset_num, a.id as asset_id, p.crm_product_id, p.product_uri, p.product_name, x.ends_at,
-             p.limit_concurrent, e.global_id as enterprise_global_id, e.name as enterprise_name, c.channel_code,
+      with candidates as (
+        (select p.id from assets a join product_instances p on p.asset_id = a.id and not p.revoked
+          where not a.revoked and a.limit_end_time is not null
+            and a.limit_end_time between ${from}::bigint and ${to}::bigint
+            and (p.limit_end_time is null or p.limit_end_time >= ${from}::bigint) ${ofEnterprise}
+          order by a.limit_end_time
+          limit ${query.limit})
+        union
+        (select p.id from product_instances p join assets a on a.id = p.asset_id and not a.revoked
+          where not p.revoked and p.limit_end_time is not null
+            and p.limit_end_time between ${from}::bigint and ${to}::bigint
+            and (a.limit_end_time is null or a.limit_end_time >= ${from}::bigint) ${ofEnterprise}
+          order by p.limit_end_time
+          limit ${query.limit})
+      ),
+      soonest as materialized (
+        select p.id, a.asset_num, a.id as asset_id, p.crm_product_id, p.product_uri, p.product_name,
+               least(a.limit_end_time, p.limit_end_time) as ends_at, p.limit_concurrent,
+               e.global_id as enterprise_global_id, e.name as enterprise_name, c.channel_code
+          from candidates x
+          join product_instances p on p.id = x.id
+          join assets a on a.id = p.asset_id
+          join customers c on c.id = p.customer_id
+          left join enterprises e on e.id = c.enterprise_id
+         where least(a.limit_end_time, p.limit_end_time) between ${from}::bigint and ${to}::bigint
+         order by 7, a.asset_num, p.id
+         limit ${query.limit}
+      )
+      select s.*,
              (select count(*)::int from (
                 select holder_key, fingerprint from runtime_leases l
-                 where l.product_id = p.id and l.ended_at is null and l.expires_at > ${now}
+                 where l.product_id = s.id and l.ended_at is null and l.expires_at > ${now}
                 union
                 select holder_key, fingerprint from runtime_leases l
-                 where l.product_id = p.id and l.seat_held_until > ${now}) seats) as seats_used
-        from ending x
-        join product_instances p on p.id = x.product_id
-        join assets a on a.id = p.asset_id
-        join customers c on c.id = p.customer_id
-        left join enterprises e on e.id = c.enterprise_id
-       where true ${byEnterprise}
-       order by x.ends_at, a.asset_num, p.id
-       limit ${query.limit}
+                 where l.product_id = s.id and l.seat_held_until > ${now}) seats) as seats_used
+        from soonest s
+       order by s.ends_at, s.asset_num, s.id
     `.execute(this.db);
     return result.rows.map((r) => ({
       assetNum: r.asset_num,

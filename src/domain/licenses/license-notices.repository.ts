@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { outboxCtes } from '../webhooks/outbox-sql.js';
-import { licensesEndingBetween } from './expiring-licenses.repository.js';
+import { licensesEndingWithin, type EndRange } from './expiring-licenses.repository.js';
 
 export const DAY_MS = 86_400_000;
 
@@ -10,8 +10,12 @@ export interface NoticePass {
   now: Date;
   /** Days before the end a `license.expiring` is due at; empty: none. */
   noticeDays: readonly number[];
-  /** A license that ended longer ago than this gets no `license.expired` (an upgrade's backlog). */
-  lookbackMs: number;
+  /**
+   * The ends to look at: every end a notice could be due for (a full pass), or only those that
+   * crossed a threshold since the last pass (see LicensesService). Which notice is due is judged
+   * the same either way; the ranges only bound what is read.
+   */
+  ranges: readonly EndRange[];
   /** At most this many notices in the pass's one statement. */
   batch: number;
 }
@@ -33,9 +37,9 @@ export class LicenseNoticesRepository {
    */
   async sendDue(pass: NoticePass): Promise<number> {
     const nowMs = pass.now.getTime();
-    const furthest = Math.max(0, ...pass.noticeDays);
+    if (pass.ranges.length === 0) return 0;
     const result = await sql<{ sent: number }>`
-      with ending as (${licensesEndingBetween(nowMs - pass.lookbackMs, nowMs + furthest * DAY_MS)}),
+      with ending as (${licensesEndingWithin(pass.ranges)}),
       judged as (
         select x.product_id, x.ends_at,
                case when x.ends_at <= ${nowMs}::bigint then 0
