@@ -33,7 +33,7 @@ interface Report {
   series: Point[];
   deniedByCode: Record<string, number>;
   atCapacity: Array<{ product: string; assetNum: string; bucketsAtCapacity: number }>;
-  leastUsed: Array<{ product: string; utilization: number | null }>;
+  leastUsed: Array<{ product: string; assetNum: string; utilization: number | null }>;
 }
 
 let h: Harness;
@@ -77,6 +77,21 @@ describe('GET /admin/usage', () => {
     expect(report.series.reduce((sum, p) => sum + p.consumed, 0)).toBe(7);
     expect(now).toBeDefined();
     expect(report.atCapacity.map((l) => l.product)).toEqual([product]);
+    // Full in an hour: listed at capacity, so not among the least used as well.
+    expect(report.leastUsed.map((l) => l.product)).not.toContain(product);
+  });
+
+  it('lists a license at capacity in no other list, whatever the range and bucket', async () => {
+    for (const bucket of ['hour', 'day']) {
+      const report = (
+        await admin(`/usage?enterprise=${world.enterpriseGlobalId}&bucket=${bucket}`)
+      ).json() as Report;
+      const full = new Set(report.atCapacity.map((l) => `${l.product} ${l.assetNum}`));
+      expect(full.size).toBeGreaterThan(0);
+      for (const l of report.leastUsed) {
+        expect(full.has(`${l.product} ${l.assetNum}`), bucket).toBe(false);
+      }
+    }
   });
 
   it('narrows to an enterprise and an app, and answers days by default', async () => {
@@ -85,9 +100,18 @@ describe('GET /admin/usage', () => {
     expect(report.bucket).toBe('day');
     expect(report.series).toHaveLength(30);
     expect(report.deniedByCode).toEqual({ '90005': 2 });
-    // A name no file checks out: refusals of another file's made-up product share the database.
-    const other = (await admin(`/usage?product=no-such-product-${world.app.appKey}`)).json() as Report;
-    expect(other.series.every((p) => p.peakSeats === 0 && p.denied === 0)).toBe(true);
+  });
+
+  it('names a product nothing answers to as unknown, not a range of zeros', async () => {
+    const name = `no-such-product-${world.app.appKey}`;
+    const reply = await admin(`/usage?product=${name}`);
+    expect(reply.statusCode, reply.body).toBe(400);
+    expect((reply.json() as { error: string }).error).toBe(
+      `product: ${name} is unknown: no license or usage names it`,
+    );
+    // A product with no usage in the range is still known: its empty periods are the answer.
+    const quiet = await admin(`/usage?product=${product}&from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z`);
+    expect(quiet.statusCode, quiet.body).toBe(200);
   });
 
   it('refuses a bad filter with the field named', async () => {
@@ -118,7 +142,9 @@ describe('keyward usage', () => {
     expect(lines.some((l) => l.includes('90005:2'))).toBe(true);
     // Buckets as people read them: an hour, a day; not an ISO timestamp of its first millisecond.
     expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:00\t/);
-    const days = (await runCli(['usage', '--product', product], cliEnv)).stdout.trim().split('\n');
+    // The series is the first block; the licenses' lists follow it after a blank line.
+    const days =
+      (await runCli(['usage', '--product', product], cliEnv)).stdout.split('\n\n')[0]?.split('\n') ?? [];
     expect(days[0]?.startsWith('day (UTC)\t')).toBe(true);
     expect(days.slice(1).every((l) => /^\d{4}-\d\d-\d\d\t/.test(l))).toBe(true);
     const json = await runCli(['usage', '--product', product, '--json'], cliEnv);
@@ -127,6 +153,33 @@ describe('keyward usage', () => {
     const bad = await runCli(['usage', '--bucket', 'week'], cliEnv);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('hour or day');
+  });
+
+  it('prints the licenses at capacity and the least used after the series', async () => {
+    const table = await runCli(
+      ['usage', '--enterprise', world.enterpriseGlobalId, '--bucket', 'hour'],
+      cliEnv,
+    );
+    expect(table.code, table.stderr).toBe(0);
+    const blocks = table.stdout.trim().split('\n\n');
+    expect(blocks).toHaveLength(3);
+    const [full = [], least = []] = blocks.slice(1).map((b) => b.split('\n'));
+    expect(full[0]).toMatch(/^Licenses most often at capacity/);
+    expect(full[1]).toBe(
+      'product\tassetNum\tenterprise\tlicensedSeats\tpeakSeats\tutilization\thoursAtCapacity',
+    );
+    const row = full.find((l) => l.startsWith(`${product}\t`))?.split('\t');
+    expect(row?.slice(3, 5)).toEqual(['1', '1']);
+    expect(Number(row?.[6])).toBeGreaterThanOrEqual(1);
+    expect(least[0]).toMatch(/^Licenses least used, never at capacity \(utilization: /);
+    expect(least.some((l) => l.startsWith(`${product}\t`))).toBe(false);
+  });
+
+  it('names an unknown product and exits 1, printing no table', async () => {
+    const result = await runCli(['usage', '--product', 'nosuch'], cliEnv);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('product: nosuch is unknown: no license or usage names it');
   });
 });
 

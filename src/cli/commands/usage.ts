@@ -15,9 +15,21 @@ interface UsagePoint {
   consumed: number;
 }
 
+interface LicenseLine {
+  product: string;
+  assetNum: string;
+  enterpriseName: string | null;
+  licensedSeats: number | null;
+  peakSeats: number;
+  utilization: number | null;
+  bucketsAtCapacity: number;
+}
+
 interface UsageReport {
   bucket: 'hour' | 'day';
   series: UsagePoint[];
+  atCapacity: LicenseLine[];
+  leastUsed: LicenseLine[];
 }
 
 interface UsageOptions {
@@ -52,6 +64,26 @@ function codes(byCode: Record<string, number>): string {
   return entries.length === 0 ? '-' : entries.map(([code, n]) => `${code}:${n}`).join(' ');
 }
 
+/**
+ * A list of licenses after the series, under its own title line and header: the licenses at
+ * capacity first (the ones to act on), then the least used (none of them ever at capacity).
+ */
+function printLicenses(title: string, lines: readonly LicenseLine[], bucket: UsageReport['bucket']): void {
+  console.log('');
+  console.log(title);
+  if (lines.length === 0) {
+    console.log('(none)');
+    return;
+  }
+  console.log(`product\tassetNum\tenterprise\tlicensedSeats\tpeakSeats\tutilization\t${bucket}sAtCapacity`);
+  for (const l of lines) {
+    const licensed = l.licensedSeats === null ? '-' : String(l.licensedSeats);
+    console.log(
+      text`${l.product}\t${l.assetNum}\t${l.enterpriseName ?? '-'}\t${licensed}\t${l.peakSeats}\t${percent(l.utilization)}\t${l.bucketsAtCapacity}`,
+    );
+  }
+}
+
 async function usage(options: UsageOptions): Promise<void> {
   const query = new URLSearchParams();
   for (const name of FILTERS) {
@@ -73,6 +105,16 @@ async function usage(options: UsageOptions): Promise<void> {
       text`${at}\t${p.peakSeats}\t${licensed}\t${p.seatHours}\t${percent(p.utilization)}\t${p.denied}\t${codes(p.deniedByCode)}\t${p.consumed}`,
     );
   }
+  printLicenses(
+    `Licenses most often at capacity (a ${report.bucket} whose peak reached the seats)`,
+    report.atCapacity,
+    report.bucket,
+  );
+  printLicenses(
+    'Licenses least used, never at capacity (utilization: seat-hours used over seat-hours licensed)',
+    report.leastUsed,
+    report.bucket,
+  );
 }
 
 /** `keyward usage`: seat use over time against the seats licensed, and refused check-outs. */
@@ -80,9 +122,12 @@ export function registerUsageCommand(program: Command): void {
   program
     .command('usage')
     .description(
-      'print seat usage per hour or day: peak seats and seat-hours against seats licensed, refused check-outs by code, consumption (tab-separated, with a header)',
+      'print seat usage per hour or day: peak seats and seat-hours against seats licensed, refused check-outs by code, consumption (tab-separated, with a header); then the licenses most often at capacity and the least used',
     )
-    .option('--product <PRODUCT>', 'only this product (crmProductId or productUri)')
+    .option(
+      '--product <PRODUCT>',
+      'only this product (crmProductId or productUri); one nothing names is refused',
+    )
     .option('--enterprise <ENTERPRISE_GLOBAL_ID>', "only this enterprise's licenses")
     .option('--app <APP_KEY>', 'only leases checked out through this application')
     .option('--from <TIME>', 'from this time: ISO-8601, or a time ago (2h, 7d)', (value: string) =>
@@ -90,7 +135,7 @@ export function registerUsageCommand(program: Command): void {
     )
     .option('--to <TIME>', 'up to this time, written as for --from', (value: string) => timeFilter(value))
     .option('--bucket <BUCKET>', 'hour or day (default day)', bucketOf)
-    .option('--json', 'print the whole report as JSON (with the licenses at capacity and least used)')
+    .option('--json', 'print the whole report as JSON')
     .addHelpText(
       'after',
       examples([

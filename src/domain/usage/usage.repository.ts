@@ -72,6 +72,15 @@ function where(scope: UsageScope, column: RawBuilder<unknown> = sql`r.bucket`): 
     and (${scope.appId}::text is null or r.app_id = ${scope.appId})`;
 }
 
+/** One license's seats in one bucket (its chart on the operator's Usage page). */
+export interface LicenseSeatRow {
+  productId: number;
+  at: Date;
+  peakSeats: number;
+  licensedSeats: number | null;
+  seatMs: number;
+}
+
 /** Reads the usage rollups (migration 0175). */
 export class UsageRepository {
   constructor(private readonly db: Db) {}
@@ -170,6 +179,40 @@ export class UsageRepository {
        order by r.product_id, r.bucket desc
     `.execute(this.db);
     return new Map(result.rows.map(({ productId, ...name }) => [productId, name]));
+  }
+
+  /**
+   * The licenses `productIds` bucket by bucket. A license's peak is its busiest app's, as
+   * `licenses` counts its buckets at capacity, so a chart and its "at capacity" count agree.
+   */
+  async licenseSeats(scope: UsageScope, productIds: readonly number[]): Promise<LicenseSeatRow[]> {
+    if (productIds.length === 0) return [];
+    const result = await sql<LicenseSeatRow>`
+      select r.product_id::float8 as "productId", r.bucket as at, max(r.peak_seats)::int as "peakSeats",
+             case when bool_or(r.licensed_seats is null) then null else max(r.licensed_seats)::int end
+               as "licensedSeats",
+             sum(r.seat_ms)::float8 as "seatMs"
+        from ${seatTable(scope.bucket)} r
+       where ${where(scope)} and r.product_id = any(${[...productIds]}::bigint[])
+       group by r.product_id, r.bucket order by r.product_id, r.bucket
+    `.execute(this.db);
+    return result.rows;
+  }
+
+  /**
+   * Whether anything answers to the product name: a product instance (by crmProductId or
+   * productUri) or a rollup row (a product since revoked, or a refusal of a name no instance has).
+   * The rollups' indexes lead with the product; product instances are read only when they miss.
+   */
+  async productKnown(product: string): Promise<boolean> {
+    const result = await sql<{ known: boolean }>`
+      select exists (select 1 from usage_daily where product = ${product})
+          or exists (select 1 from usage_hourly where product = ${product})
+          or exists (select 1 from usage_denials where product = ${product})
+          or exists (select 1 from product_instances where crm_product_id = ${product} or product_uri = ${product})
+          as known
+    `.execute(this.db);
+    return result.rows[0]?.known === true;
   }
 
   /** Each enterprise's refused check-outs for lack of a seat (90005) over the range. */

@@ -5,6 +5,7 @@ import {
   type EnterpriseUsage,
   type EnterpriseUsageQuery,
 } from './enterprise-usage.js';
+import { licenseCharts, type SaturationReport } from './license-charts.js';
 import { bucketRange, DAY_MS, floorTo, HOUR_MS, UsageInputError } from './usage-range.js';
 import { simulateUsage, type SimulationResult } from './usage-simulation.js';
 import {
@@ -61,7 +62,7 @@ export interface UsageReport {
   deniedByCode: Record<string, number>;
   /** Licenses whose peak reached their seats most often (most first). */
   atCapacity: LicenseLine[];
-  /** Licenses with seats, least used first. */
+  /** Licenses with seats never at capacity in the range, least used first. */
   leastUsed: LicenseLine[];
 }
 
@@ -111,6 +112,14 @@ export class UsageService {
         throw new UsageInputError('enterprise', `no enterprise ${query.enterprise}`, 'unknown');
       }
       enterpriseId = found;
+    }
+    // A product nothing answers to is a typo, not thirty periods of zeros.
+    if (query.product !== undefined && !(await repository.productKnown(query.product))) {
+      throw new UsageInputError(
+        'product',
+        `${query.product} is unknown: no license or usage names it`,
+        'unknown',
+      );
     }
     let appId: string | null = null;
     if (query.app !== undefined) {
@@ -189,6 +198,21 @@ export class UsageService {
 
   /** The report of a resolved scope (the enterprise console fixes its own enterprise). */
   async reportOf(scope: UsageScope): Promise<UsageReport> {
+    return (await this.build(scope)).report;
+  }
+
+  /**
+   * The operator's Usage page: the report, and each license at capacity bucket by bucket (one
+   * small chart each), so a full license is seen apart from the platform's sum of every license.
+   */
+  async saturation(query: UsageQuery): Promise<SaturationReport> {
+    const scope = await this.scope(query);
+    const { report, atCapacityIds } = await this.build(scope);
+    const rows = await new UsageRepository(this.db).licenseSeats(scope, atCapacityIds);
+    return { ...report, saturated: licenseCharts(scope, report.atCapacity, atCapacityIds, rows) };
+  }
+
+  private async build(scope: UsageScope): Promise<{ report: UsageReport; atCapacityIds: number[] }> {
     const repository = new UsageRepository(this.db);
     const size = scope.bucket === 'hour' ? HOUR_MS : DAY_MS;
     const [seats, denials, consumption, licenses] = await Promise.all([
@@ -240,15 +264,16 @@ export class UsageService {
       .filter((r) => r.n.bucketsAtCapacity > 0)
       .sort((a, b) => b.n.bucketsAtCapacity - a.n.bucketsAtCapacity || a.l.productId - b.l.productId)
       .slice(0, 10);
+    // A license that was full in some period is not one to cut: it is listed at capacity only.
     const leastUsed = ranked
-      .filter((r) => r.n.utilization !== null)
+      .filter((r) => r.n.utilization !== null && r.n.bucketsAtCapacity === 0)
       .sort((a, b) => (a.n.utilization ?? 0) - (b.n.utilization ?? 0) || a.l.productId - b.l.productId)
       .slice(0, 10);
     const names = await repository.licenseNames(scope.bucket, [
       ...new Set([...atCapacity, ...leastUsed].map((r) => r.l.productId)),
     ]);
     const line = (r: { l: LicenseTotals }) => lineOf(r.l, names.get(r.l.productId) ?? UNNAMED, size);
-    return {
+    const report: UsageReport = {
       bucket: scope.bucket,
       from: scope.from.getTime(),
       to: scope.to.getTime(),
@@ -257,5 +282,6 @@ export class UsageService {
       atCapacity: atCapacity.map(line),
       leastUsed: leastUsed.map(line),
     };
+    return { report, atCapacityIds: atCapacity.map((r) => r.l.productId) };
   }
 }
