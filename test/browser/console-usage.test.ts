@@ -131,16 +131,70 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
     expect(table.some((v) => v > 0)).toBe(true);
   }
 
+  /**
+   * The pointer over a chart's point: the element under it is that point's column, shaded, whose
+   * `<title>` (the browser's hover text) names its time and the peak its table holds.
+   */
+  async function hoverSaysValues(page: Page, section: Locator): Promise<void> {
+    const chart = section.locator('svg[data-series-count]').first();
+    const table = await section
+      .locator('table.usage-table tbody tr')
+      .evaluateAll((rows) =>
+        rows.map((r) => [
+          r.querySelector('td')?.textContent ?? '',
+          r.querySelector('td.peak')?.textContent ?? '',
+        ]),
+      );
+    const columns = chart.locator('rect.point');
+    expect(await columns.count()).toBe(table.length);
+    // The pointer reaches what is on the screen only.
+    await chart.scrollIntoViewIfNeeded();
+    for (const i of [0, Math.floor(table.length / 2), table.length - 1]) {
+      const box = await columns.nth(i).boundingBox();
+      if (box === null) throw new Error(`column ${i} is not drawn`);
+      const x = Math.min(Math.max(box.x + box.width / 2, box.x + 1), box.x + box.width - 1);
+      const y = box.y + box.height / 2;
+      await page.mouse.move(x, y);
+      const under = await page.evaluate(
+        ([px, py]) => {
+          const element = document.elementFromPoint(px ?? 0, py ?? 0);
+          return {
+            what: element?.outerHTML.slice(0, 200) ?? 'nothing',
+            index: element?.getAttribute('data-index') ?? null,
+            title: element?.querySelector('title')?.textContent ?? '',
+            fill: element === null ? '' : getComputedStyle(element).fill,
+          };
+        },
+        [x, y],
+      );
+      const [time = '', peak = ''] = table[i] ?? [];
+      expect(under.index, under.what).toBe(String(i));
+      expect(under.title.startsWith(`${time} — `)).toBe(true);
+      expect(under.title).toMatch(new RegExp(` ${peak}( ·|$)`));
+      expect(under.fill).not.toBe('rgba(0, 0, 0, 0)');
+    }
+  }
+
   for (const lang of ['en', 'zh-CN'] as const) {
-    it(`operator usage page in ${lang}: two charts, the table's numbers, no policy violation`, async () => {
+    it(`operator usage page in ${lang}: each full license, the platform's two charts, hover values`, async () => {
       const { page, problems } = await opened(lang, signInOperator);
       await page.goto(`/console/operator/usage?enterprise=${a.world.enterpriseGlobalId}`);
       expect(await page.locator('h1').textContent()).toBe(lang === 'en' ? 'Usage' : '用量');
-      await chartsMatchTables(page, 'section.usage', [2, 1]);
-      await twoPerRow(page.locator('section.usage .chart-grid > .chart-panel'));
-      await peaksAgree(page, page.locator('section.usage'));
-      const denied = (await page.locator('table.usage-table td.denied').allTextContents()).map(Number);
-      const chart = page.locator('section.usage svg[data-series-count="1"]');
+      // Saturation first: each license at capacity in its own chart, above the platform's total.
+      const full = page.locator('section.usage.saturated section.usage-license');
+      expect(await full.count()).toBeGreaterThan(0);
+      for (let i = 0; i < (await full.count()); i++) await peaksAgree(page, full.nth(i));
+      const fullTop = (await full.first().boundingBox())?.y ?? Infinity;
+      expect(fullTop).toBeLessThan((await page.locator('section.usage.platform').boundingBox())?.y ?? 0);
+      await chartsMatchTables(page, 'section.usage.platform', [2, 1]);
+      await twoPerRow(page.locator('section.usage.platform .chart-grid > .chart-panel'));
+      await peaksAgree(page, page.locator('section.usage.platform'));
+      await hoverSaysValues(page, page.locator('section.usage.platform'));
+      await hoverSaysValues(page, full.first());
+      const denied = (
+        await page.locator('section.usage.platform table.usage-table td.denied').allTextContents()
+      ).map(Number);
+      const chart = page.locator('section.usage.platform svg[data-series-count="1"]');
       const max = Number(await chart.locator('text').first().textContent());
       const d = (await chart.locator('path.series').getAttribute('d')) ?? '';
       expect(valuesOf(d, max, await chart.getAttribute('viewBox'))).toEqual(denied);
@@ -161,6 +215,7 @@ describe.runIf(browserAvailable())('usage pages (Chromium)', () => {
       for (const product of a.products) {
         await peaksAgree(page, page.locator(`section.usage-product[data-product="${product}"]`));
       }
+      await hoverSaysValues(page, page.locator(`section.usage-product[data-product="${a.products[0]}"]`));
       const text = (await page.locator('main').textContent()) ?? '';
       expect(text).toContain(a.account);
       // The refusal's reason in the page's language; its code folded under Details, for support.

@@ -28,7 +28,18 @@ export const usageEn = {
   'usage.tableView': 'The same numbers as a table',
   'usage.csv': 'Download CSV',
   'usage.atCapacity': 'Licenses most often at capacity',
+  'usage.atCapacityIntro':
+    'Each license whose seats were all in use in at least one period, the most often full first: its own chart, its peak against its own seats.',
+  'usage.atCapacityNone': 'No license was at capacity in this period.',
+  'usage.licenseSummary':
+    'Asset {asset} · {enterprise} · peak {peak} of {licensed} · at capacity in {full} of {buckets} periods · utilization {utilization}',
+  'usage.platform': 'Platform total',
+  'usage.platformIntro':
+    'Every license the filter takes, added together: a license at capacity can hide in this sum, hence its own chart above.',
+  'usage.utilizationDefined':
+    'Utilization is the seat-hours used divided by the seat-hours licensed over the period (2 seats for a day are 48 seat-hours).',
   'usage.leastUsed': 'Licenses least used',
+  'usage.leastUsedIntro': '{utilization} Licenses at capacity in any period are not listed here.',
   'usage.assetNum': 'Asset',
   'usage.licensed': 'Licensed',
   'usage.peak': 'Peak',
@@ -91,7 +102,17 @@ export const usageZh: Record<keyof typeof usageEn, string> = {
   'usage.tableView': '同样的数字（表格）',
   'usage.csv': '下载 CSV',
   'usage.atCapacity': '最常满载的许可',
+  'usage.atCapacityIntro':
+    '至少在一个时段内席位全部占用的许可，最常满载的在前：每个许可一张图，峰值对比它自己的席位。',
+  'usage.atCapacityNone': '此期间没有许可满载。',
+  'usage.licenseSummary':
+    '资产 {asset} · {enterprise} · 峰值 {peak} / 授权 {licensed} · {buckets} 个时段中有 {full} 个满载 · 利用率 {utilization}',
+  'usage.platform': '平台合计',
+  'usage.platformIntro': '筛选条件内所有许可相加：满载的许可可能隐没在合计中，所以上面单独为它画图。',
+  'usage.utilizationDefined':
+    '利用率是期间内使用的席位小时除以授权的席位小时（2 个席位一天为 48 席位小时）。',
   'usage.leastUsed': '使用最少的许可',
+  'usage.leastUsedIntro': '{utilization}任一时段满载过的许可不列在这里。',
   'usage.assetNum': '资产',
   'usage.licensed': '授权',
   'usage.peak': '峰值',

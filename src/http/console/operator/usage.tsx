@@ -12,17 +12,17 @@ import {
   type UsagePageQuery,
 } from '../usage/usage-filter.js';
 import { UsageFilterForm, usageErrorOf } from '../usage/usage-form.js';
-import { LicenseTable, UsageCharts, usageCsv } from '../usage/usage-parts.js';
+import { LicenseTable, PlatformCharts, SaturatedCharts, usageCsv } from '../usage/usage-parts.js';
 
 const USAGE = '/console/operator/usage';
 const FIELDS = ['product', 'enterprise', 'bucket', 'from', 'to'] as const;
 
-/** The page's filter as `GET /admin/usage` takes it. */
+/** The page's filter as `GET /admin/usage` takes it: the report and each license at capacity. */
 async function reportOf(app: App, query: UsagePageQuery) {
   const parsed = parseUsageQuery(query);
   const { form } = parsed;
   const read = await readUsage(parsed, (range) =>
-    app.services.usage.report({
+    app.services.usage.saturation({
       bucket: form.bucket,
       ...range,
       ...(form.product === '' ? {} : { product: form.product }),
@@ -32,7 +32,10 @@ async function reportOf(app: App, query: UsagePageQuery) {
   return { form, read };
 }
 
-/** GET /console/operator/usage and /usage.csv: `GET /admin/usage` per product and enterprise. */
+/**
+ * GET /console/operator/usage and /usage.csv: `GET /admin/usage` per product and enterprise,
+ * saturation first (each license at capacity), then the least used, then the platform's total.
+ */
 export function usageRoutes(app: App): void {
   app.get<{ Querystring: UsagePageQuery }>(
     '/operator/usage',
@@ -57,22 +60,18 @@ export function usageRoutes(app: App): void {
           </UsageFilterForm>
           {report !== undefined && (
             <>
-              <UsageCharts
-                context={context}
-                report={report}
-                csvHref={`${USAGE}.csv?${usageQueryString(form, FIELDS)}`}
-              />
-              <LicenseTable
-                context={context}
-                title={t('usage.atCapacity')}
-                lines={report.atCapacity}
-                kind="at-capacity"
-              />
+              <SaturatedCharts context={context} report={report} />
               <LicenseTable
                 context={context}
                 title={t('usage.leastUsed')}
+                intro={t('usage.leastUsedIntro', { utilization: t('usage.utilizationDefined') })}
                 lines={report.leastUsed}
                 kind="least-used"
+              />
+              <PlatformCharts
+                context={context}
+                report={report}
+                csvHref={`${USAGE}.csv?${usageQueryString(form, FIELDS)}`}
               />
             </>
           )}

@@ -60,12 +60,52 @@ export function pathOf(values: ReadonlyArray<number | null>, max: number, frame:
   return path;
 }
 
-/** A chart with its scale, its first and last times under the axis, and a legend in the caption. */
+/** A value as a point's hover text says it: none (unlimited seats) as a dash. */
+function said(value: number | null | undefined): string {
+  return value === null || value === undefined ? '—' : String(value);
+}
+
+/**
+ * Under each point, a column as tall as the plot holding its time and every series' value in a
+ * `<title>`: the browser shows it on hover, with no script (the CSP allows none), and a screen
+ * reader reads it. Drawn over the lines, transparent, so the whole column answers the pointer.
+ */
+function PointColumns(props: { series: readonly ChartSeries[]; times: readonly string[]; frame: Frame }) {
+  const { width, height, pad } = props.frame;
+  const count = props.times.length;
+  const step = count > 1 ? (width - 2 * pad) / (count - 1) : width - 2 * pad;
+  return (
+    <g class="points">
+      {props.times.map((time, i) => {
+        const x = count > 1 ? pad + i * step - step / 2 : pad;
+        const values = props.series.map((s) => `${s.name}: ${said(s.values[i])}`).join(' · ');
+        return (
+          <rect
+            class="point"
+            data-index={i}
+            x={x.toFixed(1)}
+            y={pad}
+            width={step.toFixed(1)}
+            height={height - 2 * pad}
+            fill="transparent"
+          >
+            <title>{`${time} — ${values}`}</title>
+          </rect>
+        );
+      })}
+    </g>
+  );
+}
+
+/**
+ * A chart with its scale, its first and last times under the axis, a legend in the caption, and
+ * each point's values on hover.
+ */
 export function LineChart(props: {
   title: string;
   series: readonly ChartSeries[];
-  /** The first and the last point's time, as the page writes them. */
-  range?: [string, string];
+  /** Each point's time, as the page writes them: the first and last under the axis, all on hover. */
+  times: readonly string[];
   /** A shorter chart, for pages that draw one per product. */
   compact?: boolean;
   /** The caption's words before the legend, where the title repeats a heading; else the title. */
@@ -75,6 +115,8 @@ export function LineChart(props: {
   const HEIGHT = props.compact === true ? COMPACT_HEIGHT : CHART.height;
   const frame: Frame = { ...CHART, height: HEIGHT };
   const mid = HEIGHT / 2;
+  const first = props.times[0];
+  const last = props.times[props.times.length - 1];
   return (
     <figure class="chart">
       <svg
@@ -100,13 +142,13 @@ export function LineChart(props: {
         <text x={2} y={HEIGHT - PAD + 4} font-size="11" fill="currentColor">
           0
         </text>
-        {props.range !== undefined && (
+        {first !== undefined && last !== undefined && (
           <>
             <text x={PAD} y={HEIGHT - 8} font-size="11" fill="currentColor">
-              {props.range[0]}
+              {first}
             </text>
             <text x={WIDTH - PAD} y={HEIGHT - 8} font-size="11" fill="currentColor" text-anchor="end">
-              {props.range[1]}
+              {last}
             </text>
           </>
         )}
@@ -122,6 +164,7 @@ export function LineChart(props: {
             stroke-linejoin="round"
           />
         ))}
+        <PointColumns series={props.series} times={props.times} frame={frame} />
       </svg>
       <figcaption>
         {props.caption ?? props.title}:{' '}

@@ -8,7 +8,7 @@ import {
   ChartPanel,
   deniedColumn,
   PointsTable,
-  rangeOf,
+  timesOf,
   seatColumns,
   seatSeries,
   UsageSection,
@@ -26,7 +26,7 @@ function ProductPanel(props: { context: ConsoleContext; usage: EnterpriseUsage; 
       compact
       title={`${product.product}: ${t('usage.seatsChart')}`}
       caption={t('usage.seatsChart')}
-      range={rangeOf(points, usage.bucket)}
+      times={timesOf(points, usage.bucket)}
       series={seatSeries(t, points)}
       heading={
         <>

@@ -44,7 +44,7 @@ export function UsageFilterForm(props: {
   return (
     <form method="get" action={props.action} class="filters">
       {props.products === undefined ? (
-        <Field name="product" label={t('usage.product')} value={form.product} maxLength={255} />
+        <Field name="product" label={t('usage.product')} value={form.product} maxLength={255} error={error} />
       ) : (
         <SelectField
           name="product"

@@ -17,22 +17,17 @@ export function when(at: number, bucket: Bucket): string {
   return bucket === 'hour' ? `${iso.slice(0, 13)}:00` : iso.slice(0, 10);
 }
 
-/** The first and the last bucket's time, written under a chart's axis. */
-export function rangeOf(points: ReadonlyArray<{ at: number }>, bucket: Bucket): [string, string] | undefined {
-  const first = points[0];
-  const last = points[points.length - 1];
-  return first === undefined || last === undefined
-    ? undefined
-    : [when(first.at, bucket), when(last.at, bucket)];
+/** Each bucket's time: the first and last under a chart's axis, each on hover over its point. */
+export function timesOf(points: ReadonlyArray<{ at: number }>, bucket: Bucket): string[] {
+  return points.map((p) => when(p.at, bucket));
 }
 
-/** The points every usage series has: seats at their peak against seats licensed, and refusals. */
+/** The points every usage series has: seats at their peak against seats licensed. */
 export interface SeatPoint {
   at: number;
   peakSeats: number;
   licensedSeats: number | null;
   seatHours: number;
-  denied: number;
 }
 
 /** Peak seats against seats licensed: the chart each page draws first (a gap where unlimited). */
@@ -59,7 +54,7 @@ export function seatColumns<P extends SeatPoint>(t: Translate): Array<Column<P>>
   ];
 }
 
-export function deniedColumn<P extends SeatPoint>(t: Translate): Column<P> {
+export function deniedColumn<P extends SeatPoint & { denied: number }>(t: Translate): Column<P> {
   return { label: t('usage.series.denied'), className: 'denied', cell: (p) => p.denied };
 }
 
@@ -69,6 +64,8 @@ export function PointsTable<P extends { at: number }>(props: {
   bucket: Bucket;
   points: readonly P[];
   columns: ReadonlyArray<Column<P>>;
+  /** Under the table: what one of its columns means. */
+  note?: string;
 }) {
   const { t } = props.context;
   return (
@@ -96,6 +93,7 @@ export function PointsTable<P extends { at: number }>(props: {
           </tbody>
         </table>
       </div>
+      {props.note !== undefined && <p class="note">{props.note}</p>}
     </details>
   );
 }
@@ -104,7 +102,7 @@ export function PointsTable<P extends { at: number }>(props: {
 export function ChartPanel(props: {
   title: string;
   series: readonly ChartSeries[];
-  range: [string, string] | undefined;
+  times: readonly string[];
   /** Above the chart: the product's name and its summary, on the enterprise's page. */
   heading?: ComponentChildren;
   table?: ComponentChildren;
@@ -125,7 +123,7 @@ export function ChartPanel(props: {
         title={props.title}
         caption={props.caption}
         series={props.series}
-        range={props.range}
+        times={props.times}
         compact={props.compact}
       />
       {props.table}
@@ -140,6 +138,10 @@ export function ChartPanel(props: {
 export function UsageSection(props: {
   context: ConsoleContext;
   heading?: string;
+  /** Under the heading: what the section adds up. */
+  intro?: string;
+  /** Beside `usage`: what the section is (the operator's `platform` total). */
+  className?: string;
   csvHref: string;
   /** Nothing to draw: the section says so instead. */
   empty: boolean;
@@ -148,8 +150,9 @@ export function UsageSection(props: {
 }) {
   const { t } = props.context;
   return (
-    <section class="usage">
+    <section class={props.className === undefined ? 'usage' : `usage ${props.className}`}>
       {props.heading !== undefined && <h2>{props.heading}</h2>}
+      {props.intro !== undefined && <p class="note">{props.intro}</p>}
       {props.empty ? (
         <Empty>{t('usage.none')}</Empty>
       ) : (
