@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import pg from 'pg';
+import { BENCH_APPLICATION } from './fleet-activity.js';
 
 // What the fleet's calls cost, read while they run: CPU of the Keyward processes and of
 // PostgreSQL's (from /proc, Linux only), WAL, and rows written (pg_stat_user_tables). The bench
@@ -81,6 +82,8 @@ export class FleetMeter {
   private ownWal: number | null = 0;
   private pending: Promise<void> = Promise.resolve();
   private sampling = false;
+  /** Backends of the bench's own watchers, whose CPU is the bench's rather than the server's. */
+  private readonly ignored: number[] = [];
   private readonly timer: NodeJS.Timeout;
 
   private constructor(
@@ -108,7 +111,7 @@ export class FleetMeter {
 
   /** A meter on the bench database `url`, counting the CPU of the Keyward processes `pids`. */
   static async open(url: string, keywardPids: readonly number[]): Promise<FleetMeter> {
-    const client = new pg.Client({ connectionString: url });
+    const client = new pg.Client({ connectionString: url, application_name: BENCH_APPLICATION });
     await client.connect();
     await client.query('create extension if not exists pg_walinspect').catch(() => undefined);
     // A shared server's other databases may force checkpoints (DROP DATABASE does), which remove
@@ -140,6 +143,12 @@ export class FleetMeter {
     );
     await meter.samplePostgresCpu(true);
     return meter;
+  }
+
+  /** Leaves a backend of the bench's own out of PostgreSQL's CPU. */
+  ignore(pid: number): void {
+    this.ignored.push(pid);
+    this.postgresSeen.delete(pid);
   }
 
   /** The totals now. */
@@ -191,7 +200,9 @@ export class FleetMeter {
   private async samplePostgresCpu(baseline: boolean): Promise<void> {
     const processes = await this.client.query<{ pid: number; kind: string }>(
       `select pid, backend_type as kind from pg_stat_activity
-        where (datname = current_database() or datname is null) and pid <> pg_backend_pid()`,
+        where (datname = current_database() or datname is null) and pid <> pg_backend_pid()
+          and pid <> all($1::int[])`,
+      [this.ignored],
     );
     for (const { pid, kind } of processes.rows) {
       const ms = cpuMsOf(pid);

@@ -1,4 +1,5 @@
 import type { FleetResult, PerCall } from './fleet.js';
+import type { Costs } from './fleet-meter.js';
 import type { ResultRow } from './report.js';
 
 // The fleet's lines of the report. Targets (issue 39): at least 1,500 heartbeats a second answered,
@@ -132,22 +133,34 @@ export function fleetLog(f: FleetResult): string[] {
     `${m.requests} in ${m.seconds.toFixed(1)} s (${m.requestsPerSecond.toFixed(0)}/s), p50 ${m.p50.toFixed(1)} ms, ` +
     `p99 ${m.p99.toFixed(1)} ms, ${m.failed} failed${m.firstFailure === '' ? '' : ` (${m.firstFailure})`}`;
   const s = f.steadyCosts;
-  const cores = (ms: number) => (ms / 1000 / s.seconds).toFixed(2);
   const beats = f.steady.requests;
+  const busy = (c: Costs) => {
+    const cores = (ms: number) => (ms / 1000 / c.seconds).toFixed(2);
+    return (
+      `the machine ${cores(c.machineBusyMs)} of ${cores(c.machineAllMs)} cores busy; Keyward ` +
+      `${cores(c.keywardCpuMs)}, PostgreSQL ${cores(c.postgresCpuMs)}, load generator ${cores(c.loadCpuMs)}`
+    );
+  };
+  const connections = (m: Map<string, number>) =>
+    [...m]
+      .filter(([, n]) => n >= 0.05)
+      .map(([what, n]) => `${what} ${n.toFixed(1)}`)
+      .join('; ');
   return [
     `fleet heartbeats: ${calls(f.steady)}; sent late p99 ${f.steady.lateP99.toFixed(1)} ms; ` +
       `${f.steady.skipped} not sent, the copy's last one unanswered`,
     `fleet heartbeat, each: ${perCallText(f.heartbeat)}`,
-    `fleet steady phase: the machine ${cores(s.machineBusyMs)} of ${cores(s.machineAllMs)} cores busy; ` +
-      `Keyward ${cores(s.keywardCpuMs)}, PostgreSQL ${cores(s.postgresCpuMs)}, load generator ${cores(s.loadCpuMs)}; ` +
-      `PostgreSQL per heartbeat by process: ${[...s.postgresByKind]
-        .filter(([, ms]) => ms > 0)
-        .map(([kind, ms]) => `${kind} ${((ms * 1000) / beats).toFixed(0)} µs`)
-        .join(', ')}`,
+    `fleet steady phase: ${busy(s)}; PostgreSQL per heartbeat by process: ${[...s.postgresByKind]
+      .filter(([, ms]) => ms > 0)
+      .map(([kind, ms]) => `${kind} ${((ms * 1000) / beats).toFixed(0)} µs`)
+      .join(', ')}`,
     `fleet check-outs alone: ${calls(f.quiet)}`,
     `fleet check-out, each: ${perCallText(f.checkOut)}`,
     `fleet check-outs, the fleet beating: ${calls(f.fill)}`,
+    `fleet steady phase, the bench database's connections on average: ${connections(f.steadyConnections)}`,
     `fleet 9:00 wave: ${calls(f.wave)}; heartbeats meanwhile p50 ${f.waveBeats.p50.toFixed(1)} ms, p99 ${f.waveBeats.p99.toFixed(1)} ms`,
+    `fleet 9:00 wave: ${busy(f.waveCosts)}`,
+    `fleet 9:00 wave, the bench database's connections on average: ${connections(f.waveConnections)}`,
     `fleet after: ${f.lost} lost${f.firstLost === '' ? '' : ` (${f.firstLost})`}, ${f.fleetLive} live of the fleet, ` +
       `${f.waveLive} of the wave, one more ${f.extraRefused ? 'refused' : 'NOT refused'}, ${f.overGranted} over their seats`,
     `fleet tables: ${f.tables.map((t) => `${t.table} ${(t.bytes / 2 ** 20).toFixed(1)} MB / ${t.rows} rows`).join(', ')}`,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../src/db/client.js';
 import { batchOrder } from './checkout-storm.js';
+import { ConnectionWatch } from './fleet-activity.js';
 import { RuntimeClient, succeeded, type Answer } from './fleet-http.js';
 import { costsBetween, FleetMeter, type Costs, type Written } from './fleet-meter.js';
 import { BeatSchedule } from './fleet-schedule.js';
@@ -222,9 +223,14 @@ export interface FleetResult {
   heartbeat: PerCall;
   /** The steady phase's costs in all: how busy the machine was, and PostgreSQL's CPU by process kind. */
   steadyCosts: Costs;
+  /** The bench database's connections over the steady phase: average number in each state. */
+  steadyConnections: Map<string, number>;
   /** The 9:00 wave's check-outs, and the fleet's heartbeats meanwhile. */
   wave: Measured & { failed: number; firstFailure: string };
   waveBeats: Measured & { failed: number };
+  /** The wave's costs in all (its check-outs and the fleet's heartbeats), and the connections. */
+  waveCosts: Costs;
+  waveConnections: Map<string, number>;
   /** Copies whose lease a heartbeat found gone, and the first such answer. */
   lost: number;
   firstLost: string;
@@ -309,6 +315,8 @@ export async function runFleet(
 
   const fleet = new Fleet(beatClient);
   const meter = await FleetMeter.open(databaseUrl, keywardPids);
+  const watch = await ConnectionWatch.open(databaseUrl);
+  meter.ignore(watch.pid);
   try {
     const reading = async () => ({ beats: fleet.answered, at: await meter.read() });
     const machine = (i: number) => ({
@@ -320,6 +328,8 @@ export async function runFleet(
     // Check-outs alone, their costs read once the statistics have settled; their copies join the
     // fleet when it starts.
     const costed = Math.min(settings.costedCheckOuts, settings.machines);
+    // The slots just made (priming) reach the table statistics first.
+    await sleep(STATS_SETTLE_MS);
     const r0 = await reading();
     const quiet = new Calls();
     const waiting: Array<[string, string, number]> = [];
@@ -351,7 +361,9 @@ export async function runFleet(
     const steady = new Calls();
     fleet.beats = steady;
     const r2 = await reading();
+    watch.start();
     await sleep(settings.seconds * 1000);
+    const steadyConnections = watch.stop();
     const r3 = await reading();
     const steadySeconds = (r3.at.at - r2.at.at) / 1000;
     log(
@@ -363,6 +375,7 @@ export async function runFleet(
     const waveBeats = new Calls();
     fleet.beats = waveBeats;
     const waveCalls = new Calls();
+    watch.start();
     await checkOuts(
       client,
       settings.wave.machines,
@@ -372,6 +385,8 @@ export async function runFleet(
       () => undefined,
     );
     const waveDone = performance.now();
+    const waveConnections = watch.stop();
+    const r4 = await reading();
     fleet.beats = new Calls();
     await fleet.stop();
 
@@ -395,8 +410,11 @@ export async function runFleet(
       },
       heartbeat: perCall(steadyCosts, r3.beats - r2.beats),
       steadyCosts,
+      steadyConnections,
       wave: calls(waveCalls),
       waveBeats: { ...waveBeats.measured((waveDone - waveCalls.started) / 1000), failed: waveBeats.failed },
+      waveCosts: costsBetween(r3.at, r4.at),
+      waveConnections,
       lost: fleet.lost,
       firstLost: fleet.firstLost,
       fleetLive: await liveOf(db, fleetProduct),
@@ -408,6 +426,7 @@ export async function runFleet(
   } finally {
     await fleet.stop();
     await meter.close();
+    await watch.close();
     client.close();
     beatClient.close();
   }
