@@ -105,6 +105,17 @@ class Program(unittest.TestCase):
         self.assertIn("another machine", other.stderr)
         self.assertFalse(os.path.exists(self.file("fingerprint")))
 
+    def test_the_machine_fingerprint_has_the_shared_form(self) -> None:
+        # mid1: or host1: and 64 hex digits, as the Java and Go programs derive it (sdks/activation-state.sh
+        # checks the three agree on the machine CI runs on).
+        from keyward.activate import _mac_address, machine_fingerprint
+
+        prefix, _, digest = machine_fingerprint().partition(":")
+        self.assertIn(prefix, ("mid1", "host1"))
+        self.assertRegex(digest, r"^[0-9a-f]{64}$")
+        self.assertEqual(machine_fingerprint(), machine_fingerprint())
+        self.assertRegex(_mac_address(), r"^[0-9a-f]{12}$")
+
     def test_typed_answer_installed_shown_and_returned(self) -> None:
         self.pending_from_vectors()
         groups = ANSWERS["typed"]["answer"].split("-")

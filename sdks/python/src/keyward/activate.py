@@ -31,9 +31,9 @@ import hmac
 import json
 import os
 import socket
+import struct
 import sys
 import time
-import uuid
 from datetime import datetime, timezone
 from typing import Any, Dict, NoReturn, Optional, Sequence, TextIO
 
@@ -96,8 +96,50 @@ def machine_fingerprint() -> str:
         if machine_id:
             digest = hmac.new(machine_id.encode("ascii"), b"keyward-activation", hashlib.sha256)
             return "mid1:" + digest.hexdigest()
-    host = f"{socket.gethostname()}\n{uuid.getnode():012x}"
+    host = f"{socket.gethostname()}\n{_mac_address()}"
     return "host1:" + hashlib.sha256(host.encode("utf-8")).hexdigest()
+
+
+def _mac_address() -> str:
+    """The hardware address of the interface of lowest index that is not a loopback, has an IP
+    address and a non-zero 6-byte hardware address: the one the Java and Go SDKs' programs choose,
+    so a machine without a machine id has one fingerprint in every language (``uuid.getnode``
+    chooses otherwise, and makes one up where it finds none). Twelve zeros without one."""
+    try:
+        interfaces = sorted(socket.if_nameindex())
+        with open("/proc/net/if_inet6", "r", encoding="ascii") as source:
+            ipv6 = {line.split()[-1] for line in source if line.strip()}
+    except OSError:
+        interfaces, ipv6 = [], set()
+    for _, name in interfaces:
+        sys_net = os.path.join("/sys/class/net", name)
+        try:
+            with open(os.path.join(sys_net, "flags"), "r", encoding="ascii") as source:
+                flags = int(source.read().strip(), 16)
+            with open(os.path.join(sys_net, "address"), "r", encoding="ascii") as source:
+                address = bytes.fromhex(source.read().strip().replace(":", ""))
+        except (OSError, ValueError):
+            continue
+        if flags & _IFF_LOOPBACK or len(address) != 6 or not any(address):
+            continue
+        if name in ipv6 or _has_ipv4(name):
+            return address.hex()
+    return "000000000000"
+
+
+_IFF_LOOPBACK = 0x8
+_SIOCGIFADDR = 0x8915
+
+
+def _has_ipv4(name: str) -> bool:
+    try:
+        import fcntl  # POSIX only; elsewhere no interface is read and the zeros stand
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            fcntl.ioctl(probe.fileno(), _SIOCGIFADDR, struct.pack("256s", name.encode("utf-8")[:15]))
+        return True
+    except (OSError, ImportError):
+        return False
 
 
 def _iso(seconds: float) -> str:
