@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and tests every SDK (each folder's own ci.sh: its conformance vectors and unit tests,
 # offline, with Debian's toolchains), then runs every SDK's live scenario, and the TypeScript
-# client's, against one real Keyward (scripts/sdk-live.ts). Exits non-zero on any failure.
+# client's, against one real Keyward (scripts/sdk-live.ts); between the two, the activation programs
+# on one shared state directory (sdks/activation-state.sh). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +35,9 @@ for sdk in "${SDKS[@]}"; do
   echo "== SDK $sdk: passed in $((SECONDS - started)) s"
   scenarios+=(--scenario "$sdk=$(tr -d '\n' < "sdks/$sdk/scenario")")
 done
+
+echo "== activation state: one directory, every SDK's program"
+bash sdks/activation-state.sh
 
 echo "== SDK live scenarios (${#scenarios[@]} / 2 programs, one server)"
 npx tsx scripts/sdk-live.ts "${scenarios[@]}"

@@ -8,25 +8,31 @@
 //	keyward-activate status [--jwks FILE] [--state DIR]
 //	keyward-activate return [--jwks FILE] [--state DIR]
 //
-// The state directory is --state, else $KEYWARD_ACTIVATION_DIR, else keyward-activation under the
-// user's config directory. It holds the pending request (pending-request.json), the request file
-// to carry (request.json), the installed lease (lease) and the request it answers
-// (lease-request.json), the fingerprint when one was given (fingerprint), and by default the
-// vendor's jwks.json.
+// The state directory is --state, else $KEYWARD_ACTIVATION_DIR, else ~/.config/keyward-activation.
+// It is laid out as every Keyward SDK's activation program lays it out
+// (sdks/conformance/README.md, "The activation state directory"): request.json (the pending
+// request, and the file to carry), fingerprint (when one was given), jwks.json (the key set),
+// activation.json (the installed answer) and returned.json (the last return code). A directory
+// in the layout this program wrote before (pending-request.json, lease, lease-request.json) is
+// moved to it when read.
 //
 // Exit status: 0 done (status: active); 2 refused (the answer or the saved lease does not verify,
 // or nothing is active); 1 the command could not run (usage, files).
 package main
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -49,22 +55,29 @@ const usage = `keyward-activate: offline activation of a program that never reac
   keyward-activate return [--jwks FILE] [--state DIR]
       deletes the installed lease and prints its return code, to free its seat early
 
-The state directory: --state, else $KEYWARD_ACTIVATION_DIR, else keyward-activation in the
-user's config directory. The JWKS (the server's public keys, shipped by the vendor): --jwks,
-else jwks.json in the state directory. Without --fingerprint, the machine's is derived from
-/etc/machine-id (hashed), else the host name; a fingerprint given to request is kept for the
-other commands.
+The state directory: --state, else $KEYWARD_ACTIVATION_DIR, else ~/.config/keyward-activation,
+laid out as every Keyward SDK's activation program lays it out (the Python and Java programs
+read it too). The JWKS (the server's public keys, shipped by the vendor): --jwks (kept in the
+state directory by install), else jwks.json in the state directory. Without --fingerprint, the
+machine's is derived from /etc/machine-id (hashed: mid1:...), else the host name and a MAC
+address (host1:...); a fingerprint given to request is kept for the other commands.
 Exit status: 0 done; 2 refused or not active; 1 could not run.
 `
 
-// Files of the state directory.
+// Files of the state directory, as every SDK's activation program names them.
 const (
-	pendingFile      = "pending-request.json"
-	requestFile      = "request.json"
-	leaseFile        = "lease"
-	leaseRequestFile = "lease-request.json"
-	fingerprintFile  = "fingerprint"
-	jwksFile         = "jwks.json"
+	requestFile     = "request.json"
+	fingerprintFile = "fingerprint"
+	jwksFile        = "jwks.json"
+	activationFile  = "activation.json"
+	returnedFile    = "returned.json"
+)
+
+// Files of the layout this program wrote before the shared one, read once to move them.
+const (
+	legacyPendingFile      = "pending-request.json"
+	legacyLeaseFile        = "lease"
+	legacyLeaseRequestFile = "lease-request.json"
 )
 
 // refused is a verification's refusal: exit status 2.
@@ -127,17 +140,20 @@ func run(args []string, stdin io.Reader, out io.Writer) error {
 		o.state = os.Getenv("KEYWARD_ACTIVATION_DIR")
 	}
 	if o.state == "" {
-		config, err := os.UserConfigDir()
+		state, err := defaultState()
 		if err != nil {
-			return fmt.Errorf("no state directory (--state or KEYWARD_ACTIVATION_DIR): %w", err)
+			return err
 		}
-		o.state = filepath.Join(config, "keyward-activation")
+		o.state = state
 	}
 	if abs, err := filepath.Abs(o.state); err == nil {
 		o.state = abs
 	}
 	if o.jwks == "" {
 		o.jwks = filepath.Join(o.state, jwksFile)
+	}
+	if err := migrate(o); err != nil {
+		return err
 	}
 	switch command {
 	case "request":
@@ -149,6 +165,28 @@ func run(args []string, stdin io.Reader, out io.Writer) error {
 	default:
 		return giveBack(o, out)
 	}
+}
+
+// defaultState is ~/.config/keyward-activation, where every SDK's program looks by default. A
+// directory this program kept under os.UserConfigDir (another folder with XDG_CONFIG_HOME set, on
+// macOS or on Windows) before the shared layout is moved there when none is there yet.
+func defaultState() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory (--state or KEYWARD_ACTIVATION_DIR): %w", err)
+	}
+	state := filepath.Join(home, ".config", "keyward-activation")
+	if config, err := os.UserConfigDir(); err == nil {
+		earlier := filepath.Join(config, "keyward-activation")
+		if _, err := os.Stat(state); errors.Is(err, os.ErrNotExist) && earlier != state {
+			if _, err := os.Stat(earlier); err == nil {
+				if os.MkdirAll(filepath.Dir(state), 0o700) != nil || os.Rename(earlier, state) != nil {
+					return earlier, nil // not movable (another file system): read where it is
+				}
+			}
+		}
+	}
+	return state, nil
 }
 
 // parse reads the flags wherever they stand among the arguments (`install CODE --state DIR`).
@@ -198,29 +236,159 @@ func parse(command string, args, takes []string) (*options, []string, error) {
 }
 
 // fingerprintOf is the machine's fingerprint and where it came from: --fingerprint, the one a
-// request was given, or the machine's own.
+// request was given (kept in the state directory), or the machine's own.
 func fingerprintOf(o *options) (fingerprint, source string, err error) {
 	if o.fingerprint != "" {
 		return o.fingerprint, "given with --fingerprint", nil
 	}
-	if data, err := os.ReadFile(filepath.Join(o.state, fingerprintFile)); err == nil {
-		if kept := strings.TrimSpace(string(data)); kept != "" {
-			return kept, "given to request (kept in " + filepath.Join(o.state, fingerprintFile) + ")", nil
-		}
+	if kept := keptFingerprint(o); kept != "" {
+		return kept, "given to request (kept in " + filepath.Join(o.state, fingerprintFile) + ")", nil
 	}
-	for _, path := range []string{"/etc/machine-id", "/var/lib/dbus/machine-id"} {
+	return machineFingerprint()
+}
+
+func keptFingerprint(o *options) string {
+	data, err := os.ReadFile(filepath.Join(o.state, fingerprintFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+var machineIDFiles = []string{"/etc/machine-id", "/var/lib/dbus/machine-id"}
+
+func machineID() (id, path string) {
+	for _, path := range machineIDFiles {
 		data, err := os.ReadFile(path)
 		if id := strings.TrimSpace(string(data)); err == nil && id != "" {
-			// Hashed with the program's name: the machine id itself is never shown or sent.
-			sum := sha256.Sum256([]byte("keyward-activate\n" + id))
-			return "machine-id:" + hex.EncodeToString(sum[:]), "derived from " + path + " (hashed)", nil
+			return id, path
 		}
+	}
+	return "", ""
+}
+
+// machineFingerprint is this machine's fingerprint as every Keyward SDK's activation program
+// derives it, byte for byte, so one machine has one fingerprint whichever program asks: "mid1:"
+// and the hex of HMAC-SHA256 keyed by the systemd machine id over "keyward-activation" (the id
+// itself is never shown or sent), else "host1:" and the hex of SHA-256 over the host name, a
+// newline and the first MAC address (lowercase hex, no separators; twelve zeros without one).
+func machineFingerprint() (fingerprint, source string, err error) {
+	if id, path := machineID(); id != "" {
+		mac := hmac.New(sha256.New, []byte(id))
+		mac.Write([]byte("keyward-activation"))
+		return "mid1:" + hex.EncodeToString(mac.Sum(nil)), "derived from " + path + " (hashed)", nil
 	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		return "", "", errors.New("no fingerprint: this machine has no machine id and no host name; give --fingerprint")
 	}
-	return "host:" + host, "derived from the host name " + host, nil
+	sum := sha256.Sum256([]byte(host + "\n" + macAddress()))
+	return "host1:" + hex.EncodeToString(sum[:]), "derived from the host name " + host + " and a MAC address", nil
+}
+
+// macAddress is the hardware address of the interface of lowest index that is not a loopback,
+// has an IP address and a non-zero 6-byte hardware address, as the Java and Python SDKs' programs
+// choose it (the JDK sees only interfaces with an address; an interface without one, such as an
+// ifb, would otherwise make this machine's fingerprint another in Go).
+func macAddress() string {
+	interfaces, err := net.Interfaces()
+	if err == nil {
+		sort.Slice(interfaces, func(i, j int) bool { return interfaces[i].Index < interfaces[j].Index })
+		for _, one := range interfaces {
+			if one.Flags&net.FlagLoopback != 0 || len(one.HardwareAddr) != 6 {
+				continue
+			}
+			if addresses, err := one.Addrs(); err == nil && len(addresses) > 0 {
+				return hex.EncodeToString(one.HardwareAddr)
+			}
+		}
+	}
+	return "000000000000"
+}
+
+// legacyFingerprint is the fingerprint this program derived before the shared form
+// ("machine-id:" and SHA-256 of the program's name and the id, else "host:" and the host name).
+// It is read only to keep a request or an activation made with it working (migrate).
+func legacyFingerprint() string {
+	if id, _ := machineID(); id != "" {
+		sum := sha256.Sum256([]byte("keyward-activate\n" + id))
+		return "machine-id:" + hex.EncodeToString(sum[:])
+	}
+	if host, err := os.Hostname(); err == nil && host != "" {
+		return "host:" + host
+	}
+	return ""
+}
+
+// keepLegacyFingerprint keeps the old form of this machine's fingerprint in the state directory
+// when a request in it was made with that form and no fingerprint is kept already: every
+// program then verifies its answer with the fingerprint it was made for.
+func keepLegacyFingerprint(o *options, r *keyward.ActivationRequest) error {
+	if keptFingerprint(o) != "" {
+		return nil
+	}
+	if current, _, err := machineFingerprint(); err == nil && r.FingerprintHash == keyward.FingerprintHash(current) {
+		return nil
+	}
+	legacy := legacyFingerprint()
+	if legacy == "" || r.FingerprintHash != keyward.FingerprintHash(legacy) {
+		return nil
+	}
+	return writeFile(filepath.Join(o.state, fingerprintFile), []byte(legacy+"\n"), 0o600)
+}
+
+// migrate moves a state directory from the layout this program wrote before (pending-request.json;
+// lease and lease-request.json) to the shared one, so an activation made with an earlier version
+// keeps working and the other SDKs' programs read it. The pending request moves at once; the
+// installed lease moves when it next verifies (installed), activation.json needing its lease ID.
+func migrate(o *options) error {
+	for _, name := range []string{legacyPendingFile, legacyLeaseRequestFile} {
+		if r, err := keyward.LoadActivationRequest(filepath.Join(o.state, name)); err == nil {
+			if err := keepLegacyFingerprint(o, r); err != nil {
+				return err
+			}
+		}
+	}
+	old := filepath.Join(o.state, legacyPendingFile)
+	r, err := keyward.LoadActivationRequest(old)
+	if err != nil {
+		return nil // none, or one that does not read: left as it is, for a person to look at
+	}
+	if err := keyward.SaveActivationRequest(filepath.Join(o.state, requestFile), r); err != nil {
+		return err
+	}
+	return remove(o, legacyPendingFile)
+}
+
+// writeFile writes data whole or not at all (a file beside path renamed over it), with mode.
+func writeFile(path string, data []byte, mode os.FileMode) error {
+	temp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(temp.Name())
+	if _, err := temp.Write(data); err != nil {
+		temp.Close()
+		return err
+	}
+	if err := temp.Chmod(mode); err != nil {
+		temp.Close()
+		return err
+	}
+	if err := temp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(temp.Name(), path)
+}
+
+// remove deletes the state directory's files named; one already gone is no error.
+func remove(o *options, names ...string) error {
+	for _, name := range names {
+		if err := os.Remove(filepath.Join(o.state, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // nowOf is --now (seconds), else the current time.
@@ -251,7 +419,12 @@ func printCode(out io.Writer, label, code string) {
 }
 
 func request(o *options, out io.Writer) error {
-	fingerprint, source, err := fingerprintOf(o)
+	// A new request is for the fingerprint given, else the machine's own: never one kept for an
+	// earlier request (as the other SDKs' programs make it).
+	fingerprint, source, err := o.fingerprint, "given with --fingerprint", error(nil)
+	if fingerprint == "" {
+		fingerprint, source, err = machineFingerprint()
+	}
 	if err != nil {
 		return err
 	}
@@ -298,17 +471,18 @@ func request(o *options, out io.Writer) error {
 	if err := os.MkdirAll(o.state, 0o700); err != nil {
 		return err
 	}
-	if err := keyward.SaveActivationRequest(filepath.Join(o.state, pendingFile), pending.Request); err != nil {
+	// request.json is both the pending request and the file to carry to Keyward.
+	carried := filepath.Join(o.state, requestFile)
+	if err := keyward.SaveActivationRequest(carried, pending.Request); err != nil {
 		return err
 	}
-	keep := filepath.Join(o.state, fingerprintFile)
+	// As the other SDKs' programs do: a fingerprint given is kept for install and status; a request
+	// for the machine's own fingerprint leaves none kept.
 	if o.fingerprint != "" {
-		if err := os.WriteFile(keep, []byte(o.fingerprint+"\n"), 0o600); err != nil {
+		if err := writeFile(filepath.Join(o.state, fingerprintFile), []byte(o.fingerprint+"\n"), 0o600); err != nil {
 			return err
 		}
-	}
-	carried := filepath.Join(o.state, requestFile)
-	if err := os.WriteFile(carried, pending.File, 0o644); err != nil {
+	} else if err := remove(o, fingerprintFile); err != nil {
 		return err
 	}
 	r := pending.Request
@@ -403,7 +577,7 @@ func install(o *options, args []string, stdin io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	pendingPath := filepath.Join(o.state, pendingFile)
+	pendingPath := filepath.Join(o.state, requestFile)
 	if _, err := os.Stat(pendingPath); err != nil {
 		return fmt.Errorf("install: no pending request in %s: run keyward-activate request first", o.state)
 	}
@@ -429,18 +603,19 @@ func install(o *options, args []string, stdin io.Reader, out io.Writer) error {
 	if err != nil {
 		return refusal(err, o, answer, typed)
 	}
-	if err := keyward.SaveActivationRequest(filepath.Join(o.state, leaseRequestFile), r); err != nil {
-		return err
+	if o.set["jwks"] {
+		// Kept for status and return, by this program or another SDK's.
+		if err := keyward.SaveJWKS(filepath.Join(o.state, jwksFile), jwks); err != nil {
+			return err
+		}
 	}
-	saved := filepath.Join(o.state, leaseFile)
-	if err := keyward.SaveLease(saved, lease.Lease); err != nil {
+	saved := filepath.Join(o.state, activationFile)
+	if err := saveActivation(saved, r, lease, now); err != nil {
 		return err
 	}
 	// Answered: Keyward answers a request once, so it is pending no more.
-	for _, name := range []string{pendingFile, requestFile} {
-		if err := os.Remove(filepath.Join(o.state, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
+	if err := remove(o, requestFile, returnedFile); err != nil {
+		return err
 	}
 	form := "typed code"
 	if lease.Claims != nil {
@@ -453,45 +628,111 @@ func install(o *options, args []string, stdin io.Reader, out io.Writer) error {
 	return nil
 }
 
-// installed verifies the installed lease at now; nil, nil when none is installed.
-func installed(o *options) (*keyward.ActivatedLease, error) {
-	token, err := keyward.LoadLease(filepath.Join(o.state, leaseFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	r, err := keyward.LoadActivationRequest(filepath.Join(o.state, leaseRequestFile))
+// activationDocument is activation.json: the installed answer and the request it answers, with
+// what it says for a person reading the file (the answer is verified again at every use).
+type activationDocument struct {
+	Keyward     string `json:"keyward"`
+	Version     int    `json:"version"`
+	Request     string `json:"request"`
+	Answer      string `json:"answer"`
+	LeaseID     string `json:"leaseId"`
+	IssuedAt    int64  `json:"issuedAt"`
+	ExpiresAt   int64  `json:"expiresAt"`
+	ExpBound    string `json:"expBound"`
+	InstalledAt int64  `json:"installedAt"`
+}
+
+const activationKind = "activation-installed"
+
+func saveActivation(path string, r *keyward.ActivationRequest, lease *keyward.ActivatedLease, now time.Time) error {
+	code, err := r.Code()
 	if err != nil {
-		return nil, err
+		return err
+	}
+	data, err := json.MarshalIndent(activationDocument{
+		Keyward: activationKind, Version: 1, Request: code, Answer: lease.Lease, LeaseID: lease.LeaseID,
+		IssuedAt: lease.IssuedAt.Unix(), ExpiresAt: lease.ExpiresAt.Unix(), ExpBound: lease.ExpBound,
+		InstalledAt: now.Unix(),
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(path, append(data, '\n'), 0o600)
+}
+
+// installedAnswer is the installed answer and the request it answers, from activation.json, else
+// from the earlier layout (legacy true); "" when none is installed.
+func installedAnswer(o *options) (answer string, r *keyward.ActivationRequest, legacy bool, err error) {
+	path := filepath.Join(o.state, activationFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		answer, err := keyward.LoadLease(filepath.Join(o.state, legacyLeaseFile))
+		if errors.Is(err, os.ErrNotExist) {
+			return "", nil, false, nil
+		} else if err != nil {
+			return "", nil, false, err
+		}
+		r, err := keyward.LoadActivationRequest(filepath.Join(o.state, legacyLeaseRequestFile))
+		return answer, r, true, err
+	} else if err != nil {
+		return "", nil, false, err
+	}
+	var doc activationDocument
+	if json.Unmarshal(data, &doc) != nil || doc.Keyward != activationKind || doc.Answer == "" || doc.Request == "" {
+		return "", nil, false, fmt.Errorf("%s is not an installed activation", path)
+	}
+	if r, err = keyward.ParseActivationRequest(doc.Request); err != nil {
+		return "", nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc.Answer, r, false, nil
+}
+
+// installed verifies the installed lease at now, and the request it answers; nil when none is
+// installed. A lease of the earlier layout that verifies is moved to activation.json.
+func installed(o *options) (*keyward.ActivatedLease, *keyward.ActivationRequest, error) {
+	answer, r, legacy, err := installedAnswer(o)
+	if err != nil || answer == "" {
+		return nil, nil, err
 	}
 	jwks, err := loadJWKS(o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fingerprint, _, err := fingerprintOf(o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now, err := nowOf(o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return keyward.VerifyActivation(token, jwks, keyward.ActivationVerifyOptions{
+	lease, err := keyward.VerifyActivation(answer, jwks, keyward.ActivationVerifyOptions{
 		Request: r, Fingerprint: fingerprint, Now: now,
 	})
+	if err != nil {
+		return nil, r, err
+	}
+	if legacy {
+		if err := saveActivation(filepath.Join(o.state, activationFile), r, lease, now); err != nil {
+			return nil, nil, err
+		}
+		if err := remove(o, legacyLeaseFile, legacyLeaseRequestFile); err != nil {
+			return nil, nil, err
+		}
+	}
+	return lease, r, nil
 }
 
 func notInstalled(o *options) error {
 	message := "not active: no lease installed in " + o.state
-	if _, err := os.Stat(filepath.Join(o.state, pendingFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(o.state, requestFile)); err == nil {
 		message += " (a request is pending: keyward-activate install ANSWER)"
 	}
 	return &refused{message}
 }
 
 func status(o *options, out io.Writer) error {
-	lease, err := installed(o)
+	lease, _, err := installed(o)
 	if err != nil {
 		return refusal(err, o, "", false)
 	}
@@ -507,7 +748,7 @@ func status(o *options, out io.Writer) error {
 }
 
 func giveBack(o *options, out io.Writer) error {
-	lease, err := installed(o)
+	lease, r, err := installed(o)
 	var no *keyward.LeaseError
 	expired := errors.As(err, &no) && no.Reason == keyward.ReasonExpired
 	if err != nil && !expired {
@@ -518,19 +759,24 @@ func giveBack(o *options, out io.Writer) error {
 	}
 	code := ""
 	if !expired {
-		r, err := keyward.LoadActivationRequest(filepath.Join(o.state, leaseRequestFile))
+		if code, err = keyward.ActivationReturnCode(r, lease.LeaseID); err != nil {
+			return err
+		}
+		// Kept, as the other SDKs' programs keep it, for status to show until the next install.
+		now, _ := nowOf(o)
+		returned, err := json.MarshalIndent(map[string]any{
+			"leaseId": lease.LeaseID, "code": code, "returnedAt": now.Unix(),
+		}, "", "  ")
 		if err != nil {
 			return err
 		}
-		if code, err = keyward.ActivationReturnCode(r, lease.LeaseID); err != nil {
+		if err := writeFile(filepath.Join(o.state, returnedFile), append(returned, '\n'), 0o600); err != nil {
 			return err
 		}
 	}
 	// The lease goes before its return code shows: a returned seat is never still in use here.
-	for _, name := range []string{leaseFile, leaseRequestFile} {
-		if err := os.Remove(filepath.Join(o.state, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
+	if err := remove(o, activationFile, legacyLeaseFile, legacyLeaseRequestFile); err != nil {
+		return err
 	}
 	if expired {
 		fmt.Fprintf(out, "deleted: the lease had expired (%s); its seat is free already\n", no.Detail)

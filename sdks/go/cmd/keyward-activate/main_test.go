@@ -176,14 +176,26 @@ func TestRequestWritesTheCodeAndTheFile(t *testing.T) {
 	if len(groups) < 5 || !strings.Contains(r.out, "    5  "+groups[4]+" ") {
 		t.Fatalf("no code in groups:\n%s", r.out)
 	}
-	for _, name := range []string{"request.json", "pending-request.json"} {
-		request, err := keyward.LoadActivationRequest(filepath.Join(state, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if again, _ := request.Code(); again != code || request.AppKey != "kw_demo_app" || request.Days != 30 {
-			t.Fatalf("%s: %+v", name, request)
-		}
+	request, err := keyward.LoadActivationRequest(filepath.Join(state, "request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := request.Code(); again != code || request.AppKey != "kw_demo_app" || request.Days != 30 {
+		t.Fatalf("request.json: %+v", request)
+	}
+	// The machine's fingerprint is the one every SDK's program derives (mid1: on a machine with a
+	// machine id, host1: without).
+	if !strings.Contains(r.out, "fingerprint: derived from /etc/machine-id (hashed)") &&
+		!strings.Contains(r.out, "fingerprint: derived from /var/lib/dbus/machine-id (hashed)") &&
+		!strings.Contains(r.out, "and a MAC address") {
+		t.Fatalf("fingerprint source:\n%s", r.out)
+	}
+	if fp, _, _ := machineFingerprint(); request.FingerprintHash != keyward.FingerprintHash(fp) ||
+		!(strings.HasPrefix(fp, "mid1:") || strings.HasPrefix(fp, "host1:")) || len(fp) < 69 {
+		t.Fatalf("request made for another fingerprint than %q", fp)
+	}
+	if info, err := os.Stat(filepath.Join(state, "request.json")); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("request.json %v, %v", info, err)
 	}
 	if info, err := os.Stat(state); err != nil || info.Mode().Perm() != 0o700 {
 		t.Fatalf("state directory %v, %v", info, err)
@@ -197,7 +209,7 @@ func TestRequestWritesTheCodeAndTheFile(t *testing.T) {
 	env := []string{"KEYWARD_ACTIVATION_DIR=" + state}
 	activate(t, "", env, "request", "--app", "kw_demo_app", "--asset", "8000000001", "--product", "P-2",
 		"--days", "7", "--fingerprint", "fp-given").want(t, 0, "fingerprint: given with --fingerprint")
-	request, err := keyward.LoadActivationRequest(filepath.Join(state, "pending-request.json"))
+	request, err = keyward.LoadActivationRequest(filepath.Join(state, "request.json"))
 	if err != nil || request.FingerprintHash != keyward.FingerprintHash("fp-given") || request.CRMProductID != "P-2" {
 		t.Fatalf("%+v, %v", request, err)
 	}
@@ -242,11 +254,12 @@ func TestInstallStatusReturnEndToEnd(t *testing.T) {
 	sloppy := strings.ToLower(strings.ReplaceAll(typed, "-", " "))
 	activate(t, "", nil, "install", sloppy, "--state", state, "--now", now).
 		want(t, 0, "activated: lease 01938f2e-7c1a-7000-8000-00000000a001", "expires: 2027-02-14T08:00:00Z",
-			"saved: "+filepath.Join(state, "lease")+" (typed code)")
-	if lease, _ := keyward.LoadLease(filepath.Join(state, "lease")); lease != typed {
-		t.Fatalf("saved %q", lease)
+			"saved: "+filepath.Join(state, "activation.json")+" (typed code)")
+	if doc := readActivation(t, state); doc.Answer != typed || doc.Request != v.Requests[0].Code ||
+		doc.LeaseID != "01938f2e-7c1a-7000-8000-00000000a001" || doc.Keyward != "activation-installed" {
+		t.Fatalf("saved %+v", doc)
 	}
-	if exists(filepath.Join(state, "pending-request.json")) || exists(filepath.Join(state, "request.json")) {
+	if exists(filepath.Join(state, "request.json")) {
 		t.Fatal("the answered request is still pending")
 	}
 	activate(t, "", nil, "status", "--state", state, "--now", now).
@@ -266,8 +279,17 @@ func TestInstallStatusReturnEndToEnd(t *testing.T) {
 	// Returned: the vectors' return code, and the lease gone.
 	activate(t, "", nil, "return", "--state", state, "--now", now).
 		want(t, 0, "deleted: lease 01938f2e-7c1a-7000-8000-00000000a001", "return code: "+v.Returns[0].Code)
-	if exists(filepath.Join(state, "lease")) || exists(filepath.Join(state, "lease-request.json")) {
+	if exists(filepath.Join(state, "activation.json")) {
 		t.Fatal("the returned lease is still there")
+	}
+	var returned struct {
+		LeaseID    string `json:"leaseId"`
+		Code       string `json:"code"`
+		ReturnedAt int64  `json:"returnedAt"`
+	}
+	if data, err := os.ReadFile(filepath.Join(state, "returned.json")); err != nil || json.Unmarshal(data, &returned) != nil ||
+		returned.Code != v.Returns[0].Code || returned.ReturnedAt != v.Now {
+		t.Fatalf("returned.json: %+v, %v", returned, err)
 	}
 	activate(t, "", nil, "status", "--state", state, "--now", now).want(t, 2, "not active: no lease installed")
 	activate(t, "", nil, "return", "--state", state, "--now", now).want(t, 2, "not active: no lease installed")
@@ -285,8 +307,8 @@ func TestInstallTheAnswerFileAndTheJWS(t *testing.T) {
 	}
 	activate(t, "", nil, "install", file, "--state", state, "--now", now).
 		want(t, 0, "activated: lease 01938f2e-7c1a-7000-8000-00000000a001", "(signed lease (JWS))")
-	if lease, _ := keyward.LoadLease(filepath.Join(state, "lease")); lease != v.answer(t, "jws") {
-		t.Fatalf("saved %q", lease)
+	if doc := readActivation(t, state); doc.Answer != v.answer(t, "jws") {
+		t.Fatalf("saved %+v", doc)
 	}
 	activate(t, "", nil, "status", "--state", state, "--now", now).want(t, 0, "active until 2027-02-14T08:00:00Z")
 
@@ -300,9 +322,13 @@ func TestInstallTheAnswerFileAndTheJWS(t *testing.T) {
 		want(t, 1, "LoadJWKS", "--jwks FILE")
 	activate(t, v.answer(t, "jws"), nil, "install", "-", "--state", state, "--now", now, "--jwks", jwks).
 		want(t, 0, "activated: lease 01938f2e-7c1a-7000-8000-00000000a001")
+	// The key set given is kept for status and return, public (0644).
+	if info, err := os.Stat(filepath.Join(state, "jwks.json")); err != nil || info.Mode().Perm() != 0o644 {
+		t.Fatalf("jwks.json %v, %v", info, err)
+	}
 	activate(t, "", nil, "return", "--state", state, "--now", "1802592000", "--jwks", jwks).
 		want(t, 0, "deleted: the lease had expired")
-	if exists(filepath.Join(state, "lease")) {
+	if exists(filepath.Join(state, "activation.json")) {
 		t.Fatal("the expired lease is still there")
 	}
 }
@@ -326,4 +352,119 @@ func TestRequestFromRefusesAnotherMachinesRequest(t *testing.T) {
 		want(t, 1, "group 1 does not check")
 	activate(t, "", nil, "install", "--state", state).want(t, 1, "no answer")
 	activate(t, "", nil, "install", "ABC", "--state", filepath.Join(t.TempDir(), "none")).want(t, 1, "no pending request")
+}
+
+func readActivation(t *testing.T, state string) (doc activationDocument) {
+	t.Helper()
+	path := filepath.Join(state, "activation.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+		t.Fatalf("activation.json is %v", info.Mode())
+	}
+	return doc
+}
+
+// A state directory of the layout this program wrote before (pending-request.json; lease and
+// lease-request.json) is moved to the shared one, and its activation keeps working.
+func TestTheEarlierLayoutIsMoved(t *testing.T) {
+	v := readVectors(t)
+	now := fmt.Sprint(v.Now)
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	request, err := keyward.ParseActivationRequest(v.Requests[0].Code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"jwks.json":   string(v.JWKS),
+		"fingerprint": v.Requests[0].Fields.Fingerprint + "\n",
+		"lease":       v.answer(t, "typed") + "\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(state, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"lease-request.json", "pending-request.json"} {
+		if err := keyward.SaveActivationRequest(filepath.Join(state, name), request); err != nil {
+			t.Fatal(err)
+		}
+	}
+	activate(t, "", nil, "status", "--state", state, "--now", now).
+		want(t, 0, "active until 2027-02-14T08:00:00Z (lease 01938f2e-7c1a-7000-8000-00000000a001")
+	for _, name := range []string{"lease", "lease-request.json", "pending-request.json"} {
+		if exists(filepath.Join(state, name)) {
+			t.Fatalf("%s is still there", name)
+		}
+	}
+	if doc := readActivation(t, state); doc.Answer != v.answer(t, "typed") || doc.ExpiresAt != 1802592000 {
+		t.Fatalf("moved %+v", doc)
+	}
+	if again, err := keyward.LoadActivationRequest(filepath.Join(state, "request.json")); err != nil || again.FingerprintHash != request.FingerprintHash {
+		t.Fatalf("the pending request did not move: %v", err)
+	}
+	activate(t, "", nil, "return", "--state", state, "--now", now).want(t, 0, "return code: "+v.Returns[0].Code)
+}
+
+// A request made with the fingerprint this program derived before (machine-id:…) keeps that
+// fingerprint in the state directory when moved, so its answer still verifies.
+func TestALegacyFingerprintIsKept(t *testing.T) {
+	legacy := legacyFingerprint()
+	current, _, err := machineFingerprint()
+	if legacy == "" || err != nil {
+		t.Skip("this machine has no machine id and no host name")
+	}
+	if legacy == current || !strings.HasPrefix(current, "mid1:") && !strings.HasPrefix(current, "host1:") {
+		t.Fatalf("legacy %q, current %q", legacy, current)
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old, err := keyward.NewActivationRequest(keyward.ActivationRequestOptions{
+		AppKey: "kw_demo_app", AssetNum: "8000000001", CRMProductID: "demo-simulator", Days: 30, Fingerprint: legacy,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keyward.SaveActivationRequest(filepath.Join(state, "pending-request.json"), old.Request); err != nil {
+		t.Fatal(err)
+	}
+	activate(t, "", nil, "status", "--state", state).want(t, 2, "a request is pending")
+	if kept, _ := os.ReadFile(filepath.Join(state, "fingerprint")); string(kept) != legacy+"\n" {
+		t.Fatalf("kept %q, want %q", kept, legacy)
+	}
+	// A new request for the machine's own fingerprint is in the shared form, and keeps none.
+	activate(t, "", nil, "request", "--app", "kw_demo_app", "--asset", "8000000001", "--product", "demo-simulator",
+		"--days", "30", "--state", state).want(t, 0, "fingerprint: derived from")
+	if exists(filepath.Join(state, "fingerprint")) {
+		t.Fatal("the legacy fingerprint outlived a request made without it")
+	}
+}
+
+// The default state directory is ~/.config/keyward-activation, as for the other SDKs' programs; one
+// this program kept under XDG_CONFIG_HOME before is moved there.
+func TestTheDefaultStateDirectoryIsShared(t *testing.T) {
+	v := readVectors(t)
+	home := t.TempDir()
+	earlier := filepath.Join(home, "xdg", "keyward-activation")
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "xdg")}
+	activate(t, "", nil, "request", "--from", v.Requests[0].Code, "--fingerprint", v.Requests[0].Fields.Fingerprint,
+		"--state", earlier).want(t, 0)
+	if err := os.Rename(filepath.Join(earlier, "request.json"), filepath.Join(earlier, "pending-request.json")); err != nil {
+		t.Fatal(err)
+	}
+	activate(t, "", env, "status").want(t, 2, "a request is pending")
+	shared := filepath.Join(home, ".config", "keyward-activation")
+	if !exists(filepath.Join(shared, "request.json")) || !exists(filepath.Join(shared, "fingerprint")) || exists(earlier) {
+		t.Fatal("the earlier state directory was not moved to " + shared)
+	}
 }
