@@ -86,7 +86,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Bind customer to enterprise master account */
+    /** Give a channel's customer an enterprise of its own (bind customer to enterprise master account, order op 1) */
     post: operations['bindEnterpriseUser'];
     delete?: never;
     options?: never;
@@ -103,7 +103,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Create industry-and-information customer */
+    /** Create a customer and its enterprise (create industry-and-information customer, order op 2) */
     post: operations['createEnterpriseUser'];
     delete?: never;
     options?: never;
@@ -118,7 +118,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Query enterprise master accounts */
+    /** Find the enterprises a customer is bound to (query enterprise master accounts, order op 3) */
     get: operations['queryEnterpriseUser'];
     put?: never;
     post?: never;
@@ -137,7 +137,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Update enterprise customer information */
+    /** Change a customer's name and details (update enterprise customer information, order op 4) */
     post: operations['updateEnterpriseUser'];
     delete?: never;
     options?: never;
@@ -154,7 +154,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Obtain asset numbers */
+    /** Reserve new asset numbers for assets to be ordered (obtain asset numbers: shellnums, order op 9) */
     post: operations['obtainAssetNumbers'];
     delete?: never;
     options?: never;
@@ -171,7 +171,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Batch-create basic license orders */
+    /** Buy or revoke assets and products, one or more orders a call (batch-create basic license orders, order op 5) */
     post: operations['batchOrder'];
     delete?: never;
     options?: never;
@@ -186,7 +186,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get the status of a license order */
+    /** See how a license order went: pending, completed or failed (license order status, Keyward's addition to order op 5) */
     get: operations['getLicenseOrder'];
     put?: never;
     post?: never;
@@ -205,7 +205,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Batch-disable physical locks */
+    /** Disable USB locks (batch-disable physical locks, order op 6) */
     post: operations['lockAssets'];
     delete?: never;
     options?: never;
@@ -222,7 +222,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Batch-enable physical locks */
+    /** Enable disabled USB locks again (batch-enable physical locks, order op 7) */
     post: operations['unlockAssets'];
     delete?: never;
     options?: never;
@@ -237,7 +237,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Query enterprise virtual assets */
+    /** List an enterprise's cloud assets and who holds each (query enterprise virtual assets, order op 8) */
     get: operations['listEnterpriseAssets'];
     put?: never;
     post?: never;
@@ -256,7 +256,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Add employees */
+    /** Add employees to the enterprise, each with an account and a password (add employees, member op 1) */
     post: operations['addMembers'];
     delete?: never;
     options?: never;
@@ -272,10 +272,10 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Edit an employee */
+    /** Change an employee's name, department, remark or mobile number (edit an employee, member op 2) */
     put: operations['editMember'];
     post?: never;
-    /** Delete an employee */
+    /** Remove an employee; their assets return to the enterprise (delete an employee, member op 4) */
     delete: operations['deleteMember'];
     options?: never;
     head?: never;
@@ -290,7 +290,7 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Reset an employee password */
+    /** Set an employee's new password and end their sessions (reset an employee password, member op 3) */
     put: operations['resetPassword'];
     post?: never;
     delete?: never;
@@ -306,7 +306,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List employees */
+    /** List the enterprise's employees, a page at a time (list employees, member op 5) */
     get: operations['listMembers'];
     put?: never;
     post?: never;
@@ -323,7 +323,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List enterprise asset numbers */
+    /** List the enterprise's assets and whom each is assigned to (list enterprise asset numbers, member op 6) */
     get: operations['listAssetNums'];
     put?: never;
     post?: never;
@@ -340,7 +340,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List products under an asset */
+    /** List the products and packages on one asset, with their limits (list products under an asset, member op 7) */
     get: operations['listMerchandiseProducts'];
     put?: never;
     post?: never;
@@ -357,7 +357,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** List lent locks */
+    /** List the USB locks employees lend onto, and who carries each (list lent locks, member op 8) */
     get: operations['listBorrowUsbKeys'];
     put?: never;
     post?: never;
@@ -376,7 +376,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Configure assets of an employee */
+    /** Assign assets to an employee or take them back (configure assets of an employee, member op 9) */
     post: operations['configurePrivileges'];
     delete?: never;
     options?: never;
@@ -393,7 +393,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Lend assets to a lent lock */
+    /** Lend an employee's assets onto the USB lock they carry (lend assets to a lent lock, member op 10) */
     post: operations['borrowAssets'];
     delete?: never;
     options?: never;
@@ -410,7 +410,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Return lent assets from a lent lock */
+    /** Take lent assets back from a USB lock (return lent assets, Keyward's addition to member op 10) */
     post: operations['returnAssets'];
     delete?: never;
     options?: never;

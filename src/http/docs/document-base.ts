@@ -26,9 +26,17 @@ const description = `Keyward serves four surfaces: the **order service** (\`${OR
 center** (\`${ME_PREFIX}\`), the **license runtime** (\`${RUNTIME_PREFIX}\`) and the **token endpoint**
 (\`/oauth2/token\`, RFC 6749).
 
-**Envelope.** A handled call answers HTTP 200 with \`{"code":0,"message":"success","data":…}\`. A
-business failure answers HTTP **299** with \`{"code":"<digits>","message":"…","cause":"…"}\` (the
-FailureEnvelope); each operation lists the codes it may answer. An internal fault is code \`"500"\`
+**Words.** Each operation of the order service and the member center says what it does, then in
+parentheses its name and number in the interface documents (order op 1–9, member op 1–10), or the
+operation it adds to; the license runtime, webhooks and tokens are Keyward's own. The documents'
+words (such as shellnums, gongxin customer or status 299) are explained in the
+[glossary](/docs/glossary).
+
+**Answers.** A call that did what it was asked answers HTTP 200 with
+\`{"code":0,"message":"success","data":…}\`. A call refused for a reason of the business (an
+unknown customer, a lock lent already) answers status \`299\`, which is not an HTTP error, with
+\`{"code":"<digits>","message":"…","cause":"…"}\` (the FailureEnvelope): \`code\` says which
+refusal, and each operation lists the codes it may answer. An internal fault is code \`"500"\`
 with the request id as \`cause\`. Over the per-app rate limit: HTTP 429, code \`"429"\`.
 
 **Integers.** Integer fields accept a JSON integer or a string of digits (\`"sequence":"0"\`).

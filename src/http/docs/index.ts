@@ -2,7 +2,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { App } from '../app-type.js';
 import { DOCS_POLICY } from '../security-headers.js';
+import { docsLogo, DOCS_TITLE, KEYWARD_ICON } from './brand.js';
 import { documentBase } from './document-base.js';
+import { glossaryRoute } from './glossary-page.js';
 import { nonceInterceptor } from './nonce-interceptor.js';
 import { trackRoutes } from './route-catalog.js';
 import { documentFor, transformDocument, transformRoute } from './transform.js';
@@ -11,8 +13,8 @@ import { ACCESS } from '../access/access.js';
 type UiConfig = NonNullable<FastifySwaggerUiOptions['uiConfig']>;
 
 /**
- * The OpenAPI 3.1 document at /openapi.json, generated from the route schemas, and the reference
- * page at /docs (Swagger UI, served from the package: no CDN). Registered before any route, since
+ * The OpenAPI 3.1 document at /openapi.json, generated from the route schemas, the reference
+ * page at /docs (Swagger UI, served from the package: no CDN) and its glossary at /docs/glossary. Registered before any route, since
  * both watch routes as they are added.
  */
 export async function registerApiDocs(app: App): Promise<void> {
@@ -29,6 +31,7 @@ export async function registerApiDocs(app: App): Promise<void> {
     transformObject: (documentObject) =>
       'openapiObject' in documentObject ? transformDocument(documentObject.openapiObject) : {},
   });
+  await glossaryRoute(app);
   app.get(
     '/openapi.json',
     { config: { access: ACCESS.public }, schema: { hide: true } as object },
@@ -43,7 +46,20 @@ export async function registerApiDocs(app: App): Promise<void> {
     await docs.register(swaggerUi, {
       routePrefix: '/docs',
       staticCSP: DOCS_POLICY,
-      theme: { title: 'Keyward API' },
+      // Keyward's own name and icon, in the tab and the top bar, not the plugin's Fastify logo.
+      theme: {
+        title: DOCS_TITLE,
+        favicon: [
+          {
+            filename: 'favicon.svg',
+            rel: 'icon',
+            type: 'image/svg+xml',
+            sizes: 'any',
+            content: KEYWARD_ICON,
+          },
+        ],
+      },
+      logo: { type: 'image/svg+xml', content: docsLogo(), href: '/docs', target: '_self' },
       transformSpecification: (document, request) => documentFor(document, request),
       uiConfig: {
         deepLinking: true,

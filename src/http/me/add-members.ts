@@ -27,7 +27,8 @@ export function addMembersRoute(app: App): void {
       preValidation: adminOnly,
       schema: {
         operationId: 'addMembers',
-        summary: 'Add employees',
+        summary:
+          'Add employees to the enterprise, each with an account and a password (add employees, member op 1)',
         params: EnterpriseParams,
         querystring: Type.Object(NonceQuery),
         body: Body,

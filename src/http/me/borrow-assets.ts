@@ -26,7 +26,8 @@ export function borrowAssetsRoute(app: App): void {
       preValidation: adminOrSelf,
       schema: {
         operationId: 'borrowAssets',
-        summary: 'Lend assets to a lent lock',
+        summary:
+          "Lend an employee's assets onto the USB lock they carry (lend assets to a lent lock, member op 10)",
         params: MemberOnlyParams,
         querystring: Type.Object(NonceQuery),
         body: Body,

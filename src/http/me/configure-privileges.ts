@@ -22,7 +22,8 @@ export function configurePrivilegesRoute(app: App): void {
       preValidation: adminOnly,
       schema: {
         operationId: 'configurePrivileges',
-        summary: 'Configure assets of an employee',
+        summary:
+          'Assign assets to an employee or take them back (configure assets of an employee, member op 9)',
         params: MemberOnlyParams,
         querystring: Type.Object(NonceQuery),
         body: Body,

@@ -21,7 +21,8 @@ export function deleteMemberRoute(app: App): void {
         preValidation: adminOnly,
         schema: {
           operationId: 'deleteMember',
-          summary: 'Delete an employee',
+          summary:
+            'Remove an employee; their assets return to the enterprise (delete an employee, member op 4)',
           params: MemberParams,
           querystring: Type.Object(NonceQuery),
           response: { 200: Envelope(Type.Null()) },

@@ -25,7 +25,8 @@ export function editMemberRoute(app: App): void {
       preValidation: adminOnly,
       schema: {
         operationId: 'editMember',
-        summary: 'Edit an employee',
+        summary:
+          "Change an employee's name, department, remark or mobile number (edit an employee, member op 2)",
         params: MemberParams,
         querystring: Type.Object(NonceQuery),
         body: Body,

@@ -16,7 +16,8 @@ export function listAssetNumsRoute(app: App): void {
       preValidation: adminOnly,
       schema: {
         operationId: 'listAssetNums',
-        summary: 'List enterprise asset numbers',
+        summary:
+          "List the enterprise's assets and whom each is assigned to (list enterprise asset numbers, member op 6)",
         params: EnterpriseParams,
         querystring: Type.Object(NonceQuery),
         response: { 200: Envelope(Type.Array(AssetNumItem)) },

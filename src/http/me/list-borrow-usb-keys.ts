@@ -16,7 +16,8 @@ export function listBorrowUsbKeysRoute(app: App): void {
       preValidation: adminOnly,
       schema: {
         operationId: 'listBorrowUsbKeys',
-        summary: 'List lent locks',
+        summary:
+          'List the USB locks employees lend onto, and who carries each (list lent locks, member op 8)',
         params: EnterpriseParams,
         querystring: Type.Object(NonceQuery),
         response: { 200: Envelope(Type.Array(LentLockItem)) },

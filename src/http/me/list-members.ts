@@ -33,7 +33,7 @@ export function listMembersRoute(app: App): void {
       preValidation: [adminOnly, dropEmptyNumbers],
       schema: {
         operationId: 'listMembers',
-        summary: 'List employees',
+        summary: "List the enterprise's employees, a page at a time (list employees, member op 5)",
         params: EnterpriseParams,
         querystring: Query,
         response: { 200: Envelope(MemberPage) },

@@ -18,7 +18,8 @@ export function listMerchandiseProductsRoute(app: App): void {
       preValidation: adminOnly,
       schema: {
         operationId: 'listMerchandiseProducts',
-        summary: 'List products under an asset',
+        summary:
+          'List the products and packages on one asset, with their limits (list products under an asset, member op 7)',
         params: Params,
         querystring: Type.Object(NonceQuery),
         response: { 200: Envelope(AssetProducts) },

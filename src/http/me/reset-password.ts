@@ -19,7 +19,8 @@ export function resetPasswordRoute(app: App): void {
       preValidation: adminOrSelf,
       schema: {
         operationId: 'resetPassword',
-        summary: 'Reset an employee password',
+        summary:
+          "Set an employee's new password and end their sessions (reset an employee password, member op 3)",
         params: MemberParams,
         querystring: Type.Object(NonceQuery),
         body: Body,

@@ -19,7 +19,8 @@ export function returnAssetsRoute(app: App): void {
       preValidation: adminOrSelf,
       schema: {
         operationId: 'returnAssets',
-        summary: 'Return lent assets from a lent lock',
+        summary:
+          "Take lent assets back from a USB lock (return lent assets, Keyward's addition to member op 10)",
         params: MemberOnlyParams,
         querystring: Type.Object(NonceQuery),
         body: Body,

@@ -37,7 +37,8 @@ export function batchOrderRoute(app: App): void {
       config: { access: ACCESS.order },
       schema: {
         operationId: 'batchOrder',
-        summary: 'Batch-create basic license orders',
+        summary:
+          'Buy or revoke assets and products, one or more orders a call (batch-create basic license orders, order op 5)',
         querystring: Query,
         body,
         response: { 200: Envelope(Type.Array(OrderResultItem)) },

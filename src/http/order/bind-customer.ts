@@ -25,7 +25,8 @@ export function bindCustomerRoute(app: App): void {
       config: { access: ACCESS.order },
       schema: {
         operationId: 'bindEnterpriseUser',
-        summary: 'Bind customer to enterprise master account',
+        summary:
+          "Give a channel's customer an enterprise of its own (bind customer to enterprise master account, order op 1)",
         querystring: Type.Object(NonceQuery),
         body: Body,
         response: { 200: Envelope(EnterpriseCustomer) },

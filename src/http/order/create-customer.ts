@@ -33,7 +33,8 @@ export function createCustomerRoute(app: App): void {
       config: { access: ACCESS.order },
       schema: {
         operationId: 'createEnterpriseUser',
-        summary: 'Create industry-and-information customer',
+        summary:
+          'Create a customer and its enterprise (create industry-and-information customer, order op 2)',
         querystring: Type.Object(NonceQuery),
         body: Body,
         response: { 200: Envelope(Creation) },

@@ -21,7 +21,8 @@ export function getLicenseOrderRoute(app: App): void {
       config: { access: ACCESS.order },
       schema: {
         operationId: 'getLicenseOrder',
-        summary: 'Get the status of a license order',
+        summary:
+          "See how a license order went: pending, completed or failed (license order status, Keyward's addition to order op 5)",
         params: Type.Object({ licenseOrderId: Type.String({ minLength: 1, maxLength: 128 }) }),
         querystring: Type.Object(NonceQuery),
         response: { 200: Envelope(LicenseOrderStatus) },

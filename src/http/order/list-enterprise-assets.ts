@@ -41,7 +41,8 @@ export function listEnterpriseAssetsRoute(app: App): void {
       config: { access: ACCESS.order },
       schema: {
         operationId: 'listEnterpriseAssets',
-        summary: 'Query enterprise virtual assets',
+        summary:
+          "List an enterprise's cloud assets and who holds each (query enterprise virtual assets, order op 8)",
         params: Type.Object({ enterpriseGlobalId: Type.String({ minLength: 1, maxLength: 128 }) }),
         querystring: Type.Object({
           ...NonceQuery,

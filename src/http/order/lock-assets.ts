@@ -40,7 +40,7 @@ export function lockAssetsRoute(app: App): void {
       config: { access: ACCESS.order },
       schema: {
         operationId: 'lockAssets',
-        summary: 'Batch-disable physical locks',
+        summary: 'Disable USB locks (batch-disable physical locks, order op 6)',
         querystring: Type.Object(NonceQuery),
         body: lockBody(app.config.limits.arrayElements),
         response: { 200: LockResults },

@@ -22,7 +22,7 @@ export function queryEnterprisesRoute(app: App): void {
       config: { access: ACCESS.order },
       schema: {
         operationId: 'queryEnterpriseUser',
-        summary: 'Query enterprise master accounts',
+        summary: 'Find the enterprises a customer is bound to (query enterprise master accounts, order op 3)',
         querystring: Query,
         response: { 200: Envelope(Type.Array(ListedEnterpriseCustomer)) },
       },

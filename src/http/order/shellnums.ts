@@ -15,7 +15,8 @@ export function shellnumsRoute(app: App): void {
       config: { access: ACCESS.order },
       schema: {
         operationId: 'obtainAssetNumbers',
-        summary: 'Obtain asset numbers',
+        summary:
+          'Reserve new asset numbers for assets to be ordered (obtain asset numbers: shellnums, order op 9)',
         querystring: Type.Object(NonceQuery),
         body: Body,
         response: { 200: Envelope(Type.Array(Type.String({ pattern: '^[0-9]{10}$' }))) },

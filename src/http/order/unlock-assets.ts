@@ -15,7 +15,7 @@ export function unlockAssetsRoute(app: App): void {
       config: { access: ACCESS.order },
       schema: {
         operationId: 'unlockAssets',
-        summary: 'Batch-enable physical locks',
+        summary: 'Enable disabled USB locks again (batch-enable physical locks, order op 7)',
         querystring: Type.Object(NonceQuery),
         body: lockBody(app.config.limits.arrayElements),
         response: { 200: LockResults },

@@ -22,7 +22,7 @@ export function updateCustomerRoute(app: App): void {
       config: { access: ACCESS.order },
       schema: {
         operationId: 'updateEnterpriseUser',
-        summary: 'Update enterprise customer information',
+        summary: "Change a customer's name and details (update enterprise customer information, order op 4)",
         querystring: Type.Object(NonceQuery),
         body: Body,
         response: { 200: EnvelopeNoData },
