@@ -235,42 +235,47 @@ describe(`the README's first steps, pasted as they are, on PORT ${'$'}PORT (not 
   let reader: ShellSession | undefined;
   afterAll(async () => reader?.close());
 
-  it('set up an owner, an application and both tokens after the line the demo printed', async () => {
-    expect(port).not.toBe(8080);
-    expect(facts.curl.server).toBe(`export KEYWARD_URL=http://127.0.0.1:${port}`);
-    const home = fs.mkdtempSync(path.join(workDir ?? os.tmpdir(), 'reader-'));
-    // A reader's terminal: PORT exported, no KEYWARD_URL until the printed line is pasted; the
-    // admin key is the server's, as the CLI finds it in ./data beside a reader's server.
-    reader = startShellSession({
-      PORT: String(port),
-      KEYWARD_URL: '',
-      KEYWARD_ADMIN_KEY: live.cliEnv.KEYWARD_ADMIN_KEY ?? '',
-      XDG_CONFIG_HOME: home,
-      ACCOUNT: facts.admin.account,
-      PASSWORD: facts.admin.password,
-    });
-    expect((await reader.run(facts.curl.server)).code).toBe(0);
-    expect(blocks.length).toBeGreaterThanOrEqual(4);
-    for (const block of blocks) {
-      const lines = block.split('\n');
-      let split = lines.length;
-      while (split > 0 && lines[split - 1]?.startsWith('#')) split -= 1;
-      const run = await reader.run(lines.slice(0, split).join('\n'));
-      expect(run.code, `${block}\n${run.stderr}`).toBe(0);
-      expect(run.stderr, block).not.toMatch(/curl: \(\d+\)/);
-      const documented = lines
-        .slice(split)
-        .map((line) => line.replace(/^# ?/, ''))
-        .join('\n');
-      if (documented.startsWith('{')) {
-        expect(differences(parseDocumented(documented), JSON.parse(run.stdout)), run.stdout).toEqual([]);
+  // Each block starts the CLI and curl in a shell: a loaded machine needs more than the default.
+  it(
+    'set up an owner, an application and both tokens after the line the demo printed',
+    { timeout: 120_000 },
+    async () => {
+      expect(port).not.toBe(8080);
+      expect(facts.curl.server).toBe(`export KEYWARD_URL=http://127.0.0.1:${port}`);
+      const home = fs.mkdtempSync(path.join(workDir ?? os.tmpdir(), 'reader-'));
+      // A reader's terminal: PORT exported, no KEYWARD_URL until the printed line is pasted; the
+      // admin key is the server's, as the CLI finds it in ./data beside a reader's server.
+      reader = startShellSession({
+        PORT: String(port),
+        KEYWARD_URL: '',
+        KEYWARD_ADMIN_KEY: live.cliEnv.KEYWARD_ADMIN_KEY ?? '',
+        XDG_CONFIG_HOME: home,
+        ACCOUNT: facts.admin.account,
+        PASSWORD: facts.admin.password,
+      });
+      expect((await reader.run(facts.curl.server)).code).toBe(0);
+      expect(blocks.length).toBeGreaterThanOrEqual(4);
+      for (const block of blocks) {
+        const lines = block.split('\n');
+        let split = lines.length;
+        while (split > 0 && lines[split - 1]?.startsWith('#')) split -= 1;
+        const run = await reader.run(lines.slice(0, split).join('\n'));
+        expect(run.code, `${block}\n${run.stderr}`).toBe(0);
+        expect(run.stderr, block).not.toMatch(/curl: \(\d+\)/);
+        const documented = lines
+          .slice(split)
+          .map((line) => line.replace(/^# ?/, ''))
+          .join('\n');
+        if (documented.startsWith('{')) {
+          expect(differences(parseDocumented(documented), JSON.parse(run.stdout)), run.stdout).toEqual([]);
+        }
       }
-    }
-    const tokens = await reader.run(
-      'for t in "$TOKEN" "$USER_TOKEN"; do test -n "$t" && test "$t" != null || exit 1; done',
-    );
-    expect(tokens.code, 'the README sets $TOKEN and $USER_TOKEN').toBe(0);
-  });
+      const tokens = await reader.run(
+        'for t in "$TOKEN" "$USER_TOKEN"; do test -n "$t" && test "$t" != null || exit 1; done',
+      );
+      expect(tokens.code, 'the README sets $TOKEN and $USER_TOKEN').toBe(0);
+    },
+  );
 
   it('say on stderr when the server does not answer, or $KEYWARD_URL is not set', async () => {
     if (reader === undefined) throw new Error('the first steps did not run');
