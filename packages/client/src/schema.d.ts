@@ -882,6 +882,40 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'license.expiring': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event license.expiring */
+    post: operations['webhook_license_expiring'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'license.expired': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Event license.expired */
+    post: operations['webhook_license_expired'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -6577,6 +6611,138 @@ export interface operations {
             leaseId: string;
             appKey?: string;
             via?: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_license_expiring: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'license.expiring';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            assetId?: string;
+            crmProductId?: string | null;
+            productUri?: string | null;
+            productName?: string | null;
+            limitConcurrent?: number | null;
+            /** Format: date-time */
+            endsAt: string;
+            licenseOrderId?: string;
+            customerId?: string;
+            channelCode?: string | null;
+            appKey?: string | null;
+            /** @description The LICENSE_EXPIRING_NOTICE_DAYS threshold this notice is for. */
+            daysBefore: number;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description The id of the request that made the change; null for the async worker. */
+          requestId: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Received. Anything else, a redirect included, is retried with backoff. */
+      '2XX': {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  webhook_license_expired: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every attempt of one event. Deduplicate by it. */
+        'webhook-id': string;
+        /** @description Seconds since the epoch at the attempt; refuse messages far from your clock. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, one per secret that signs (two during a rotation). Standard Webhooks. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The event id; also the webhook-id header. Deduplicate by it. */
+          id: string;
+          /** @constant */
+          type: 'license.expired';
+          /**
+           * Format: date-time
+           * @description When the change committed.
+           */
+          timestamp: string;
+          scope: {
+            /** @description The channels of the enterprise's customers. */
+            channels: string[];
+            /** @description The enterprise's global id. */
+            enterpriseId: string | null;
+            /** @description The app the event belongs to, when it belongs to one. */
+            appKey: string | null;
+          };
+          data: {
+            assetNum: string;
+            assetId?: string;
+            crmProductId?: string | null;
+            productUri?: string | null;
+            productName?: string | null;
+            limitConcurrent?: number | null;
+            /** Format: date-time */
+            endsAt: string;
+            licenseOrderId?: string;
+            customerId?: string;
+            channelCode?: string | null;
+            appKey?: string | null;
           } & {
             [key: string]: unknown;
           };
