@@ -70,7 +70,7 @@ class Program(unittest.TestCase):
         self.assertEqual(done.stdout.count("\n"), 1)
         request = read_activation_request(code)
         self.assertEqual((request.app_key, request.asset_num, request.crm_product_id, request.days), ("kw_app", "8000000001", "demo-simulator", 30))
-        self.assertEqual(request.created_at, VECTORS["now"])
+        self.assertEqual(request.created_at_s, VECTORS["now"])
         self.assertEqual(request.fingerprint_hash, fingerprint_hash("fp-this-machine"))
         with open(self.file("request.json"), encoding="utf-8") as source:
             document = json.load(source)

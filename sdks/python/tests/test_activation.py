@@ -36,6 +36,10 @@ from keyward.activation import CROCKFORD, TYPED_LEASE_LABEL, binding_of
 from ._support import NOW, Signer, b64url, lease_payload
 
 DAY = 86_400
+
+
+def at(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
 FINGERPRINT = "fp-this-machine"
 LEASE_ID = "01938f2e-7c1a-7000-8000-00000000b001"
 NONCE = bytes.fromhex("0102030405060708")
@@ -174,13 +178,14 @@ class Requests(unittest.TestCase):
         self.assertEqual(len(one.nonce), 8)
         self.assertNotEqual(one.nonce, two.nonce)
         self.assertNotEqual(one.code, two.code)
-        self.assertTrue(before <= one.created_at <= int(time.time()))
+        self.assertTrue(before <= one.created_at_s <= int(time.time()))
+        self.assertEqual(one.created_at.tzinfo, timezone.utc)
         self.assertEqual(one.fingerprint_hash, fingerprint_hash(FINGERPRINT))
         self.assertNotIn(FINGERPRINT, one.to_json())
 
     def test_now_may_be_a_datetime(self) -> None:
         moment = datetime.fromtimestamp(NOW, tz=timezone.utc)
-        self.assertEqual(make_request(now=moment).created_at, NOW)
+        self.assertEqual(make_request(now=moment).created_at, at(NOW))
 
     def test_what_cannot_be_asked(self) -> None:
         for changes in (
@@ -270,14 +275,14 @@ class Answers(unittest.TestCase):
             lease = self.verify(self.signer.typed(self.request, exp_bound=bound, expires_at=NOW + DAY))
             self.assertEqual(
                 (lease.lease_id, lease.issued_at, lease.expires_at, lease.exp_bound),
-                (LEASE_ID, NOW - 300, NOW + DAY, name),
+                (LEASE_ID, at(NOW - 300), at(NOW + DAY), name),
             )
             self.assertEqual((lease.app_key, lease.asset_num, lease.crm_product_id), ("kw_app", "A-1", "P-1"))
             self.assertIsNone(lease.lease)
         self.assertEqual(self.reason(self.signer.typed(self.request, exp_bound=3)), "malformed")
 
     def test_the_clock_edges(self) -> None:
-        self.assertEqual(self.verify(self.signer.typed(self.request, issued_at=NOW)).issued_at, NOW)
+        self.assertEqual(self.verify(self.signer.typed(self.request, issued_at=NOW)).issued_at, at(NOW))
         self.assertEqual(self.reason(self.signer.typed(self.request, issued_at=NOW + 1)), "not-yet-valid")
         self.assertEqual(self.reason(self.signer.typed(self.request, expires_at=NOW)), "expired")
         self.verify(self.signer.typed(self.request, expires_at=NOW + 1))
@@ -348,7 +353,7 @@ class Answers(unittest.TestCase):
         for answer in (token, "\n" + token + "\n", answer_file):
             lease = self.verify(answer)
             self.assertEqual(lease.lease_id, LEASE_ID)
-            self.assertEqual((lease.issued_at, lease.expires_at, lease.exp_bound), (NOW - 300, NOW + 30 * DAY, "license-end"))
+            self.assertEqual((lease.issued_at, lease.expires_at, lease.exp_bound), (at(NOW - 300), at(NOW + 30 * DAY), "license-end"))
             self.assertEqual(lease.lease, token)
             self.assertIsNotNone(lease.claims)
         # Kept, the lease verifies later as any offline lease, with the activated fingerprint.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import tempfile
 import unittest
+from datetime import timezone
 from typing import Any, Dict
 
 from keyward import (
@@ -89,7 +90,7 @@ class ActivationVectors(unittest.TestCase):
                     self.assertEqual(back.asset_num, fields["assetNum"])
                     self.assertEqual(back.crm_product_id, fields["crmProductId"])
                     self.assertEqual(back.days, fields["days"])
-                    self.assertEqual(back.created_at, fields["createdAt"])
+                    self.assertEqual(back.created_at_s, fields["createdAt"])
                     self.assertEqual(back.nonce.hex(), fields["nonce"])
                     self.assertEqual(back.fingerprint_hash.hex(), case["fingerprintHash"])
                     self.assertEqual(back, request)
@@ -131,12 +132,13 @@ class ActivationVectors(unittest.TestCase):
                     self.assertEqual(set(expect), {"valid", "leaseId", "expiresAt", "expBound"})
                     lease = run()
                     self.assertEqual(lease.lease_id, expect["leaseId"])
-                    self.assertEqual(lease.expires_at, expect["expiresAt"])
+                    self.assertEqual(lease.expires_at.timestamp(), expect["expiresAt"])
+                    self.assertEqual(lease.expires_at.tzinfo, timezone.utc)
                     self.assertEqual(lease.exp_bound, expect["expBound"])
                     self.assertEqual(lease.app_key, request.app_key)
                     self.assertEqual(lease.asset_num, request.asset_num)
                     self.assertEqual(lease.crm_product_id, request.crm_product_id)
-                    self.assertLessEqual(lease.issued_at, now)
+                    self.assertLessEqual(lease.issued_at.timestamp(), now)
                     # The parsed JWKS document and the request's code serve as well.
                     again = verify_activation(case["answer"], case["request"], self.vectors["jwks"], case["fingerprint"], now)
                     self.assertEqual(again, lease)

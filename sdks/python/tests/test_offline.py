@@ -30,10 +30,20 @@ class Order(unittest.TestCase):
         self.assertEqual(claims.holder.asset_num, "A-1")
         self.assertEqual(claims.product.crm_product_id, "P-1")
         self.assertEqual(claims.limits.amount, 100)
-        self.assertEqual(claims.limits.end_date, (NOW + 30 * 86400) * 1000)
-        self.assertEqual(claims.expires_at, NOW + 86400)
+        self.assertEqual(claims.limits.end_date, datetime.fromtimestamp(NOW + 30 * 86400, tz=timezone.utc))
+        self.assertEqual(claims.expires_at, datetime.fromtimestamp(NOW + 86400, tz=timezone.utc))
+        self.assertEqual(claims.issued_at.tzinfo, timezone.utc)
         self.assertEqual(claims.audience, "kw_app")
         self.assertEqual(claims.exp_bound, "offline-days")
+
+    def test_times_beyond_a_datetime_are_malformed_not_a_crash(self) -> None:
+        # LeaseClaims holds datetimes: exp = 1e20 (year 3e12) cannot be one, so it is refused.
+        self.assertEqual(self.reason(self.signer.sign(lease_payload(exp=1e20))), "malformed")
+        self.assertEqual(self.reason(self.signer.sign(lease_payload(iat=-1e20))), "malformed")
+        far = lease_payload()
+        far["limits"]["startDate"] = 1e20
+        claims = verify_lease(self.signer.sign(far), self.signer.jwks, "fp-this-machine", now=NOW)
+        self.assertEqual(claims.limits.start_date, datetime.max.replace(tzinfo=timezone.utc))
 
     def test_a_member_holder(self) -> None:
         holder = {"kind": "member", "memberGlobalId": "m-1", "enterpriseGlobalId": "e-1"}

@@ -9,6 +9,7 @@ import socket
 import threading
 import unittest
 import urllib.parse
+from datetime import datetime, timezone
 from typing import List
 
 from keyward import (
@@ -195,10 +196,10 @@ class Leases(StubTest):
     def test_heartbeat_consume_and_check_in_answer_and_name_the_machine(self) -> None:
         lease = self.check_out()
         self.stub.interval = 7
-        self.assertEqual(lease.heartbeat(), Heartbeat(LEASE_ID, 1_800_000_100_000, 7, 12))
+        self.assertEqual(lease.heartbeat(), Heartbeat(LEASE_ID, datetime(2027, 1, 15, 8, 1, 40, tzinfo=timezone.utc), 7, 12))
         self.assertEqual(lease.heartbeat_interval_seconds, 7)
         self.assertEqual(lease.consume(2), Consumption(consumed=2, limit=100, remaining=98))
-        self.assertEqual(lease.check_in(), CheckIn(used_seconds=15, seat_free_at=1_800_000_000_000))
+        self.assertEqual(lease.check_in(), CheckIn(used_seconds=15, seat_free_at=datetime(2027, 1, 15, 8, 0, tzinfo=timezone.utc)))
         beat, consume, check_in = self.stub.runtime_requests()[1:]
         self.assertEqual(beat.path, f"/runtime/v1/leases/{LEASE_ID}/heartbeat")
         self.assertEqual(beat.json, {"fingerprint": "fp-this-machine"})

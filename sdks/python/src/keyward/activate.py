@@ -142,8 +142,12 @@ def _has_ipv4(name: str) -> bool:
         return False
 
 
-def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _at(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=timezone.utc)
 
 
 def _left(seconds: float) -> str:
@@ -324,8 +328,8 @@ def _install(args: argparse.Namespace, state: _State, out: TextIO, err: TextIO) 
         "request": request.code,
         "answer": answer.strip(),
         "leaseId": lease.lease_id,
-        "issuedAt": lease.issued_at,
-        "expiresAt": lease.expires_at,
+        "issuedAt": int(lease.issued_at.timestamp()),
+        "expiresAt": int(lease.expires_at.timestamp()),
         "expBound": lease.exp_bound,
         "installedAt": int(_now(args)),
     }
@@ -344,7 +348,7 @@ def _print_lease(out: TextIO, lease: ActivatedLease, now: float) -> None:
         f"lock: {lease.asset_num}\n"
         f"product: {lease.crm_product_id}\n"
         f"issued: {_iso(lease.issued_at)}\n"
-        f"expires: {_iso(lease.expires_at)} ({lease.exp_bound}), {_left(lease.expires_at - now)}\n"
+        f"expires: {_iso(lease.expires_at)} ({lease.exp_bound}), {_left(lease.expires_at.timestamp() - now)}\n"
     )
 
 
@@ -387,7 +391,7 @@ def _status(args: argparse.Namespace, state: _State, out: TextIO, err: TextIO) -
         out.write(f"pending request: {_describe(pending)}\n{pending.code}\n")
     returned = state.read_json(RETURNED_FILE)
     if returned is not None:
-        out.write(f"returned: lease {returned.get('leaseId')} at {_iso(float(returned.get('returnedAt', 0)))}\n")
+        out.write(f"returned: lease {returned.get('leaseId')} at {_iso(_at(float(returned.get('returnedAt', 0))))}\n")
         out.write(f"return code: {returned.get('code')}\n")
     return status
 

@@ -30,13 +30,23 @@ import secrets
 import struct
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 from cryptography.exceptions import InvalidSignature
 
 from .errors import ActivationFormatError, LeaseError
-from .offline import EXP_BOUNDS, Jwks, LeaseClaims, _b64url_decode, _now_ms, _write_atomically, verify_lease
+from .offline import (
+    _EPOCH,
+    EXP_BOUNDS,
+    Jwks,
+    LeaseClaims,
+    _b64url_decode,
+    _from_epoch_s,
+    _now_ms,
+    _write_atomically,
+    verify_lease,
+)
 
 __all__ = [
     "CROCKFORD",
@@ -300,21 +310,26 @@ class _Reader:
 class ActivationRequest:
     """What an offline machine asks for: a seat of a product on a lock, for so many days. Keep
     it (:meth:`save`), nonce included, until its answer comes back: the answer is verified
-    against it. ``created_at`` is seconds since the epoch."""
+    against it. ``created_at`` is an aware datetime, whole seconds (the request carries it so)."""
 
     app_key: str
     asset_num: str
     crm_product_id: str
     days: int
-    created_at: int
+    created_at: datetime
     nonce: bytes = field(repr=False)
     fingerprint_hash: bytes = field(repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.days, bool) or not isinstance(self.days, int) or not 1 <= self.days <= MAX_ACTIVATION_DAYS:
             raise ActivationFormatError(f"days must be 1 to {MAX_ACTIVATION_DAYS}, not {self.days!r}")
-        if isinstance(self.created_at, bool) or not isinstance(self.created_at, int) or not 0 <= self.created_at < _U32:
-            raise ActivationFormatError("created_at must be whole seconds since the epoch, before 2106")
+        if (
+            not isinstance(self.created_at, datetime)
+            or self.created_at.tzinfo is None
+            or self.created_at.microsecond != 0
+            or not 0 <= self.created_at_s < _U32
+        ):
+            raise ActivationFormatError("created_at must be an aware datetime, whole seconds, 1970 to 2106")
         if not isinstance(self.nonce, bytes) or len(self.nonce) != _NONCE_BYTES:
             raise ActivationFormatError(f"the nonce must be {_NONCE_BYTES} bytes")
         if not isinstance(self.fingerprint_hash, bytes) or len(self.fingerprint_hash) != _FINGERPRINT_HASH_BYTES:
@@ -327,13 +342,18 @@ class ActivationRequest:
         """The request's bytes (kind ``0x52``, version 1)."""
         return (
             bytes([_KIND_REQUEST, ACTIVATION_VERSION])
-            + struct.pack(">HI", self.days, self.created_at)
+            + struct.pack(">HI", self.days, self.created_at_s)
             + self.nonce
             + self.fingerprint_hash
             + _text_field(self.app_key, "app_key")
             + _text_field(self.asset_num, "asset_num")
             + _text_field(self.crm_product_id, "crm_product_id")
         )
+
+    @property
+    def created_at_s(self) -> int:
+        """``created_at`` in epoch seconds, as the request's bytes carry it."""
+        return (self.created_at - _EPOCH) // timedelta(seconds=1)
 
     @property
     def code(self) -> str:
@@ -353,7 +373,7 @@ class ActivationRequest:
     def file(self) -> Dict[str, Any]:
         """The request file's document: ``code`` (what the server reads) and, for people, what it
         asks for."""
-        created = datetime.fromtimestamp(self.created_at, tz=timezone.utc)
+        created = self.created_at.astimezone(timezone.utc)
         return {
             "keyward": "activation-request",
             "version": ACTIVATION_VERSION,
@@ -396,7 +416,7 @@ class ActivationRequest:
             raise ActivationFormatError(
                 f"the activation request asks for {days} days; 1 to {MAX_ACTIVATION_DAYS} are possible"
             )
-        return cls(app_key, asset_num, crm_product_id, days, created_at, nonce, fingerprint)
+        return cls(app_key, asset_num, crm_product_id, days, _from_epoch_s(created_at), nonce, fingerprint)
 
     @classmethod
     def read(cls, text: str) -> "ActivationRequest":
@@ -443,7 +463,7 @@ def create_activation_request(
         asset_num=asset_num,
         crm_product_id=crm_product_id,
         days=days,
-        created_at=_now_ms(now) // 1000,
+        created_at=_from_epoch_s(_now_ms(now) // 1000),
         nonce=secrets.token_bytes(_NONCE_BYTES) if nonce is None else bytes(nonce),
         fingerprint_hash=fingerprint_hash(fingerprint),
     )
@@ -459,13 +479,13 @@ def read_activation_request(text: str) -> ActivationRequest:
 
 @dataclass(frozen=True)
 class ActivatedLease:
-    """What a verified activation answer says. Times are seconds since the epoch; ``exp_bound``
+    """What a verified activation answer says. Times are aware UTC datetimes; ``exp_bound``
     is ``offline-days``, ``license-end`` or ``time-duration``. ``lease`` is the signed lease (JWS)
     when the answer was the file or the JWS, with its ``claims``; None for a typed answer."""
 
     lease_id: str
-    issued_at: int
-    expires_at: int
+    issued_at: datetime
+    expires_at: datetime
     exp_bound: str
     asset_num: str
     crm_product_id: str
@@ -540,8 +560,8 @@ def _verify_typed(code: str, request: ActivationRequest, keys: Jwks, fingerprint
         raise _refuse("fingerprint", "it was activated for another machine")
     return ActivatedLease(
         lease_id=answer.lease_id,
-        issued_at=answer.issued_at,
-        expires_at=answer.expires_at,
+        issued_at=_from_epoch_s(answer.issued_at),
+        expires_at=_from_epoch_s(answer.expires_at),
         exp_bound=EXP_BOUNDS[answer.exp_bound],
         asset_num=request.asset_num,
         crm_product_id=request.crm_product_id,
@@ -602,8 +622,8 @@ def verify_activation(
         raise _refuse("request", "it answers another activation request")
     return ActivatedLease(
         lease_id=claims.lease_id,
-        issued_at=int(claims.issued_at),
-        expires_at=int(claims.expires_at),
+        issued_at=claims.issued_at,
+        expires_at=claims.expires_at,
         exp_bound=claims.exp_bound or "offline-days",
         asset_num=claims.asset_num,
         crm_product_id=pending.crm_product_id,

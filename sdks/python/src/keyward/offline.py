@@ -17,7 +17,7 @@ import re
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
 
 from cryptography.exceptions import InvalidSignature
@@ -169,21 +169,23 @@ class LeaseLimits:
     concurrent: Optional[int]
     time_duration_seconds: Optional[int]
     amount: Optional[int]
-    start_date: Optional[int]
-    end_date: Optional[int]
+    start_date: Optional[datetime]
+    end_date: Optional[datetime]
 
 
 @dataclass(frozen=True)
 class LeaseClaims:
-    """What a verified offline lease says. Times (``issued_at``, ``not_before``, ``expires_at``)
-    are seconds since the epoch, as JWT times are; ``raw`` is the whole payload."""
+    """What a verified offline lease says. Times (``issued_at``, ``not_before``, ``expires_at``,
+    and the limits' ``start_date`` and ``end_date``) are aware UTC datetimes; ``raw`` is the whole
+    payload, its times numbers as signed (``iat``, ``nbf``, ``exp`` in epoch seconds, ``limits``'
+    dates in epoch milliseconds)."""
 
     lease_id: str
     issuer: str
     audience: str
-    issued_at: float
-    not_before: float
-    expires_at: float
+    issued_at: datetime
+    not_before: datetime
+    expires_at: datetime
     holder: LeaseHolder
     fingerprint: str
     asset_num: str
@@ -202,6 +204,31 @@ class LeaseClaims:
     @property
     def jti(self) -> str:
         return str(self.raw["jti"])
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _from_epoch_s(seconds: float) -> datetime:
+    """An aware UTC datetime from epoch seconds (exact for whole seconds, unlike
+    ``datetime.fromtimestamp``'s float path, and without its platform's range)."""
+    return _EPOCH + timedelta(seconds=seconds)
+
+
+def _from_epoch_ms(milliseconds: float) -> datetime:
+    """An aware UTC datetime from epoch milliseconds, as the server's JSON carries times."""
+    return _EPOCH + timedelta(milliseconds=milliseconds)
+
+
+def _limit_date(value: Any) -> Optional[datetime]:
+    """A limit's date (epoch milliseconds) as a datetime: None when absent or not a number (the
+    raw claims keep it); beyond datetime's years 1-9999, the nearest of them."""
+    if not _is_number(value):
+        return None
+    try:
+        return _from_epoch_ms(value)
+    except OverflowError:
+        return (datetime.max if value > 0 else datetime.min).replace(tzinfo=timezone.utc)
 
 
 def _is_text(value: Any) -> bool:
@@ -247,9 +274,9 @@ def _claims_of(payload: Mapping[str, Any]) -> LeaseClaims:
         lease_id=payload["sub"],
         issuer=payload["iss"],
         audience=payload["aud"],
-        issued_at=payload["iat"],
-        not_before=payload["nbf"],
-        expires_at=payload["exp"],
+        issued_at=_from_epoch_s(payload["iat"]),
+        not_before=_from_epoch_s(payload["nbf"]),
+        expires_at=_from_epoch_s(payload["exp"]),
         holder=LeaseHolder(
             kind=holder["kind"],
             asset_num=holder.get("assetNum"),
@@ -267,8 +294,8 @@ def _claims_of(payload: Mapping[str, Any]) -> LeaseClaims:
             concurrent=limits.get("concurrent"),
             time_duration_seconds=limits.get("timeDurationSeconds"),
             amount=limits.get("amount"),
-            start_date=limits.get("startDate"),
-            end_date=limits.get("endDate"),
+            start_date=_limit_date(limits.get("startDate")),
+            end_date=_limit_date(limits.get("endDate")),
         ),
         exp_bound=payload.get("expBound"),
         raw=payload,
@@ -360,6 +387,11 @@ def verify_lease(
     for claim in ("iat", "nbf", "exp"):
         if not _is_number(payload[claim]):
             raise LeaseError("malformed", f'"{claim}" claim must be a number')
+        try:
+            _from_epoch_s(payload[claim])
+        except OverflowError:
+            # LeaseClaims carries a datetime: a time past year 9999 is no lease's (C refuses it too).
+            raise LeaseError("malformed", f'"{claim}" claim is out of range') from None
 
     # 6–7. The time claims, whole seconds, no leeway.
     if payload["nbf"] > now_s:

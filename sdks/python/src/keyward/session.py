@@ -11,13 +11,14 @@ import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Type
 
 from . import _http
 from ._version import __version__
 from .errors import KeywardAuthError, KeywardConnectionError, KeywardError
-from .offline import Jwks
+from .offline import Jwks, _from_epoch_ms
 from .retry import RetryPolicy, check_idempotency_key, is_transient, new_idempotency_key, retry_after_of
 
 __all__ = [
@@ -46,10 +47,10 @@ def new_nonce() -> str:
 
 @dataclass(frozen=True)
 class Heartbeat:
-    """A heartbeat's answer: the lease lives until ``expires_at`` (epoch ms)."""
+    """A heartbeat's answer: the lease lives until ``expires_at`` (an aware UTC datetime)."""
 
     lease_id: str
-    expires_at: int
+    expires_at: datetime
     heartbeat_interval_seconds: int
     used_seconds: int
 
@@ -67,10 +68,10 @@ class Consumption:
 @dataclass(frozen=True)
 class CheckIn:
     """A check-in's answer: the lease's use, and when its seat is free for another machine
-    (epoch ms; an offline lease keeps its seat until it expires)."""
+    (an aware UTC datetime; an offline lease keeps its seat until it expires)."""
 
     used_seconds: int
-    seat_free_at: int
+    seat_free_at: datetime
 
 
 class _TokenSource:
@@ -436,7 +437,7 @@ class Lease:
     lease_id: str
     status: str
     asset_num: str
-    expires_at: int
+    expires_at: datetime
     heartbeat_interval_seconds: int
     used_seconds: int
     product: Mapping[str, Any]
@@ -452,7 +453,7 @@ class Lease:
         self.lease_id = str(data["leaseId"])
         self.status = str(data.get("status", "granted"))
         self.asset_num = str(data.get("assetNum", ""))
-        self.expires_at = int(data.get("expiresAt", 0))
+        self.expires_at = _from_epoch_ms(int(data.get("expiresAt", 0)))
         self.heartbeat_interval_seconds = int(data.get("heartbeatIntervalSeconds", 60))
         self.used_seconds = 0
         self.product = data.get("product") or {}
@@ -525,7 +526,7 @@ class Lease:
         data = self._call("heartbeat", {"fingerprint": self.fingerprint})
         answer = Heartbeat(
             lease_id=str(data["leaseId"]),
-            expires_at=int(data["expiresAt"]),
+            expires_at=_from_epoch_ms(int(data["expiresAt"])),
             heartbeat_interval_seconds=int(data["heartbeatIntervalSeconds"]),
             used_seconds=int(data["usedSeconds"]),
         )
@@ -558,7 +559,7 @@ class Lease:
         An offline lease keeps its seat until it expires (``seat_free_at``)."""
         self.stop_heartbeats()
         data = self._call("check-in", {"fingerprint": self.fingerprint})
-        answer = CheckIn(used_seconds=int(data["usedSeconds"]), seat_free_at=int(data["seatFreeAt"]))
+        answer = CheckIn(used_seconds=int(data["usedSeconds"]), seat_free_at=_from_epoch_ms(int(data["seatFreeAt"])))
         self.checked_in = answer
         self.used_seconds = answer.used_seconds
         self.session._forget(self)
