@@ -204,6 +204,21 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
     const back = await runCli(['app', 'set', app.appKey, '--no-restrict-to-channels', '--json'], env);
     expect(JSON.parse(back.stdout)).toMatchObject({ offlineEarlyReturn: true, restrictToChannels: false });
 
+    const nothing = await runCli(['app', 'set', app.appKey], env);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toContain('nothing to set: give --offline-early-return');
+    const bare = JSON.parse(
+      (await runCli(['app', 'create', '--name', 'bare', '--scopes', 'auth_me', '--json'], env)).stdout,
+    ) as { appKey: string };
+    const refused = await runCli(['app', 'set', bare.appKey, '--restrict-to-channels'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('the application has no channels');
+  });
+
+  it("sets an app's own rate limit, lists it, refuses a bad one and restores the default", async () => {
+    const app = JSON.parse(
+      (await runCli(['app', 'create', '--name', 'fleet', '--scopes', 'auth_runtime', '--json'], env)).stdout,
+    ) as { appKey: string };
     const limited = await runCli(['app', 'set', app.appKey, '--rate-limit', '1200000'], env);
     expect(limited.stdout.trim()).toBe(
       `${app.appKey}: changed: at most 1200000 calls a minute, all instances together`,
@@ -219,16 +234,6 @@ describe.skipIf(onPostgres())('keyward CLI', () => {
     }
     const restored = await runCli(['app', 'set', app.appKey, '--rate-limit', 'default'], env);
     expect(restored.stdout).toContain("changed: the server's rate limit");
-
-    const nothing = await runCli(['app', 'set', app.appKey], env);
-    expect(nothing.code).toBe(1);
-    expect(nothing.stderr).toContain('nothing to set: give --offline-early-return');
-    const bare = JSON.parse(
-      (await runCli(['app', 'create', '--name', 'bare', '--scopes', 'auth_me', '--json'], env)).stdout,
-    ) as { appKey: string };
-    const refused = await runCli(['app', 'set', bare.appKey, '--restrict-to-channels'], env);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('the application has no channels');
   });
 
   it('changes keyward-console, the console client, only with --force, saying every enterprise sign-in ends', async () => {
