@@ -26,7 +26,8 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe.skipIf(onPostgres())('keyward CLI', () => {
+// Each test runs the CLI a dozen times, a process each: on a loaded machine, past the default 30 s.
+describe.skipIf(onPostgres())('keyward CLI', { timeout: 90_000 }, () => {
   it('generates the admin key into DATA_DIR with mode 0600', () => {
     const stat = fs.statSync(path.join(dataDir, 'admin.key'));
     expect(stat.mode & 0o777).toBe(0o600);
