@@ -188,9 +188,8 @@ func VerifyLease(token string, jwks *JWKS, opts VerifyOptions) (*LeaseClaims, er
 	}
 	// A lease signed before the server bounded exp by the license's end may outlive the license;
 	// the end date it carries still holds.
-	if end := claims.Limits.EndDate; end != nil && now.UnixMilli() > *end {
-		return nil, refuse(ReasonLicenseEnded, "the license ended at %s",
-			time.UnixMilli(*end).UTC().Format(time.RFC3339))
+	if end := claims.Limits.EndDate; end != nil && now.UnixMilli() > end.UnixMilli() {
+		return nil, refuse(ReasonLicenseEnded, "the license ended at %s", end.UTC().Format(time.RFC3339))
 	}
 	return claims, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -342,8 +343,14 @@ func TestVerifyLeaseClaims(t *testing.T) {
 	if l.Concurrent == nil || *l.Concurrent != 2 || l.TimeDurationSeconds != nil || l.Amount == nil || *l.Amount != 100 {
 		t.Errorf("limits %+v", l)
 	}
-	if end, ok := l.End(); !ok || !end.Equal(time.Unix(testNow+30*86400, 0)) {
-		t.Errorf("end %v %v", end, ok)
+	if l.EndDate == nil || !l.EndDate.Equal(time.Unix(testNow+30*86400, 0)) ||
+		l.StartDate == nil || !l.StartDate.Equal(time.Unix(testNow-86400, 0)) {
+		t.Errorf("dates %v %v", l.StartDate, l.EndDate)
+	}
+	// Written back as Keyward sends them: dates in epoch milliseconds.
+	if wire, err := json.Marshal(l); err != nil || !strings.Contains(string(wire), fmt.Sprintf(`"endDate":%d`, (testNow+30*86400)*1000)) ||
+		!strings.Contains(string(wire), fmt.Sprintf(`"startDate":%d`, (testNow-86400)*1000)) {
+		t.Errorf("limits as JSON %s, %v", wire, err)
 	}
 	if !claims.ExpiresAt.Equal(time.Unix(testNow+86400, 0)) || !claims.IssuedAt.Equal(time.Unix(testNow-3600, 0)) {
 		t.Errorf("times %v %v", claims.IssuedAt, claims.ExpiresAt)
