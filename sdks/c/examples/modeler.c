@@ -232,7 +232,7 @@ static int verify(void) {
   }
   if (st != KW_OK) die("verify", &err);
   char until[64];
-  format_time(claims->exp * 1000, until, sizeof until);
+  format_time(claims->exp_s * 1000, until, sizeof until);
   printf("offline lease verified: %s on %s, for this machine until %s (bound by %s)\n",
          claims->product.crm_product_id ? claims->product.crm_product_id : claims->product.product_uri,
          claims->asset_num, until, claims->exp_bound ? claims->exp_bound : "-");
@@ -348,7 +348,7 @@ static int activate(int count, char **words, const char *jwks_file) {
   kw_jwks_free(keys);
   free(answer);
   char until[64];
-  format_time(lease.expires_at * 1000, until, sizeof until);
+  format_time(lease.expires_at_s * 1000, until, sizeof until);
   printf("activated: lease %s for %s on %s\n", lease.lease_id, lease.crm_product_id, lease.asset_num);
   printf("valid until %s (bound by %s)\n", until, lease.exp_bound);
   printf("activation kept in %s\n", activation_path);
@@ -391,7 +391,7 @@ static int run_offline(const char *product, long seconds, const char *jwks_file)
     return rc;
   }
   char until[64];
-  format_time(lease.expires_at * 1000, until, sizeof until);
+  format_time(lease.expires_at_s * 1000, until, sizeof until);
   printf("running offline until %s: lease %s for %s on %s\n", until, lease.lease_id, product, lease.asset_num);
 
   struct sigaction sa;

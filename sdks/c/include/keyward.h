@@ -411,7 +411,8 @@ typedef struct kw_claims {
   const char *jti;
   /** The appKey that checked it out. */
   const char *aud;
-  int64_t iat, nbf, exp; /* epoch seconds */
+  /** The JWT's iat, nbf and exp, in epoch seconds. */
+  int64_t iat_s, nbf_s, exp_s;
   /** "lock" or "member". */
   const char *holder_kind;
   /** For a lock holder: its asset number. */
@@ -488,7 +489,7 @@ typedef struct kw_activation_request {
   char crm_product_id[256];
   int days;
   /** When the machine made it, epoch seconds. */
-  int64_t created_at;
+  int64_t created_at_s;
   unsigned char nonce[KW_ACTIVATION_NONCE_BYTES];
   /** The first 10 bytes of SHA-256 of the machine's fingerprint (UTF-8). */
   unsigned char fingerprint_hash[KW_ACTIVATION_FINGERPRINT_HASH_BYTES];
@@ -498,9 +499,9 @@ typedef struct kw_activation_request {
 typedef struct kw_activated_lease {
   /** The lease id, a UUID. */
   char lease_id[37];
-  /** Epoch seconds. */
-  int64_t issued_at;
-  int64_t expires_at;
+  /** When it was issued and when it expires, epoch seconds. */
+  int64_t issued_at_s;
+  int64_t expires_at_s;
   /** What bounded the expiry: "offline-days", "license-end" or "time-duration". */
   char exp_bound[16];
   char asset_num[256];

@@ -450,7 +450,7 @@ static kw_status decode_request(const unsigned char *bytes, size_t len, kw_activ
   memset(&q, 0, sizeof q);
   get_header(&r, KIND_REQUEST);
   q.days = (int)get_u16(&r, "days");
-  q.created_at = get_u32(&r, "its time");
+  q.created_at_s = get_u32(&r, "its time");
   get_bytes(&r, q.nonce, NONCE_BYTES, "its nonce");
   get_bytes(&r, q.fingerprint_hash, FPH_BYTES, "the machine's fingerprint");
   get_text(&r, q.app_key, "appKey");
@@ -525,7 +525,7 @@ kw_status kw_activation_request_create(const kw_activation_params *params, kw_ac
   memcpy(q.asset_num, params->asset_num, strlen(params->asset_num) + 1);
   memcpy(q.crm_product_id, params->crm_product_id, strlen(params->crm_product_id) + 1);
   q.days = params->days;
-  q.created_at = now;
+  q.created_at_s = now;
   if (params->nonce != NULL) memcpy(q.nonce, params->nonce, NONCE_BYTES);
   else if (RAND_bytes(q.nonce, NONCE_BYTES) != 1)
     return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "OpenSSL's random generator failed");
@@ -545,14 +545,14 @@ kw_status kw_activation_request_code(const kw_activation_request *request, char 
     if (memchr(texts[i], '\0', 256) == NULL || !text_field_ok(texts[i]))
       return kw__fail(err, KW_ERR_INVALID_ARGUMENT, NULL, "the request's appKey, assetNum and crmProductId must be 1 to 255 bytes of UTF-8");
   }
-  if (request->days < 1 || request->days > KW_ACTIVATION_MAX_DAYS || request->created_at < 0 ||
-      request->created_at > (int64_t)UINT32_MAX)
+  if (request->days < 1 || request->days > KW_ACTIVATION_MAX_DAYS || request->created_at_s < 0 ||
+      request->created_at_s > (int64_t)UINT32_MAX)
     return kw__fail(err, KW_ERR_INVALID_ARGUMENT, NULL, "the request's days or time is out of range");
   writer w = {.at = 0};
   put_byte(&w, KIND_REQUEST);
   put_byte(&w, VERSION);
   put_u16(&w, (unsigned)request->days);
-  put_u32(&w, (uint32_t)request->created_at);
+  put_u32(&w, (uint32_t)request->created_at_s);
   put_bytes(&w, request->nonce, NONCE_BYTES);
   put_bytes(&w, request->fingerprint_hash, FPH_BYTES);
   put_text(&w, request->app_key);
@@ -576,7 +576,7 @@ kw_status kw_activation_request_file(const kw_activation_request *request, char 
   kw_status st = kw_activation_request_code(request, &code, err);
   if (st != KW_OK) return st;
   char created[32];
-  iso_time(request->created_at, created);
+  iso_time(request->created_at_s, created);
   cJSON *file = cJSON_CreateObject();
   bool built = file != NULL && cJSON_AddStringToObject(file, "keyward", "activation-request") != NULL &&
                cJSON_AddNumberToObject(file, "version", VERSION) != NULL &&
@@ -713,8 +713,8 @@ static kw_status verify_typed(const kw_jwks *jwks, const char *code, const kw_ac
   if (out != NULL) {
     memset(out, 0, sizeof *out);
     memcpy(out->lease_id, t.lease_id, sizeof out->lease_id);
-    out->issued_at = t.issued_at;
-    out->expires_at = t.expires_at;
+    out->issued_at_s = t.issued_at;
+    out->expires_at_s = t.expires_at;
     kw__copy_text(out->exp_bound, sizeof out->exp_bound, EXP_BOUNDS[t.exp_bound]);
     kw__copy_text(out->asset_num, sizeof out->asset_num, request->asset_num);
     kw__copy_text(out->crm_product_id, sizeof out->crm_product_id, request->crm_product_id);
@@ -757,8 +757,8 @@ static kw_status verify_jws(const kw_jwks *jwks, const char *token, const kw_act
   if (out != NULL) {
     memset(out, 0, sizeof *out);
     kw__copy_text(out->lease_id, sizeof out->lease_id, claims->sub);
-    out->issued_at = claims->iat;
-    out->expires_at = claims->exp;
+    out->issued_at_s = claims->iat_s;
+    out->expires_at_s = claims->exp_s;
     kw__copy_text(out->exp_bound, sizeof out->exp_bound, claims->exp_bound ? claims->exp_bound : "offline-days");
     kw__copy_text(out->asset_num, sizeof out->asset_num, claims->asset_num);
     kw__copy_text(out->crm_product_id, sizeof out->crm_product_id, request->crm_product_id);

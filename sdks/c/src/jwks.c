@@ -356,9 +356,9 @@ static claims_box *claims_of(cJSON *payload, char *text, kw_error *err) {
   c->sub = kw__json_string(payload, "sub");
   c->jti = kw__json_string(payload, "jti");
   c->aud = kw__json_string(payload, "aud");
-  c->iat = kw__json_int(payload, "iat");
-  c->nbf = kw__json_int(payload, "nbf");
-  c->exp = kw__json_int(payload, "exp");
+  c->iat_s = kw__json_int(payload, "iat");
+  c->nbf_s = kw__json_int(payload, "nbf");
+  c->exp_s = kw__json_int(payload, "exp");
   c->holder_kind = kw__json_string(holder, "kind");
   c->holder_asset_num = kw__json_string(holder, "assetNum");
   c->member_global_id = kw__json_string(holder, "memberGlobalId");

@@ -156,7 +156,7 @@ static void request_case(const cJSON *c) {
     ok = false;
   } else if (strcmp(back.app_key, p.app_key) != 0 || strcmp(back.asset_num, p.asset_num) != 0 ||
              strcmp(back.crm_product_id, p.crm_product_id) != 0 || back.days != p.days ||
-             back.created_at != p.now_s || memcmp(back.nonce, nonce, 8) != 0 ||
+             back.created_at_s != p.now_s || memcmp(back.nonce, nonce, 8) != 0 ||
              memcmp(back.fingerprint_hash, request.fingerprint_hash, 10) != 0) {
     snprintf(why, sizeof why, "its code reads back as other fields");
     ok = false;
@@ -261,8 +261,8 @@ static void answer_case(const kw_jwks *jwks, int64_t now_s, const cJSON *c) {
       snprintf(why, sizeof why, "leaseId %s, expected %s", lease.lease_id, lease_id);
       ok = false;
     }
-    if (ok && cJSON_GetObjectItemCaseSensitive(expect, "expiresAt") != NULL && lease.expires_at != expires) {
-      snprintf(why, sizeof why, "expiresAt %lld, expected %lld", (long long)lease.expires_at, (long long)expires);
+    if (ok && cJSON_GetObjectItemCaseSensitive(expect, "expiresAt") != NULL && lease.expires_at_s != expires) {
+      snprintf(why, sizeof why, "expiresAt %lld, expected %lld", (long long)lease.expires_at_s, (long long)expires);
       ok = false;
     }
     if (ok && bound != NULL && strcmp(lease.exp_bound, bound) != 0) {
@@ -270,8 +270,8 @@ static void answer_case(const kw_jwks *jwks, int64_t now_s, const cJSON *c) {
       ok = false;
     }
     if (ok && (strcmp(lease.asset_num, request.asset_num) != 0 || strcmp(lease.app_key, request.app_key) != 0 ||
-               strcmp(lease.crm_product_id, request.crm_product_id) != 0 || lease.issued_at <= 0 ||
-               lease.issued_at > now_s)) {
+               strcmp(lease.crm_product_id, request.crm_product_id) != 0 || lease.issued_at_s <= 0 ||
+               lease.issued_at_s > now_s)) {
       snprintf(why, sizeof why, "the lease's asset, app, product or time differ from the request's");
       ok = false;
     }
@@ -571,8 +571,8 @@ static void typed_answers(void) {
   CHECK(kw_verify_activation(test_jwks, code, &r, FP, NOW_S * 1000, &lease, &err) == KW_OK, "%s", err.message);
   CHECK_STR(lease.exp_bound, "time-duration");
   CHECK_STR(lease.lease_id, "01938f2e-7c1a-7000-8000-00000000b002");
-  CHECK(lease.issued_at == NOW_S - 300 && lease.expires_at == NOW_S + 30 * 86400, "times %lld %lld",
-        (long long)lease.issued_at, (long long)lease.expires_at);
+  CHECK(lease.issued_at_s == NOW_S - 300 && lease.expires_at_s == NOW_S + 30 * 86400, "times %lld %lld",
+        (long long)lease.issued_at_s, (long long)lease.expires_at_s);
   CHECK_STR(lease.asset_num, "A-1");
   CHECK_STR(lease.crm_product_id, "modeler-pro");
   CHECK_STR(lease.app_key, "kw_app");
@@ -651,7 +651,7 @@ static void requests(void) {
 
   /* The file's text reads back by its code alone. */
   CHECK(kw_activation_request_read(json, &back, &err) == KW_OK, "%s", err.message);
-  CHECK(memcmp(&back.nonce, NONCE, 8) == 0 && back.created_at == NOW_S - 600 && back.days == 30, "fields");
+  CHECK(memcmp(&back.nonce, NONCE, 8) == 0 && back.created_at_s == NOW_S - 600 && back.days == 30, "fields");
   const char *forged = "{\"keyward\":\"activation-request\",\"version\":1,\"code\":\"%s\",\"assetNum\":\"B-2\"}";
   char text[2048];
   snprintf(text, sizeof text, forged, code);
@@ -780,7 +780,7 @@ static void requests(void) {
   CHECK(kw_activation_request_create(&p, &a, &err) == KW_OK && kw_activation_request_create(&p, &b, &err) == KW_OK,
         "%s", err.message);
   CHECK(memcmp(a.nonce, b.nonce, 8) != 0, "two requests, two nonces");
-  CHECK(a.created_at > NOW_S - 5 * 365 * 86400LL && a.created_at <= b.created_at, "now: %lld", (long long)a.created_at);
+  CHECK(a.created_at_s > NOW_S - 5 * 365 * 86400LL && a.created_at_s <= b.created_at_s, "now: %lld", (long long)a.created_at_s);
 
   /* The activated fingerprint. */
   char fph[KW_ACTIVATION_FINGERPRINT_SIZE];

@@ -261,7 +261,7 @@ static void test_claims_answered(void) {
     CHECK_STR(c->fingerprint, FP);
     CHECK_STR(c->product.crm_product_id, "P-1");
     CHECK_STR(c->product.product_name, "Modeler");
-    CHECK(c->exp == 1800600000, "exp %lld", (long long)c->exp);
+    CHECK(c->exp_s == 1800600000, "exp %lld", (long long)c->exp_s);
     CHECK(c->limits.amount == 100, "amount");
     CHECK(c->limits.time_duration_seconds == KW_UNSET, "null is KW_UNSET");
     CHECK(c->limits.end_date_ms == 1805184000000LL, "endDate");
