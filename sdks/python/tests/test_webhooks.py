@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import unittest
+from datetime import datetime, timezone
 
 from keyward import WebhookError, verify_webhook
 
@@ -36,6 +37,10 @@ class Webhooks(unittest.TestCase):
         self.assertEqual((event.id, event.type, event.request_id), ("evt_1", "lease.revoked", "r-1"))
         self.assertEqual(event.data, {"leaseId": "l-1"})
         self.assertEqual(event.scope["appKey"], "kw_app")
+        self.assertEqual(event.timestamp, datetime(2027, 1, 15, 8, 0, tzinfo=timezone.utc))
+        # A time that does not read is None; the event is still the signed one.
+        odd = json.dumps({"id": "evt_2", "type": "lease.revoked", "timestamp": "yesterday"}).encode()
+        self.assertIsNone(verify_webhook(SECRET, odd, signed(odd, message_id="evt_2"), now=NOW).timestamp)
 
     def test_headers_of_http_server_and_of_any_case(self) -> None:
         message = email.message.Message()

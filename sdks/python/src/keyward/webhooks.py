@@ -10,6 +10,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Iterable, List, Mapping, Optional, Union
 
 from .errors import WebhookError
@@ -23,11 +24,12 @@ _DIGITS = re.compile(r"^[0-9]+$")
 @dataclass(frozen=True)
 class WebhookEvent:
     """A webhook Keyward sent: the body's fields (docs/webhooks.md lists the types and their
-    data). Deduplicate by ``id``: a delivery may come more than once."""
+    data). Deduplicate by ``id``: a delivery may come more than once. ``timestamp`` is when it
+    occurred, an aware datetime (None when the body has none that reads)."""
 
     id: str
     type: str
-    timestamp: Optional[str]
+    timestamp: Optional[datetime]
     scope: Mapping[str, Any]
     data: Mapping[str, Any]
     request_id: Optional[str]
@@ -109,6 +111,18 @@ def verify_webhook(
     raise WebhookError("no matching signature")
 
 
+def _instant(value: Any) -> Optional[datetime]:
+    """An event's ISO 8601 time (``2027-01-15T07:59:58.000Z``) as an aware datetime."""
+    if not isinstance(value, str):
+        return None
+    try:
+        # Python 3.9's fromisoformat does not read "Z".
+        moment = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
 def _event_of(raw_body: bytes, message_id: str) -> WebhookEvent:
     try:
         event: Any = json.loads(raw_body)
@@ -126,7 +140,7 @@ def _event_of(raw_body: bytes, message_id: str) -> WebhookEvent:
     return WebhookEvent(
         id=message_id,
         type=event_type,
-        timestamp=event.get("timestamp"),
+        timestamp=_instant(event.get("timestamp")),
         scope=scope if isinstance(scope, dict) else {},
         data=data if isinstance(data, dict) else {},
         request_id=event.get("requestId"),

@@ -116,13 +116,23 @@ public final class WebhookVerifier {
         throw new WebhookVerificationException("no matching signature");
     }
 
+    /** An event's ISO 8601 time ({@code 2027-01-15T07:59:58.000Z}); null when it has none that reads. */
+    private static Instant instant(String text) {
+        if (text == null) return null;
+        try {
+            return java.time.OffsetDateTime.parse(text).toInstant();
+        } catch (java.time.format.DateTimeParseException e) {
+            return null;
+        }
+    }
+
     private static WebhookEvent eventOf(String id, byte[] body) throws WebhookVerificationException {
         JsonNode event = Json.parse(body);
         if (event == null || !event.isObject()) throw new WebhookVerificationException("the body is no JSON object");
         if (!id.equals(Json.text(event, "id"))) throw new WebhookVerificationException("webhook-id differs from the event id");
         JsonNode scope = event.get("scope");
         JsonNode data = event.get("data");
-        return new WebhookEvent(id, Json.text(event, "type"), Json.text(event, "timestamp"),
+        return new WebhookEvent(id, Json.text(event, "type"), instant(Json.text(event, "timestamp")),
                 scope == null ? Json.MAPPER.nullNode() : scope, data == null ? Json.MAPPER.nullNode() : data,
                 Json.text(event, "requestId"), event);
     }

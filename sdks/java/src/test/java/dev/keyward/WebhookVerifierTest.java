@@ -40,6 +40,7 @@ class WebhookVerifierTest {
         assertEquals("asset.locked", event.type());
         assertEquals("Ä-1", event.data().get("assetNum").asText());
         assertEquals(null, event.requestId());
+        assertEquals(Instant.parse("2027-01-15T08:00:00Z"), event.timestamp());
         // The same body as a String: its UTF-8 bytes are what was signed.
         Map<String, String> plain = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
         plain.put("webhook-id", "evt_1");
