@@ -10,6 +10,12 @@ const SAMPLE_MS = 100;
 /** The bench's own connections (this watch, the meter), left out of what is watched. */
 export const BENCH_APPLICATION = 'keyward-bench-meter';
 
+/**
+ * The fleet's instance names its connections so (PGAPPNAME): its pool is told apart from the
+ * run's idle instance's and the bench's own.
+ */
+export const FLEET_APPLICATION = 'keyward-bench-fleet';
+
 /** Statements told apart by what they touch; anything else by its first words. */
 const LABELS: ReadonlyArray<[RegExp, string]> = [
   [/write_before/, 'heartbeat'],
@@ -71,18 +77,24 @@ export class ConnectionWatch {
     if (this.busy) return;
     this.busy = true;
     try {
-      const rows = await this.client.query<{ state: string; wait: string | null; query: string }>(
-        `select state, wait_event as wait, query from pg_stat_activity
+      const rows = await this.client.query<{
+        app: string;
+        state: string;
+        wait: string | null;
+        query: string;
+      }>(
+        `select application_name as app, state, wait_event as wait, query from pg_stat_activity
           where datname = current_database() and backend_type = 'client backend'
             and application_name <> $1 and state is not null`,
         [BENCH_APPLICATION],
       );
       this.samples += 1;
       for (const r of rows.rows) {
+        const whose = r.app === FLEET_APPLICATION ? 'fleet instance' : 'other';
         const what =
           r.state === 'idle'
-            ? 'idle'
-            : `${r.state}${r.wait === null ? '' : ` (${r.wait})`}: ${label(r.query)}`;
+            ? `${whose}, idle`
+            : `${whose}, ${r.state}${r.wait === null ? '' : ` (${r.wait})`}: ${label(r.query)}`;
         this.seen.set(what, (this.seen.get(what) ?? 0) + 1);
       }
     } finally {

@@ -148,7 +148,7 @@ export function fleetLog(f: FleetResult): string[] {
       .join('; ');
   return [
     `fleet heartbeats: ${calls(f.steady)}; sent late p99 ${f.steady.lateP99.toFixed(1)} ms; ` +
-      `${f.steady.skipped} not sent, the copy's last one unanswered`,
+      `${f.steady.skipped} not sent, the copy's last one unanswered; at most ${f.steady.peak} unanswered at once`,
     `fleet heartbeat, each: ${perCallText(f.heartbeat)}`,
     `fleet steady phase: ${busy(s)}; PostgreSQL per heartbeat by process: ${[...s.postgresByKind]
       .filter(([, ms]) => ms > 0)
@@ -158,7 +158,7 @@ export function fleetLog(f: FleetResult): string[] {
     `fleet check-out, each: ${perCallText(f.checkOut)}`,
     `fleet check-outs, the fleet beating: ${calls(f.fill)}`,
     `fleet steady phase, the bench database's connections on average: ${connections(f.steadyConnections)}`,
-    `fleet 9:00 wave: ${calls(f.wave)}; heartbeats meanwhile p50 ${f.waveBeats.p50.toFixed(1)} ms, p99 ${f.waveBeats.p99.toFixed(1)} ms`,
+    `fleet 9:00 wave: ${calls(f.wave)}; heartbeats meanwhile p50 ${f.waveBeats.p50.toFixed(1)} ms, p99 ${f.waveBeats.p99.toFixed(1)} ms, at most ${f.waveBeats.peak} unanswered at once`,
     `fleet 9:00 wave: ${busy(f.waveCosts)}`,
     `fleet 9:00 wave, the bench database's connections on average: ${connections(f.waveConnections)}`,
     `fleet after: ${f.lost} lost${f.firstLost === '' ? '' : ` (${f.firstLost})`}, ${f.fleetLive} live of the fleet, ` +

@@ -39,6 +39,8 @@ class Calls {
   firstFailure = '';
   /** Heartbeats not sent because the copy's last one was still unanswered when the next fell due. */
   skipped = 0;
+  /** The most heartbeats unanswered at once: past the load generator's connections they queue in it. */
+  peak = 0;
   started = performance.now();
   ended = 0;
 
@@ -114,6 +116,7 @@ class Fleet {
     const calls = this.beats;
     calls.late.push(late);
     this.inFlight += 1;
+    calls.peak = Math.max(calls.peak, this.inFlight);
     this.waiting.add(machine);
     void this.client
       .post(`/leases/${this.leaseIds[machine] as string}/heartbeat`, {
@@ -219,7 +222,13 @@ export interface FleetResult {
   checkOut: PerCall;
   fill: Measured & { failed: number; firstFailure: string };
   /** The fleet's heartbeats over the steady phase, and what each cost. */
-  steady: Measured & { failed: number; firstFailure: string; skipped: number; lateP99: number };
+  steady: Measured & {
+    failed: number;
+    firstFailure: string;
+    skipped: number;
+    lateP99: number;
+    peak: number;
+  };
   heartbeat: PerCall;
   /** The steady phase's costs in all: how busy the machine was, and PostgreSQL's CPU by process kind. */
   steadyCosts: Costs;
@@ -227,7 +236,7 @@ export interface FleetResult {
   steadyConnections: Map<string, number>;
   /** The 9:00 wave's check-outs, and the fleet's heartbeats meanwhile. */
   wave: Measured & { failed: number; firstFailure: string };
-  waveBeats: Measured & { failed: number };
+  waveBeats: Measured & { failed: number; peak: number };
   /** The wave's costs in all (its check-outs and the fleet's heartbeats), and the connections. */
   waveCosts: Costs;
   waveConnections: Map<string, number>;
@@ -403,6 +412,7 @@ export async function runFleet(
         ...calls(steady),
         ...steady.measured(steadySeconds),
         skipped: steady.skipped,
+        peak: steady.peak,
         lateP99: percentile(
           [...steady.late].sort((a, b) => a - b),
           99,
@@ -412,7 +422,11 @@ export async function runFleet(
       steadyCosts,
       steadyConnections,
       wave: calls(waveCalls),
-      waveBeats: { ...waveBeats.measured((waveDone - waveCalls.started) / 1000), failed: waveBeats.failed },
+      waveBeats: {
+        ...waveBeats.measured((waveDone - waveCalls.started) / 1000),
+        failed: waveBeats.failed,
+        peak: waveBeats.peak,
+      },
       waveCosts: costsBetween(r3.at, r4.at),
       waveConnections,
       lost: fleet.lost,

@@ -24,6 +24,7 @@ import { runStalledTenant, runWebhooks } from './webhooks.js';
 import { runCheckoutStorm } from './checkout-storm.js';
 import { runBusyLicense, type Round } from './busy-license.js';
 import { runFleet } from './fleet.js';
+import { FLEET_APPLICATION } from './fleet-activity.js';
 import { fleetLog, fleetRows } from './fleet-rows.js';
 import { seedUsage, USAGE_PRODUCTS, usagePageYear, usageProductYear, usageYear } from './usage.js';
 import type { Db } from '../src/db/client.js';
@@ -695,6 +696,7 @@ async function fleetScenario(
   const fleet = await startKeyward({
     ...instance,
     RUNTIME_LEASE_SECONDS: String(5 * FLEET.heartbeatSeconds),
+    PGAPPNAME: FLEET_APPLICATION,
   });
   try {
     const f = await runFleet(
