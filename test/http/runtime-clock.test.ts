@@ -55,7 +55,7 @@ describe('leases whose heartbeats stop', () => {
     }
   });
 
-  it('writes the lease row only when fewer than three beats of lease remain, and frees the seat within the lease time of the last beat', async () => {
+  it('writes the lease row only when fewer than two and a half beats of lease remain, and frees the seat within the lease time of the last beat', async () => {
     const target = await lockWith(world, { limitConcurrent: 1 });
     const fp = fingerprint();
     const start = clock;
@@ -68,8 +68,9 @@ describe('leases whose heartbeats stop', () => {
         .executeTakeFirstOrThrow();
     const written = await row();
     type Beaten = { expiresAt: number; usedSeconds: number };
-    // Beats every 12 s (the interval it is told): the stored expiry, 60 s out, stays 36 s ahead
-    // of the first two, which change nothing stored yet count the time used.
+    // Beats every 12 s (the interval it is told): the stored expiry, 60 s out, stays at least 30 s
+    // (two and a half beats) ahead of the first two, which change nothing stored yet count the
+    // time used.
     for (const beat of [1, 2]) {
       advance(12);
       const answer = leaseOf(await heartbeat(world, lease, fp)) as unknown as Beaten;

@@ -102,7 +102,7 @@ export interface ConsumeAnswer {
 }
 
 /** Heartbeat intervals a lease's stored expiry stays ahead of its last beat (ADR 0020). */
-const BEATS_AHEAD = 3;
+const BEATS_AHEAD = 2.5;
 
 export interface RuntimeSettings {
   leaseSeconds: number;
@@ -399,8 +399,9 @@ export class RuntimeService {
       fingerprint: input.fingerprint,
       now,
       extendTo: new Date(nowMs + this.settings.leaseSeconds * 1000),
-      // Written when fewer than three beats' worth of lease remain: a copy beating as told then
-      // writes one beat in three at the default settings, still outlives two lost beats, and a
+      // Written when fewer than two and a half beats' worth of lease remain: a copy beating as
+      // told then writes one beat in three at the default settings (the bound falls between two
+      // beats, so a beat a little late does not write early), still outlives a lost beat, and a
       // stopped one frees its seat within RUNTIME_LEASE_SECONDS of its last beat, as before.
       writeBefore: new Date(
         nowMs + Math.min(this.settings.leaseSeconds, BEATS_AHEAD * this.settings.heartbeatSeconds) * 1000,
