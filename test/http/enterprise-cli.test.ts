@@ -85,11 +85,14 @@ describe('keyward enterprise show', () => {
     expect(result.stderr.trim()).toBe('keyward: no enterprise no-such-enterprise');
   });
 
-  it('exits 1 with the usage when the id or the subcommand is missing', async () => {
-    for (const args of [['enterprise', 'show'], ['enterprise']]) {
-      const result = await runCli(args, cliEnv);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain('keyward enterprise show ENTERPRISE_GLOBAL_ID');
-    }
+  it('exits 1 naming the missing id, or with the usage when the subcommand is missing', async () => {
+    const noId = await runCli(['enterprise', 'show'], cliEnv);
+    expect(noId.code).toBe(1);
+    // The error first, then one line pointing to the help: the whole help would bury it.
+    expect(noId.stderr).toContain("missing required argument 'ENTERPRISE_GLOBAL_ID'");
+    expect(noId.stderr).toContain('keyward enterprise show --help');
+    const noCommand = await runCli(['enterprise'], cliEnv);
+    expect(noCommand.code).toBe(1);
+    expect(noCommand.stderr).toContain('keyward enterprise show ENTERPRISE_GLOBAL_ID');
   });
 });
