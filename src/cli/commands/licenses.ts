@@ -2,19 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { adminCall } from '../admin-client.js';
 import { printableJson, text } from '../printable.js';
 import { examples } from '../program.js';
-
-interface ExpiringLicense {
-  assetNum: string;
-  crmProductId: string | null;
-  productUri: string | null;
-  productName: string | null;
-  endsAt: number;
-  seatsLicensed: number | null;
-  seatsUsed: number;
-  enterpriseGlobalId: string | null;
-  enterpriseName: string | null;
-  channelCode: string | null;
-}
+import type { ExpiringLicense } from '../../domain/licenses/expiring-licenses.repository.js';
 
 interface ExpiringOptions {
   days?: number;
