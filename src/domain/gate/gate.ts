@@ -64,6 +64,11 @@ export function currentWindow(now = Date.now()): number {
   return Math.floor(now / 60000);
 }
 
+/** Seconds until the next one-minute window, when every rate limit's count starts again (Retry-After). */
+export function secondsToNextWindow(nowMs = Date.now()): number {
+  return Math.max(1, Math.ceil((60_000 - (nowMs % 60_000)) / 1000));
+}
+
 export function randomShard(): number {
   return Math.floor(Math.random() * RATE_SHARDS);
 }

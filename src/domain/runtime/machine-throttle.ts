@@ -1,5 +1,6 @@
 import { KeywardError } from '../../errors/keyward-error.js';
 import { CommonCode } from '../../errors/common-codes.js';
+import { currentWindow, secondsToNextWindow } from '../gate/gate.js';
 
 /**
  * The runtime calls one machine (app and fingerprint) may make a minute, counted by each instance
@@ -19,7 +20,7 @@ export class MachineThrottle {
   /** Counts one call of the machine at `nowMs`; refuses it (429, Retry-After) past the limit. */
   take(appId: string, fingerprint: string, nowMs: number): void {
     if (this.perMinute <= 0) return;
-    const window = Math.floor(nowMs / 60_000);
+    const window = currentWindow(nowMs);
     if (window !== this.window) {
       this.window = window;
       this.counts.clear();
@@ -31,7 +32,7 @@ export class MachineThrottle {
     throw new KeywardError(
       CommonCode.rateLimited,
       `too many calls from this machine: at most ${this.perMinute} a minute`,
-      { httpStatus: 429, retryAfterSeconds: Math.ceil(((window + 1) * 60_000 - nowMs) / 1000) },
+      { httpStatus: 429, retryAfterSeconds: secondsToNextWindow(nowMs) },
     );
   }
 }

@@ -2,7 +2,7 @@ import type { Scope } from '../../domain/apps/apps.service.js';
 import type { FastifyRequest } from 'fastify';
 import { CommonCode, commonMessages } from '../../errors/common-codes.js';
 import { KeywardError } from '../../errors/keyward-error.js';
-import { NONCE_PATTERN, type Admission } from '../../domain/gate/gate.js';
+import { NONCE_PATTERN, secondsToNextWindow, type Admission } from '../../domain/gate/gate.js';
 import type { TokenGrant } from '../../domain/tokens/tokens.repository.js';
 import type { Services } from '../../services.js';
 
@@ -44,18 +44,13 @@ export function requireGrant(grant: TokenGrant | undefined, scope: Scope): Token
   return grant;
 }
 
-/** Seconds until the rate limits' next one-minute window. */
-export function secondsToNextMinute(nowMs: number): number {
-  return Math.max(1, Math.ceil((60_000 - (nowMs % 60_000)) / 1000));
-}
-
 /** Rate limit, then the nonce: a replayed nonce is a failed security check. */
 export function requireAdmission(admission: Admission | undefined): void {
   if (admission === 'limited') {
     throw new KeywardError(CommonCode.rateLimited, commonMessages[CommonCode.rateLimited], {
       httpStatus: 429,
       cause: 'per-app rate limit reached; retry in the next minute',
-      retryAfterSeconds: secondsToNextMinute(Date.now()),
+      retryAfterSeconds: secondsToNextWindow(),
     });
   }
   if (admission !== 'ok') throw deny(CommonCode.securityCheckFailed, 'g_nonce was already used');
