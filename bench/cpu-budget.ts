@@ -5,6 +5,7 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../src/db/client.js';
 import { createPostgres } from './databases.js';
+import { cpuMsOf } from './fleet-meter.js';
 import { measure, type RequestShape } from './load.js';
 import { startKeyward, startReference } from './processes.js';
 import * as requests from './requests.js';
@@ -18,15 +19,8 @@ import { BATCH_CONNECTIONS, READ_CONNECTIONS, RUNTIME_COPIES, SMALL_TENANTS } fr
 // CPU each request costs all three together. For R1, the read scenarios and batchOrder this prints that cost
 // per request, split by process (from /proc, Linux only), on the small data set.
 
-const CLOCK_TICKS = 100;
-
 function cpuSecondsOf(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return 0;
-  }
+  return (cpuMsOf(pid) ?? 0) / 1000;
 }
 
 /**

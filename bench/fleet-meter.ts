@@ -12,8 +12,8 @@ import { BENCH_APPLICATION } from './fleet-activity.js';
 const CLOCK_TICKS = 100;
 const SAMPLE_EVERY_MS = 5000;
 
-/** utime + stime of a process in ms, or undefined once it is gone. */
-function cpuMsOf(pid: number): number | undefined {
+/** utime + stime of a process in ms, or undefined once it is gone (bench/cpu-budget.ts too). */
+export function cpuMsOf(pid: number): number | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
@@ -283,19 +283,8 @@ export class FleetMeter {
   }
 }
 
-/** What happened between two readings. */
-export interface Costs {
-  seconds: number;
-  keywardCpuMs: number;
-  postgresCpuMs: number;
-  postgresByKind: Map<string, number>;
-  loadCpuMs: number;
-  machineBusyMs: number;
-  machineAllMs: number;
-  clusterWalBytes: number;
-  ownWalBytes: number | null;
-  rows: Map<string, Written>;
-}
+/** What happened between two readings: each total's difference, over `seconds`. */
+export type Costs = Omit<Reading, 'at'> & { seconds: number };
 
 export function costsBetween(from: Reading, to: Reading): Costs {
   const rows = new Map<string, Written>();
