@@ -235,3 +235,238 @@ export function toneOf(status: string): BadgeTone {
 export function Badge(props: { tone: BadgeTone; children: ComponentChildren }) {
   return <span class={`badge ${props.tone}`}>{props.children}</span>;
 }
+
+/**
+ * Every console table is a DataTable: each column has a kind, and the kind decides how its cells
+ * read, so no page fixes a column by hand (issue 41 §2).
+ *
+ * - `id`: an identifier (asset number, lease id, app key, UUID). One line, monospace, shortened in
+ *   the middle past `max` characters (the whole value stays in the text, in `title` and in the
+ *   copy button: selecting the cell copies it whole), a link when `href` answers one.
+ * - `code`: a name in code (an event type, a product id): one line, monospace, no copy button.
+ * - `time`: compact, `2026-11-27 14:05`; the header says UTC once; the full instant on hover.
+ * - `number`: right-aligned, figures of one width.
+ * - `json`: a JSON value folded into a <details>, its summary naming what it holds.
+ * - `text`: anything else, rendered by the page.
+ */
+export type ColumnKind = 'id' | 'code' | 'time' | 'number' | 'json' | 'text';
+
+type Attributes = Record<string, string | number | boolean | undefined>;
+
+interface ColumnBase<Row> {
+  header: string;
+  /** On the header, on hover: what the column means. */
+  headerTitle?: string;
+  /** The cells' class (page rules and tests find cells by it). */
+  className?: string;
+  /** Under the value, smaller, on a line of its own (an app's name under its key). */
+  sub?: (row: Row) => ComponentChildren;
+  /** More attributes of the cell (`data-seats`). */
+  cell?: (row: Row) => Attributes;
+}
+
+export interface IdColumn<Row> extends ColumnBase<Row> {
+  kind: 'id' | 'code';
+  value: (row: Row) => string | null | undefined;
+  href?: (row: Row) => string | undefined;
+  /** Characters shown at most, the ellipsis included; a longer value loses its middle. */
+  max?: number;
+}
+
+export interface TimeColumn<Row> extends ColumnBase<Row> {
+  kind: 'time';
+  value: (row: Row) => Date | number | null | undefined;
+}
+
+export interface NumberColumn<Row> extends ColumnBase<Row> {
+  kind: 'number';
+  /** A number, or what stands for one ("—", "unlimited"). */
+  value: (row: Row) => number | string | null | undefined;
+}
+
+export interface JsonColumn<Row> extends ColumnBase<Row> {
+  kind: 'json';
+  value: (row: Row) => unknown;
+  /** The folded detail's summary; by default the names of the object's fields. */
+  summary?: (row: Row) => ComponentChildren;
+}
+
+export interface TextColumn<Row> extends ColumnBase<Row> {
+  kind: 'text';
+  render: (row: Row) => ComponentChildren;
+}
+
+export type Column<Row> =
+  IdColumn<Row> | TimeColumn<Row> | NumberColumn<Row> | JsonColumn<Row> | TextColumn<Row>;
+
+/** An identifier's default length on screen: a UUID shows `0192a3b4-c…5e6f70`. */
+const ID_MAX = 18;
+/** Characters kept at the end of a shortened identifier (its start takes the rest). */
+const ID_TAIL = 6;
+
+/**
+ * An identifier on one line. Past `max` characters its middle is hidden, not removed (console.css
+ * collapses it and puts an ellipsis in its place): the text, a selection and a search still hold
+ * the whole value.
+ */
+export function Ident(props: {
+  context: ConsoleContext;
+  value: string;
+  href?: string | undefined;
+  max?: number | undefined;
+  copy?: boolean;
+}) {
+  const { context, value, href, max = ID_MAX, copy = true } = props;
+  const shortened = value.length > max;
+  const head = Math.max(1, max - 1 - ID_TAIL);
+  const text = shortened ? (
+    <>
+      {value.slice(0, head)}
+      <span class="ident-cut">{value.slice(head, value.length - ID_TAIL)}</span>
+      <span class="ident-tail">{value.slice(value.length - ID_TAIL)}</span>
+    </>
+  ) : (
+    value
+  );
+  const code = (
+    <code class={shortened ? 'ident shortened' : 'ident'} title={value}>
+      {text}
+    </code>
+  );
+  return (
+    <span class="ident-line">
+      {href === undefined ? code : <a href={href}>{code}</a>}
+      {copy && (
+        // Shown by console.js, which copies it; without script the value is selected by hand.
+        <button
+          type="button"
+          class="copy"
+          data-copy={value}
+          data-copied={context.t('common.copied')}
+          title={context.t('common.copy')}
+          aria-label={context.t('common.copyValue', { value })}
+          hidden
+        >
+          <svg viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+            <rect x="5" y="5" width="9" height="9" rx="1.5" />
+            <path d="M11 3.5V3a1 1 0 0 0-1-1H3a1 1 0 0 0-1 1v7a1 1 0 0 0 1 1h.5" />
+          </svg>
+        </button>
+      )}
+    </span>
+  );
+}
+
+/** A time in a table: the date and the minute (the header says UTC); the full instant on hover. */
+export function CompactTime(props: { at: Date | number | null | undefined }) {
+  if (props.at === null || props.at === undefined) return <span>—</span>;
+  const iso = new Date(props.at).toISOString();
+  return (
+    <time dateTime={iso} title={iso}>
+      <span>{iso.slice(0, 10)}</span> <span>{iso.slice(11, 16)}</span>
+    </time>
+  );
+}
+
+/** A JSON value folded: the summary says what it holds, the whole value under it. */
+export function JsonDetail(props: { value: unknown; summary?: ComponentChildren; max?: number }) {
+  const { value } = props;
+  if (value === null || value === undefined) return <span>—</span>;
+  const pretty = JSON.stringify(value, null, 2) ?? 'null';
+  const max = props.max ?? Number.POSITIVE_INFINITY;
+  const cut = pretty.length > max;
+  return (
+    <details class="json">
+      <summary>{props.summary ?? <code>{jsonSummary(value)}</code>}</summary>
+      <pre>{cut ? `${pretty.slice(0, max)}\n…` : pretty}</pre>
+    </details>
+  );
+}
+
+/** What a folded value holds, in a few characters: an object's field names, an array's length. */
+function jsonSummary(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.length}]`;
+  if (typeof value === 'object' && value !== null) {
+    const keys = Object.keys(value);
+    const names = keys.slice(0, 3).join(', ');
+    return `{ ${names}${keys.length > 3 ? ', …' : ''} }`;
+  }
+  const text = JSON.stringify(value) ?? 'null';
+  return text.length > 24 ? `${text.slice(0, 23)}…` : text;
+}
+
+function cellOf<Row>(context: ConsoleContext, column: Column<Row>, row: Row): ComponentChildren {
+  switch (column.kind) {
+    case 'id':
+    case 'code': {
+      const value = column.value(row);
+      if (value === null || value === undefined || value === '') return '—';
+      const max = column.max ?? (column.kind === 'id' ? ID_MAX : Number.POSITIVE_INFINITY);
+      return (
+        <Ident
+          context={context}
+          value={value}
+          href={column.href?.(row)}
+          max={max}
+          copy={column.kind === 'id'}
+        />
+      );
+    }
+    case 'time':
+      return <CompactTime at={column.value(row)} />;
+    case 'number': {
+      const value = column.value(row);
+      return value === null || value === undefined ? '—' : String(value);
+    }
+    case 'json':
+      return <JsonDetail value={column.value(row)} summary={column.summary?.(row)} />;
+    case 'text':
+      return column.render(row);
+  }
+}
+
+/**
+ * A table of `rows`, one column each of `columns` (a `false` column is left out: a column only
+ * some pages show). In its scrolling frame unless `bare`.
+ */
+export function DataTable<Row>(props: {
+  context: ConsoleContext;
+  rows: readonly Row[];
+  columns: ReadonlyArray<Column<Row> | false | undefined>;
+  className?: string;
+  /** Attributes of each row (`data-lease`), for tests and scripts to find it. */
+  row?: (row: Row) => Attributes;
+  bare?: boolean;
+}) {
+  const { context } = props;
+  const columns = props.columns.filter((c): c is Column<Row> => c !== false && c !== undefined);
+  const table = (
+    <table class={props.className}>
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th data-kind={c.kind} title={c.headerTitle}>
+              {c.kind === 'time' ? context.t('common.inUtc', { header: c.header }) : c.header}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.map((row) => (
+          <tr {...(props.row?.(row) ?? {})}>
+            {columns.map((c) => {
+              const sub = c.sub?.(row);
+              return (
+                <td data-kind={c.kind} class={c.className} {...(c.cell?.(row) ?? {})}>
+                  {cellOf(context, c, row)}
+                  {sub !== undefined && sub !== null && sub !== false && <small class="sub">{sub}</small>}
+                </td>
+              );
+            })}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+  return props.bare === true ? table : <div class="table-wrap">{table}</div>;
+}
