@@ -1,10 +1,9 @@
 import {
+  compactVerify,
   createLocalJWKSet,
   createRemoteJWKSet,
   errors,
-  jwtVerify,
   type JSONWebKeySet,
-  type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
 import { KeywardLeaseError, type LeaseFailure } from './errors.js';
@@ -41,13 +40,6 @@ function keySetOf(keys: LeaseKeys): JWTVerifyGetKey {
 }
 
 function reasonOf(error: unknown, remote: boolean): LeaseFailure | undefined {
-  if (error instanceof errors.JWTExpired) return 'expired';
-  if (error instanceof errors.JWTClaimValidationFailed) {
-    // A required claim that is absent is a malformed lease, whichever claim it is.
-    if (error.reason === 'missing') return 'malformed';
-    if (error.claim === 'nbf') return 'not-yet-valid';
-    return 'malformed';
-  }
   // Another algorithm (none, HS256…) is no signature of a Keyward key, whatever the token claims.
   if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JOSEAlgNotAllowed) {
     return 'signature';
@@ -55,11 +47,130 @@ function reasonOf(error: unknown, remote: boolean): LeaseFailure | undefined {
   if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
     return 'unknown-key';
   }
-  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) return 'malformed';
-  if (error instanceof errors.JOSENotSupported) return 'malformed';
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JOSENotSupported) return 'malformed';
   // Anything else while fetching the key set: the network, an answer that is no JWKS, a timeout.
   return remote ? 'jwks-unavailable' : undefined;
 }
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * The bytes of one segment of a compact JWS, when the segment is exactly their unpadded base64url:
+ * its alphabet only (no `=`, `+`, `/`, whitespace or line break) and its unused last bits zero, so
+ * one token has one text (RFC 4648 §3.5, RFC 7515 §2). undefined otherwise.
+ */
+function segmentBytes(text: string): Uint8Array | undefined {
+  if (text.length % 4 === 1) return undefined;
+  const bytes = new Uint8Array(Math.floor((text.length * 3) / 4));
+  let bits = 0;
+  let held = 0;
+  let at = 0;
+  for (const char of text) {
+    const value = BASE64URL.indexOf(char);
+    if (value < 0 || char.length !== 1) return undefined;
+    held = (held << 6) | value;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes[at++] = (held >> bits) & 0xff;
+      held &= (1 << bits) - 1;
+    }
+  }
+  return held === 0 ? bytes : undefined;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Whether an object of this JSON text (one `JSON.parse` read) names a member twice, the names
+ * compared unescaped. `JSON.parse` keeps the last of them, another parser the first: such a lease
+ * would say one thing here and another there, so it is no lease.
+ */
+function namesAMemberTwice(text: string): boolean {
+  const open: (Set<string> | undefined)[] = []; // the names of each open object; undefined: an array
+  let nameNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (char === '"') {
+      const start = i;
+      for (i++; text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      const names = open[open.length - 1];
+      if (nameNext && names !== undefined) {
+        const name = JSON.parse(text.slice(start, i + 1)) as string;
+        if (names.has(name)) return true;
+        names.add(name);
+      }
+      nameNext = false;
+    } else if (char === '{') {
+      open.push(new Set());
+      nameNext = true;
+    } else if (char === '[') {
+      open.push(undefined);
+      nameNext = false;
+    } else if (char === '}' || char === ']') {
+      open.pop();
+      nameNext = false;
+    } else if (char === ',') {
+      nameNext = open[open.length - 1] !== undefined;
+    }
+  }
+  return false;
+}
+
+/** A segment's bytes as a JSON object: UTF-8 (no byte order mark), each name once. */
+function jsonObjectOf(bytes: Uint8Array): Record<string, unknown> | undefined {
+  try {
+    const text = utf8.decode(bytes);
+    const value: unknown = JSON.parse(text);
+    return isObject(value) && !namesAMemberTwice(text) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The first of verifyLease's checks, before any key: three segments, each exactly base64url, the
+ * header and the payload JSON objects with each name once, and no `crit` in the header (a lease
+ * uses no extension, RFC 7515 §4.1.11).
+ */
+function compactParts(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
+  const parts = typeof token === 'string' ? token.split('.') : [];
+  const [header, payload, signature] = parts.map(segmentBytes);
+  const headerJson = header === undefined ? undefined : jsonObjectOf(header);
+  const payloadJson = payload === undefined ? undefined : jsonObjectOf(payload);
+  if (
+    parts.length !== 3 ||
+    signature === undefined ||
+    headerJson === undefined ||
+    payloadJson === undefined
+  ) {
+    throw new KeywardLeaseError(
+      'malformed',
+      'lease refused (malformed): not three base64url segments, or a header or payload that is no JSON object',
+    );
+  }
+  if (Object.hasOwn(headerJson, 'crit')) {
+    throw new KeywardLeaseError(
+      'malformed',
+      'lease refused (malformed): its header names critical extensions',
+    );
+  }
+  return { header: headerJson, payload: payloadJson };
+}
+
+/** RFC 7515 §4.1.9: a media type compares without case, and `application/` may be left out. */
+function typMatches(typ: unknown): boolean {
+  if (typeof typ !== 'string') return false;
+  const lower = typ.toLowerCase();
+  return (lower.startsWith('application/') ? lower.slice('application/'.length) : lower) === LEASE_TYP;
+}
+
+/** The latest time a lease may name: 9999-12-31T23:59:59Z, in seconds. */
+const LAST_SECOND = 253_402_300_799;
+
+/** A time claim: a whole number of seconds from 1970 to the end of year 9999. */
+const isWholeSeconds = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= LAST_SECOND;
 
 const isText = (value: unknown): value is string => typeof value === 'string';
 const isTimeOrNull = (value: unknown): value is number | null =>
@@ -71,7 +182,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** The claims past the signature's check, when they have the lease's shape. */
-function asLeaseClaims(payload: JWTPayload): OfflineLeaseClaims | undefined {
+function asLeaseClaims(payload: Record<string, unknown>): OfflineLeaseClaims | undefined {
   const holder = payload.holder;
   const holderOk =
     isObject(holder) &&
@@ -99,25 +210,27 @@ function asLeaseClaims(payload: JWTPayload): OfflineLeaseClaims | undefined {
  * `reason` says why.
  *
  * The checks run in this order and the first that fails answers, as every SDK checks them
- * (sdks/conformance/README.md): the signature and its key; the JWT claims (issuer, type, required
- * claims present, `nbf`, `exp`); then the audience; then the claims' shape (`malformed`); then the
- * machine (`fingerprint`); then the license's end (`license-ended`). So a
- * forged or stale lease never says anything about a machine or a license, and a lease for another
- * machine never says whether its license still runs.
+ * (sdks/conformance/README.md): the token's form (`malformed`: three segments each exactly
+ * base64url, header and payload JSON objects naming each member once, no `crit`); `alg` EdDSA
+ * (`signature`); a key of the set with the header's `kid` (`unknown-key`); the signature; the JWT
+ * claims (type, issuer, required claims present, `sub`, `jti`, `aud` strings, `iat`, `nbf`, `exp`
+ * whole seconds up to the end of year 9999: `malformed`), `nbf`, `exp`; then the audience; then the
+ * claims' shape (`malformed`); then the machine (`fingerprint`); then the license's end
+ * (`license-ended`). So a forged or stale lease never says anything about a machine or a license,
+ * and a lease for another machine never says whether its license still runs.
  */
 export async function verifyLease(token: string, options: VerifyLeaseOptions): Promise<OfflineLeaseClaims> {
   const nowMs = (options.now ?? new Date()).getTime();
+  const nowSeconds = Math.floor(nowMs / 1000);
   const keySet = keySetOf(options);
-  let payload: JWTPayload;
+  const refuse = (reason: LeaseFailure, why: string) =>
+    new KeywardLeaseError(reason, `lease refused (${reason}): ${why}`);
+  const { header, payload } = compactParts(token);
+  if (header.alg !== 'EdDSA') throw refuse('signature', 'it is not signed with EdDSA');
+  // A key is chosen by kid alone: without one, no key is tried.
+  if (typeof header.kid !== 'string') throw refuse('unknown-key', 'its header names no key (kid)');
   try {
-    ({ payload } = await jwtVerify(token, keySet, {
-      algorithms: ['EdDSA'],
-      issuer: LEASE_ISSUER,
-      typ: LEASE_TYP,
-      requiredClaims: ['sub', 'jti', 'aud', 'iat', 'nbf', 'exp'],
-      // The audience is compared below, after the times: jose would compare it first.
-      ...(options.now === undefined ? {} : { currentDate: options.now }),
-    }));
+    await compactVerify(token, keySet, { algorithms: ['EdDSA'] });
   } catch (error) {
     const reason = reasonOf(error, 'jwksUrl' in options);
     if (reason === undefined) throw error;
@@ -125,6 +238,23 @@ export async function verifyLease(token: string, options: VerifyLeaseOptions): P
       cause: error,
     });
   }
+  // Signed by a key of the set: the claims may be read.
+  if (!typMatches(header.typ)) throw refuse('malformed', `its typ is not ${LEASE_TYP}`);
+  if (payload.iss !== LEASE_ISSUER) throw refuse('malformed', `its iss is not ${LEASE_ISSUER}`);
+  for (const claim of ['sub', 'jti', 'aud', 'iat', 'nbf', 'exp']) {
+    if (!Object.hasOwn(payload, claim)) throw refuse('malformed', `the ${claim} claim is missing`);
+  }
+  for (const claim of ['sub', 'jti', 'aud']) {
+    if (!isText(payload[claim])) throw refuse('malformed', `the ${claim} claim is not a string`);
+  }
+  for (const claim of ['iat', 'nbf', 'exp']) {
+    if (!isWholeSeconds(payload[claim])) {
+      throw refuse('malformed', `the ${claim} claim is not whole seconds from 0 to ${LAST_SECOND}`);
+    }
+  }
+  if ((payload.nbf as number) > nowSeconds)
+    throw refuse('not-yet-valid', `it is valid from ${String(payload.nbf)}`);
+  if ((payload.exp as number) <= nowSeconds) throw refuse('expired', `it expired at ${String(payload.exp)}`);
   if (options.audience !== undefined && payload.aud !== options.audience) {
     throw new KeywardLeaseError(
       'audience',
