@@ -5,9 +5,13 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Reason says why VerifyLease refused a lease. The strings are those of every Keyward SDK
@@ -132,10 +136,13 @@ type VerifyOptions struct {
 // VerifyLease verifies an offline lease without calling the server, against a key set the
 // software holds (Session.FetchJWKS while online, LoadJWKS offline), and answers its claims.
 // A refusal is a *LeaseError whose Reason says why. The checks run in this order, the first that
-// fails answering: the token's form (malformed); alg EdDSA (signature); a key of the set with the
-// header's kid (unknown-key); the Ed25519 signature (signature); typ, iss and the registered claims
-// (malformed); nbf (not-yet-valid); exp (expired); the audience; the lease's shape (malformed); the
-// machine (fingerprint); the license's end (license-ended). So no claim of an unverified lease is
+// fails answering (sdks/conformance/README.md): the token's form (malformed: three segments each
+// exactly unpadded base64url, no whitespace; header and payload UTF-8 JSON objects naming each
+// member once; no crit); alg EdDSA (signature); a key of the set with the header's kid
+// (unknown-key); the Ed25519 signature (signature); typ, iss and the registered claims, sub, jti
+// and aud strings, iat, nbf and exp whole seconds up to the end of year 9999 (malformed); nbf
+// (not-yet-valid); exp (expired); the audience; the lease's shape (malformed); the machine
+// (fingerprint); the license's end (license-ended). So no claim of an unverified lease is
 // trusted, and a lease for another machine never says whether its license still runs.
 func VerifyLease(token string, jwks *JWKS, opts VerifyOptions) (*LeaseClaims, error) {
 	now := opts.Now
@@ -149,7 +156,7 @@ func VerifyLease(token string, jwks *JWKS, opts VerifyOptions) (*LeaseClaims, er
 	if refusal != nil {
 		return nil, refusal
 	}
-	if text, _ := stringOf(header["typ"]); text != LeaseType {
+	if text, _ := stringOf(header["typ"]); !typMatches(text) {
 		return nil, refuse(ReasonMalformed, "typ is not %s", LeaseType)
 	}
 	if text, _ := stringOf(payload["iss"]); text != LeaseIssuer {
@@ -160,11 +167,16 @@ func VerifyLease(token string, jwks *JWKS, opts VerifyOptions) (*LeaseClaims, er
 			return nil, refuse(ReasonMalformed, "the %s claim is missing", claim)
 		}
 	}
+	for _, claim := range []string{"sub", "jti", "aud"} {
+		if _, ok := stringOf(payload[claim]); !ok {
+			return nil, refuse(ReasonMalformed, "the %s claim is not a string", claim)
+		}
+	}
 	var times [3]float64
 	for i, claim := range []string{"iat", "nbf", "exp"} {
 		value, ok := numberOf(payload[claim])
-		if !ok {
-			return nil, refuse(ReasonMalformed, "the %s claim is not a number", claim)
+		if !ok || !isWholeSeconds(value) {
+			return nil, refuse(ReasonMalformed, "the %s claim is not whole seconds from 0 to %d", claim, lastSecond)
 		}
 		times[i] = value
 	}
@@ -204,29 +216,30 @@ func verifyCompactJWS(token string, jwks *JWKS) (header, payload map[string]json
 	}
 	var decoded [3][]byte
 	for i, part := range parts {
-		data, err := base64.RawURLEncoding.DecodeString(part)
-		if err != nil {
-			return nil, nil, nil, refuse(ReasonMalformed, "part %d is not base64url", i+1)
+		data, ok := segmentBytes(part)
+		if !ok {
+			return nil, nil, nil, refuse(ReasonMalformed, "part %d is not unpadded base64url", i+1)
 		}
 		decoded[i] = data
 	}
-	if json.Unmarshal(decoded[0], &header) != nil || header == nil {
-		return nil, nil, nil, refuse(ReasonMalformed, "the header is not a JSON object")
+	if header = jsonObject(decoded[0]); header == nil {
+		return nil, nil, nil, refuse(ReasonMalformed, "the header is not a JSON object naming each member once")
 	}
-	if json.Unmarshal(decoded[1], &payload) != nil || payload == nil {
-		return nil, nil, nil, refuse(ReasonMalformed, "the payload is not a JSON object")
+	if payload = jsonObject(decoded[1]); payload == nil {
+		return nil, nil, nil, refuse(ReasonMalformed, "the payload is not a JSON object naming each member once")
 	}
 	if _, ok := header["crit"]; ok {
 		return nil, nil, nil, refuse(ReasonMalformed, "the header names critical extensions")
 	}
-	alg, ok := stringOf(header["alg"])
+	// No alg, or another (none, HS256 …): no signature of a Keyward key, whatever it claims.
+	if alg, _ := stringOf(header["alg"]); alg != "EdDSA" {
+		return nil, nil, nil, refuse(ReasonSignature, "alg %s is not EdDSA", bytes.TrimSpace(header["alg"]))
+	}
+	// A key is chosen by kid alone: without one, no key is tried.
+	kid, ok := stringOf(header["kid"])
 	if !ok {
-		return nil, nil, nil, refuse(ReasonMalformed, "the header has no alg")
+		return nil, nil, nil, refuse(ReasonUnknownKey, "the header names no key (kid)")
 	}
-	if alg != "EdDSA" {
-		return nil, nil, nil, refuse(ReasonSignature, "alg %q is not EdDSA", alg)
-	}
-	kid, _ := stringOf(header["kid"])
 	keys := jwks.keysFor(kid)
 	if len(keys) == 0 {
 		return nil, nil, nil, refuse(ReasonUnknownKey, "no key of the set has kid %q", kid)
@@ -238,6 +251,99 @@ func verifyCompactJWS(token string, jwks *JWKS) (header, payload map[string]json
 		}
 	}
 	return nil, nil, nil, refuse(ReasonSignature, "the signature does not verify")
+}
+
+// segmentBytes decodes one segment of a compact JWS when it is exactly the unpadded base64url of
+// its bytes: the URL alphabet only (base64's decoder would skip CR and LF, so they are refused
+// here), and zero unused bits (Strict), so one token has one text.
+func segmentBytes(part string) ([]byte, bool) {
+	for i := 0; i < len(part); i++ {
+		c := part[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return nil, false
+		}
+	}
+	data, err := base64.RawURLEncoding.Strict().DecodeString(part)
+	return data, err == nil
+}
+
+// jsonObject reads a header or payload: UTF-8 JSON (no byte order mark) of one object in which no
+// object names a member twice. nil otherwise.
+func jsonObject(data []byte) map[string]json.RawMessage {
+	var fields map[string]json.RawMessage
+	if !utf8.Valid(data) || json.Unmarshal(data, &fields) != nil || fields == nil {
+		return nil
+	}
+	if twice, err := namesAMemberTwice(data); err != nil || twice {
+		return nil
+	}
+	return fields
+}
+
+// namesAMemberTwice walks JSON text token by token: whether an object in it, at any depth, names
+// a member twice (names compared unescaped). encoding/json keeps the last of them, another parser
+// the first: one token would say two things.
+func namesAMemberTwice(data []byte) (bool, error) {
+	type open struct {
+		names    map[string]bool // nil for an array
+		nameNext bool
+	}
+	var stack []*open
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	for {
+		token, err := decoder.Token()
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		var top *open
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.names != nil && top.nameNext {
+			if name, ok := token.(string); ok {
+				if top.names[name] {
+					return true, nil
+				}
+				top.names[name] = true
+				top.nameNext = false
+				continue
+			}
+		}
+		switch token {
+		case json.Delim('{'), json.Delim('['):
+			if top != nil && top.names != nil {
+				top.nameNext = true // once this value closes
+			}
+			next := &open{}
+			if token == json.Delim('{') {
+				next.names, next.nameNext = map[string]bool{}, true
+			}
+			stack = append(stack, next)
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		default:
+			if top != nil && top.names != nil {
+				top.nameNext = true
+			}
+		}
+	}
+}
+
+// typMatches compares typ as a media type (RFC 7515 §4.1.9): without case, "application/" implied.
+func typMatches(typ string) bool {
+	lower := strings.ToLower(typ)
+	return strings.TrimPrefix(lower, "application/") == LeaseType
+}
+
+// lastSecond is the latest time a lease may name: 9999-12-31T23:59:59Z.
+const lastSecond = 253402300799
+
+// isWholeSeconds: a time claim is a whole number of seconds from 1970 to the end of year 9999.
+func isWholeSeconds(value float64) bool {
+	return value == math.Trunc(value) && value >= 0 && value <= lastSecond
 }
 
 // jsonKind is the first byte of a JSON value: '"', '{', '[', 'n', 't', 'f', or a number's first.
