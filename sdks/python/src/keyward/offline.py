@@ -18,7 +18,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -48,9 +48,41 @@ _B64URL = re.compile(r"^[A-Za-z0-9_-]*$")
 
 
 def _b64url_decode(part: str) -> bytes:
-    if not _B64URL.match(part) or len(part) % 4 == 1:
+    if not _B64URL.fullmatch(part) or len(part) % 4 == 1:
         raise ValueError("not base64url")
     return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def _segment_bytes(part: str) -> bytes:
+    """One segment of a compact JWS, when it is exactly the unpadded base64url of its bytes: the
+    URL alphabet only (no ``=``, ``+``, ``/``, whitespace or line break) and zero unused bits, so
+    one token has one text."""
+    data = _b64url_decode(part)
+    if base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii") != part:
+        raise ValueError("not canonical base64url")
+    return data
+
+
+def _unique_names(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    """An object of a lease's JSON: a name given twice is malformed (``json`` would keep the last,
+    another parser the first: one token would say two things)."""
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise ValueError("a JSON object names a member twice")
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON")
+
+
+def _json_object(data: bytes) -> Dict[str, Any]:
+    """A header or payload: UTF-8 JSON (no byte order mark) of one object, each name once, at any
+    depth."""
+    value = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_names, parse_constant=_no_constant)
+    if not isinstance(value, dict):
+        raise ValueError("not a JSON object")
+    return value
 
 
 def _write_atomically(path: Union[str, "os.PathLike[str]"], text: str, mode: int) -> None:
@@ -239,6 +271,18 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+#: The latest time a lease may name: 9999-12-31T23:59:59Z.
+_LAST_SECOND = 253402300799
+
+
+def _is_whole_seconds(value: Any) -> bool:
+    """A time claim: a whole number of seconds from 1970 to the end of year 9999, however JSON
+    writes it (``1800604800.0`` is whole)."""
+    if not _is_number(value):
+        return False
+    return (isinstance(value, int) or float(value).is_integer()) and 0 <= value <= _LAST_SECOND
+
+
 def _lease_shape(payload: Mapping[str, Any]) -> bool:
     """The claims an offline lease carries beyond the JWT ones, with their types."""
     holder = payload.get("holder")
@@ -342,18 +386,19 @@ def verify_lease(
     now_ms = _now_ms(now)
     now_s = now_ms // 1000
 
-    # 1. The compact form: three base64url parts, header and payload JSON objects.
+    # 1. The compact form: three segments, each exactly base64url; header and payload JSON
+    # objects naming each member once; no crit (a lease uses no extension, RFC 7515 §4.1.11).
     parts = token.split(".") if isinstance(token, str) else []
     if len(parts) != 3:
         raise LeaseError("malformed", "not a compact JWS (three base64url parts)")
     try:
-        header = json.loads(_b64url_decode(parts[0]))
-        payload = json.loads(_b64url_decode(parts[1]))
-        signature = _b64url_decode(parts[2])
-    except (ValueError, binascii.Error, UnicodeDecodeError) as error:
+        header = _json_object(_segment_bytes(parts[0]))
+        payload = _json_object(_segment_bytes(parts[1]))
+        signature = _segment_bytes(parts[2])
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError) as error:
         raise LeaseError("malformed", f"not a compact JWS: {error}") from None
-    if not isinstance(header, dict) or not isinstance(payload, dict):
-        raise LeaseError("malformed", "the header and the payload must be JSON objects")
+    if "crit" in header:
+        raise LeaseError("malformed", "the header names critical extensions")
 
     # 2. Only EdDSA: none, HS256 … are no signature of a Keyward key, whatever they claim.
     if header.get("alg") != "EdDSA":
@@ -384,14 +429,12 @@ def verify_lease(
     for claim in ("sub", "jti", "aud", "iat", "nbf", "exp"):
         if claim not in payload:
             raise LeaseError("malformed", f'missing required "{claim}" claim')
+    for claim in ("sub", "jti", "aud"):
+        if not _is_text(payload[claim]):
+            raise LeaseError("malformed", f'"{claim}" claim must be a string')
     for claim in ("iat", "nbf", "exp"):
-        if not _is_number(payload[claim]):
-            raise LeaseError("malformed", f'"{claim}" claim must be a number')
-        try:
-            _from_epoch_s(payload[claim])
-        except OverflowError:
-            # LeaseClaims carries a datetime: a time past year 9999 is no lease's (C refuses it too).
-            raise LeaseError("malformed", f'"{claim}" claim is out of range') from None
+        if not _is_whole_seconds(payload[claim]):
+            raise LeaseError("malformed", f'"{claim}" claim must be whole seconds from 0 to {_LAST_SECOND}')
 
     # 6–7. The time claims, whole seconds, no leeway.
     if payload["nbf"] > now_s:
@@ -402,7 +445,7 @@ def verify_lease(
     # 8. The application, when asked for.
     if audience is not None:
         aud = payload["aud"]
-        if not (aud == audience or (isinstance(aud, list) and audience in aud)):
+        if aud != audience:
             raise LeaseError("audience", f"checked out by {aud!r}, not {audience!r}")
 
     # 9. The lease's own claims.
