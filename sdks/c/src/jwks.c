@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <openssl/evp.h>
 #ifdef KEYWARD_HAVE_SODIUM
@@ -188,21 +189,69 @@ static kw_status refuse(kw_error *err, const char *reason, const char *why) {
   return kw__fail(err, KW_ERR_LEASE_REFUSED, reason, "lease refused (%s): %s", reason, why);
 }
 
+/* Whether these bytes are UTF-8 (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF). */
+static bool is_utf8(const unsigned char *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    size_t more;
+    uint32_t cp;
+    if (c < 0x80) {
+      i++;
+      continue;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      more = 1;
+      cp = c & 0x1fu;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      more = 2;
+      cp = c & 0x0fu;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      more = 3;
+      cp = c & 0x07u;
+    } else {
+      return false;
+    }
+    if (n - i <= more) return false;
+    for (size_t k = 1; k <= more; k++) {
+      if ((s[i + k] & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (s[i + k] & 0x3fu);
+    }
+    if ((more == 2 && cp < 0x800) || (more == 3 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+      return false;
+    i += more + 1;
+  }
+  return true;
+}
+
+/* Whether an object in this tree, at any depth, names a member twice (cJSON keeps both, and
+   finds the first: another parser keeps the last, so one token would say two things). */
+static bool names_a_member_twice(const cJSON *item) {
+  for (const cJSON *child = item->child; child != NULL; child = child->next) {
+    if (cJSON_IsObject(item)) {
+      for (const cJSON *later = child->next; later != NULL; later = later->next)
+        if (child->string != NULL && later->string != NULL && strcmp(child->string, later->string) == 0) return true;
+    }
+    if ((cJSON_IsObject(child) || cJSON_IsArray(child)) && names_a_member_twice(child)) return true;
+  }
+  return false;
+}
+
 /* A JSON object from one base64url part, and its text when text is not NULL (the caller frees it);
-   NULL when either is malformed. */
+   NULL when either is malformed: UTF-8 JSON of one object, no byte order mark (which cJSON would
+   skip), no name given twice in any object. */
 static cJSON *json_part(const char *part, size_t len, char **text) {
   size_t raw_len = 0;
   unsigned char *raw = kw__b64url_decode(part, len, &raw_len);
   if (raw == NULL) return NULL;
   /* JSON text and nothing after it: no NUL inside, and the parser must end at the one we add
      (the decoder leaves room for it). */
-  if (memchr(raw, '\0', raw_len) != NULL) {
+  if (memchr(raw, '\0', raw_len) != NULL || !is_utf8(raw, raw_len) || (raw_len >= 3 && memcmp(raw, "\xef\xbb\xbf", 3) == 0)) {
     free(raw);
     return NULL;
   }
   raw[raw_len] = '\0';
   cJSON *json = cJSON_ParseWithLengthOpts((const char *)raw, raw_len + 1, NULL, true);
-  if (json != NULL && !cJSON_IsObject(json)) {
+  if (json != NULL && (!cJSON_IsObject(json) || names_a_member_twice(json))) {
     cJSON_Delete(json);
     json = NULL;
   }
@@ -211,8 +260,21 @@ static cJSON *json_part(const char *part, size_t len, char **text) {
   return json;
 }
 
+/* The latest time a lease may name: 9999-12-31T23:59:59Z. */
+#define LAST_SECOND INT64_C(253402300799)
+
+/* A time claim: a whole number of seconds from 1970 to the end of year 9999. */
 static bool is_time(const cJSON *payload, const char *name) {
-  return kw__json_int(payload, name) != KW_UNSET;
+  int64_t t = kw__json_int(payload, name);
+  return t != KW_UNSET && t >= 0 && t <= LAST_SECOND;
+}
+
+/* RFC 7515 §4.1.9: typ compares as a media type, without case, "application/" implied. */
+static bool typ_matches(const char *typ) {
+  static const char prefix[] = "application/";
+  if (typ == NULL) return false;
+  if (strncasecmp(typ, prefix, sizeof prefix - 1) == 0) typ += sizeof prefix - 1;
+  return strcasecmp(typ, "keyward-lease+jwt") == 0;
 }
 
 static bool is_object(const cJSON *item) { return cJSON_IsObject(item); }
@@ -380,11 +442,13 @@ static claims_box *claims_of(cJSON *payload, char *text, kw_error *err) {
 
 /*
  * The checks in sdks/conformance/README.md's order; the first that fails answers:
- *   malformed  (three base64url parts, header and payload JSON objects)
+ *   malformed  (three base64url parts, exactly; header and payload UTF-8 JSON objects naming each
+ *               member once; no crit)
  *   signature  (alg other than EdDSA)
  *   unknown-key (no key with the header's kid)
  *   signature  (Ed25519 over "header.payload")
- *   malformed  (typ, iss, sub/jti/aud/iat/nbf/exp present; the times numbers)
+ *   malformed  (typ, iss, sub/jti/aud/iat/nbf/exp present; sub/jti/aud strings; the times whole
+ *               seconds from 0 to 253402300799)
  *   not-yet-valid, expired, audience
  *   malformed  (the lease's shape), fingerprint, license-ended
  */
@@ -418,6 +482,11 @@ kw_status kw_verify_lease(const kw_jwks *jwks, const char *token, const char *fi
     st = refuse(err, KW_REASON_MALFORMED, "the header or the payload is not a base64url JSON object");
     goto done;
   }
+  /* A lease uses no extension (RFC 7515 §4.1.11). */
+  if (cJSON_GetObjectItemCaseSensitive(header, "crit") != NULL) {
+    st = refuse(err, KW_REASON_MALFORMED, "the header has crit parameters");
+    goto done;
+  }
 
   const char *alg = kw__json_string(header, "alg");
   if (alg == NULL || strcmp(alg, "EdDSA") != 0) {
@@ -447,12 +516,7 @@ kw_status kw_verify_lease(const kw_jwks *jwks, const char *token, const char *fi
     }
   }
   /* Signed by a Keyward key from here on. */
-  if (cJSON_GetObjectItemCaseSensitive(header, "crit") != NULL) {
-    st = refuse(err, KW_REASON_MALFORMED, "the header has crit parameters");
-    goto done;
-  }
-  const char *typ = kw__json_string(header, "typ");
-  if (typ == NULL || strcmp(typ, "keyward-lease+jwt") != 0) {
+  if (!typ_matches(kw__json_string(header, "typ"))) {
     st = refuse(err, KW_REASON_MALFORMED, "the header's typ is not keyward-lease+jwt");
     goto done;
   }
@@ -470,8 +534,12 @@ kw_status kw_verify_lease(const kw_jwks *jwks, const char *token, const char *fi
     st = refuse(err, KW_REASON_MALFORMED, "the issuer is not keyward");
     goto done;
   }
+  if (!is_text(payload, "sub") || !is_text(payload, "jti") || !is_text(payload, "aud")) {
+    st = refuse(err, KW_REASON_MALFORMED, "sub, jti and aud must be strings");
+    goto done;
+  }
   if (!is_time(payload, "iat") || !is_time(payload, "nbf") || !is_time(payload, "exp")) {
-    st = refuse(err, KW_REASON_MALFORMED, "iat, nbf and exp must be whole seconds");
+    st = refuse(err, KW_REASON_MALFORMED, "iat, nbf and exp must be whole seconds from 0 to 253402300799");
     goto done;
   }
   if (kw__json_int(payload, "nbf") > now_s) {

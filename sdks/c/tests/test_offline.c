@@ -144,8 +144,16 @@ static void test_order_of_checks(void) {
             "valid");
   CHECK_STR(judge_payload(HEADER, "{\"limits.endDate\":\"tomorrow\"}", NULL), "malformed");
   CHECK_STR(judge_payload(HEADER, "{\"product\":\"P-1\"}", NULL), "malformed");
-  /* aud is one string: an array is another audience when one is asked for, else no lease's shape. */
-  CHECK_STR(judge_payload(HEADER, "{\"aud\":[\"kw_app\"]}", "kw_app"), "audience");
+  /* One name in sibling and nested objects is no name given twice; one object naming it twice is. */
+  CHECK_STR(judge_payload(HEADER, "{\"extra\":[{\"a\":1},{\"a\":2}],\"more\":{\"a\":{\"a\":3}}}", NULL), "valid");
+  CHECK_STR(judge_payload(HEADER, "{\"extra\":[1,{\"a\":1,\"b\":[],\"a\":2}]}", NULL), "malformed");
+  /* The times: whole seconds from 0 to the end of year 9999. */
+  CHECK_STR(judge_payload(HEADER, "{\"nbf\":0}", NULL), "valid");
+  CHECK_STR(judge_payload(HEADER, "{\"nbf\":-1}", NULL), "malformed");
+  CHECK_STR(judge_payload(HEADER, "{\"exp\":253402300799}", NULL), "valid");
+  CHECK_STR(judge_payload(HEADER, "{\"exp\":253402300800}", NULL), "malformed");
+  /* aud is one string: an array is malformed, whether an audience is asked for or not. */
+  CHECK_STR(judge_payload(HEADER, "{\"aud\":[\"kw_app\"]}", "kw_app"), "malformed");
   CHECK_STR(judge_payload(HEADER, "{\"aud\":[\"kw_app\"]}", NULL), "malformed");
 }
 
@@ -157,7 +165,13 @@ static void test_header_checks(void) {
   CHECK_STR(judge_payload("{\"alg\":\"EdDSA\",\"typ\":\"keyward-lease+jwt\"}", "{}", NULL), "unknown-key");
   CHECK_STR(judge_payload("{\"alg\":\"EdDSA\",\"kid\":\"test-kid\",\"typ\":\"JWT\"}", "{\"exp\":1}", NULL), "malformed");
   CHECK_STR(judge_payload("{\"alg\":\"EdDSA\",\"kid\":\"test-kid\"}", "{}", NULL), "malformed");
+  /* typ compares as a media type: "application/" may be written, case does not matter. */
   CHECK_STR(judge_payload("{\"alg\":\"EdDSA\",\"kid\":\"test-kid\",\"typ\":\"application/keyward-lease+jwt\"}", "{}",
+                          NULL),
+            "valid");
+  CHECK_STR(judge_payload("{\"alg\":\"EdDSA\",\"kid\":\"test-kid\",\"typ\":\"Keyward-Lease+JWT\"}", "{}", NULL),
+            "valid");
+  CHECK_STR(judge_payload("{\"alg\":\"EdDSA\",\"kid\":\"test-kid\",\"typ\":\"text/keyward-lease+jwt\"}", "{}",
                           NULL),
             "malformed");
   CHECK_STR(judge_payload("{\"alg\":\"EdDSA\",\"kid\":\"test-kid\",\"typ\":\"keyward-lease+jwt\",\"crit\":[\"x\"]}",
