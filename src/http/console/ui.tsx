@@ -241,8 +241,8 @@ export function Badge(props: { tone: BadgeTone; children: ComponentChildren }) {
  * read, so no page fixes a column by hand (issue 41 §2).
  *
  * - `id`: an identifier (asset number, lease id, app key, UUID). One line, monospace, shortened in
- *   the middle past `max` characters (the whole value stays in the text, in `title` and in the
- *   copy button: selecting the cell copies it whole), a link when `href` answers one.
+ *   the middle past `max` characters (the whole value stays in the text and in `title`: selecting
+ *   the cell copies it whole), a copy button beside it (console.js), a link when `href` answers one.
  * - `code`: a name in code (an event type, a product id): one line, monospace, no copy button.
  * - `time`: compact, `2026-11-27 14:05`; the header says UTC once; the full instant on hover.
  * - `number`: right-aligned, figures of one width.
@@ -329,30 +329,15 @@ export function Ident(props: {
     value
   );
   const code = (
-    <code class={shortened ? 'ident shortened' : 'ident'} title={value}>
+    <code class={shortened ? 'ident shortened' : 'ident'} title={shortened ? value : undefined}>
       {text}
     </code>
   );
+  // console.js adds the copy button where the line names its label: no dead button without
+  // script, and none in the markup of a long table (the page budget).
   return (
-    <span class="ident-line">
+    <span class="ident-line" data-copy-label={copy ? context.t('common.copy') : undefined}>
       {href === undefined ? code : <a href={href}>{code}</a>}
-      {copy && (
-        // Shown by console.js, which copies it; without script the value is selected by hand.
-        <button
-          type="button"
-          class="copy"
-          data-copy={value}
-          data-copied={context.t('common.copied')}
-          title={context.t('common.copy')}
-          aria-label={context.t('common.copyValue', { value })}
-          hidden
-        >
-          <svg viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
-            <rect x="5" y="5" width="9" height="9" rx="1.5" />
-            <path d="M11 3.5V3a1 1 0 0 0-1-1H3a1 1 0 0 0-1 1v7a1 1 0 0 0 1 1h.5" />
-          </svg>
-        </button>
-      )}
     </span>
   );
 }

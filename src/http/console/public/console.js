@@ -15,23 +15,28 @@ document.addEventListener('change', (event) => {
 // post in the history: reloading it loads the named page with GET, showing nothing again.
 const answered = document.querySelector('[data-replace-location]');
 if (answered) window.history.replaceState(null, '', answered.getAttribute('data-replace-location'));
-// Copy buttons beside identifiers: hidden without script or without a clipboard (a page served
-// over plain http to another machine has none); the value is then selected by hand, whole.
-if (navigator.clipboard)
-  for (const button of document.querySelectorAll('button.copy[data-copy]')) button.hidden = false;
+// A copy button beside each identifier that names its label (ui.tsx, Ident): made here, so a page
+// without script (or without a clipboard: one served over plain http to another machine) has no
+// button that does nothing; the value is then selected by hand, whole.
+if (navigator.clipboard) {
+  for (const line of document.querySelectorAll('.ident-line[data-copy-label]')) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'copy';
+    // The identifier's whole text: its hidden middle too.
+    button.dataset.copy = line.querySelector('code')?.textContent ?? '';
+    button.title = line.getAttribute('data-copy-label') ?? '';
+    button.setAttribute('aria-label', button.title);
+    line.append(button);
+  }
+}
 document.addEventListener('click', (event) => {
   const button = event.target instanceof Element ? event.target.closest('button.copy[data-copy]') : null;
   if (!(button instanceof HTMLButtonElement)) return;
-  const value = button.dataset.copy ?? '';
-  navigator.clipboard.writeText(value).then(
+  navigator.clipboard.writeText(button.dataset.copy ?? '').then(
     () => {
-      const title = button.title;
       button.classList.add('copied');
-      button.title = button.dataset.copied ?? title;
-      setTimeout(() => {
-        button.classList.remove('copied');
-        button.title = title;
-      }, 1500);
+      setTimeout(() => button.classList.remove('copied'), 1500);
     },
     () => undefined,
   );
