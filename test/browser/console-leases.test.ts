@@ -11,7 +11,7 @@ import {
 import { buyAsset, productSpec } from '../support/order-fixtures.js';
 import { browserAvailable, signInOperator, startConsoleWorld, type ConsoleWorld } from './support/browser.js';
 
-/** A lease's row in the list: its fingerprint is the title of its fingerprint cell. */
+/** A lease's row in the list: its fingerprint (shortened on screen) is the title of its machine cell. */
 const leaseRow = (page: Page, fp: string) =>
   page.locator('table.leases tbody tr', { has: page.locator(`code[title="${fp}"]`) });
 
@@ -74,6 +74,8 @@ describe.runIf(browserAvailable())('console Leases page (Chromium)', () => {
     expect(await row.textContent()).toContain('Leased <i>tool</i>');
     expect(await row.locator('i').count()).toBe(0);
     expect(await row.textContent()).toContain(assetNum);
+    // The machine's fingerprint is shortened on screen; its copy button (console.js) copies it whole.
+    expect(await row.locator('td.machine button.copy').getAttribute('data-copy')).toBe(live);
 
     await page.getByLabel('App key').fill('');
     await page.getByLabel('Asset number').fill(assetNum);
@@ -87,10 +89,17 @@ describe.runIf(browserAvailable())('console Leases page (Chromium)', () => {
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL((url) => url.searchParams.get('all') === '1');
     const rows = await page
-      .locator('table.leases code.fingerprint')
+      .locator('table.leases td.machine code.ident')
       .evaluateAll((cells) => cells.map((c) => c.getAttribute('title')));
     expect(rows.sort()).toEqual([ended, live].sort());
     expect(await leaseRow(page, ended).textContent()).toContain('checked in');
+    // Live and ended leases are two tables.
+    expect(
+      await page.locator('table.leases.live', { has: page.locator(`code[title="${live}"]`) }).count(),
+    ).toBe(1);
+    expect(
+      await page.locator('table.leases.ended', { has: page.locator(`code[title="${ended}"]`) }).count(),
+    ).toBe(1);
     expect(await page.getByLabel('include ended leases').isChecked()).toBe(true);
   });
 

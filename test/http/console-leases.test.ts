@@ -1,9 +1,12 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { translator } from '../../src/http/console/i18n/index.js';
 import { durationText } from '../../src/http/console/operator/duration.js';
 import { operatorClient, type ConsoleClient } from '../support/console-client.js';
 import { userToken } from '../support/fixtures.js';
-import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
+import { ADMIN_KEY, startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import { addMember, assign, buyAsset, productSpec } from '../support/order-fixtures.js';
 import {
   checkIn,
@@ -16,7 +19,8 @@ import {
 
 // The operator's Leases page: the admin API's lease listing and seats in use, behind the console
 // sign-in. The runtime's clock is injected, so a lease can be used for an hour without waiting;
-// leases live two hours past their last heartbeat here.
+// leases live two hours past their last heartbeat here. Live leases and ended ones are two tables;
+// an offline lease checked in early is ended, though it keeps its seat until it expires.
 
 const LEASES = '/console/operator/leases';
 let h: Harness;
@@ -37,6 +41,8 @@ let memberAccount: string;
 const fpLive = fingerprint();
 const fpEnded = fingerprint();
 const fpMember = fingerprint();
+const fpOffline = fingerprint();
+let scratch: string;
 
 async function lockWith(overrides: Record<string, unknown> = {}): Promise<Lock> {
   const product = productSpec(overrides);
@@ -46,9 +52,15 @@ async function lockWith(overrides: Record<string, unknown> = {}): Promise<Lock> 
 const page = (query: Record<string, string> = {}, headers: Record<string, string> = {}) =>
   op.get(`${LEASES}?${new URLSearchParams(query)}`, headers);
 
-/** The fingerprints of the listed leases, top to bottom (each row's fingerprint is its title). */
-function fingerprints(body: string): string[] {
-  return [...body.matchAll(/<code class="fingerprint" title="([^"]+)"/g)].map((m) => m[1] as string);
+/** The fingerprints of the listed leases, top to bottom: each row's machine cell has it as title. */
+function fingerprints(body: string, table?: 'live' | 'ended'): string[] {
+  const part =
+    table === undefined
+      ? body
+      : (body.split(`<table class="leases ${table}">`)[1] ?? '').split('</table>')[0]!;
+  return [...part.matchAll(/<td data-kind="id" class="machine">.*?title="([^"]+)"/g)].map(
+    (m) => m[1] as string,
+  );
 }
 
 /** One lease's row, as markup. */
@@ -59,7 +71,9 @@ function rowOf(body: string, fp: string): string {
 }
 
 beforeAll(async () => {
-  h = await startHarness({ RUNTIME_LEASE_SECONDS: '7200' }, { now: () => clock });
+  // Offline leases are signed with the keys in DATA_DIR.
+  scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-console-leases-'));
+  h = await startHarness({ RUNTIME_LEASE_SECONDS: '7200', DATA_DIR: scratch }, { now: () => clock });
   world = await runtimeWorld(h);
   op = await operatorClient(h);
 
@@ -76,8 +90,22 @@ beforeAll(async () => {
   await assign(world, member.globalId, [memberAsset.assetNum]);
   const token = await userToken(h, world.app, member.account, member.password);
   leaseOf(await checkOut(world, { crmProductId: memberAsset.crmProductId, fingerprint: fpMember }, token));
+
+  // An offline lease of a week, checked in at once: ended, its seat held until it expires.
+  const days = await h.app.inject({
+    method: 'POST',
+    url: `/admin/apps/${world.app.appKey}/offline-lease-days`,
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    payload: { days: 7 },
+  });
+  expect(days.statusCode, days.body).toBe(200);
+  const offline = leaseOf(await checkOut(world, { ...lock, fingerprint: fpOffline, offlineDays: 7 }));
+  leaseOf(await checkIn(world, offline, fpOffline));
 });
-afterAll(async () => h?.close());
+afterAll(async () => {
+  await h?.close();
+  if (scratch !== undefined) fs.rmSync(scratch, { recursive: true, force: true });
+});
 
 describe('the Leases page', () => {
   it('sends a browser without an operator session to sign in', async () => {
@@ -86,27 +114,33 @@ describe('the Leases page', () => {
     expect(anonymous.headers.location).toBe('/console/operator/sign-in?note=expired');
   });
 
-  it('lists the live leases of a product, ended ones too when asked, newest first', async () => {
+  it('lists the live leases of a product, ended ones apart when asked, newest first', async () => {
     const live = await page({ product: lock.crmProductId });
     expect(live.statusCode).toBe(200);
     expect(live.headers['content-security-policy']).toContain("script-src 'self'");
-    expect(fingerprints(live.body)).toEqual([fpLive]);
+    expect(fingerprints(live.body, 'live')).toEqual([fpLive]);
     const row = rowOf(live.body, fpLive);
-    expect(row).toContain(`<code>${lock.crmProductId}</code>`);
+    expect(row).toContain(`<code class="ident">${lock.crmProductId}</code>`);
     expect(row).toContain('Modeler &lt;b>Pro&lt;/b>');
     expect(row).not.toContain('<b>Pro</b>');
-    expect(row).toContain(world.app.appKey);
-    expect(row).toContain(`<td>${lock.assetNum}</td>`);
-    expect(row).toContain('<small>lock</small><br/>' + lock.assetNum);
-    expect(row).toMatch(/<td>no<\/td>/);
-    expect(row).toContain('<td class="used">0 s</td>');
+    // Each identifier links to its page: the lease's holds what the table leaves out (its app).
+    expect(row).toMatch(/<a href="\/console\/operator\/leases\/[0-9a-f-]{36}"><code class="ident/);
+    expect(row).toContain(
+      `<a href="/console/operator/assets/${lock.assetNum}"><code class="ident">${lock.assetNum}</code>`,
+    );
+    expect(row).toContain(`<small class="sub">lock ${lock.assetNum}</small>`);
+    expect(row).toContain('>online</span>');
     expect(live.body).toContain('href="/console/operator/leases" aria-current="page"');
+    // The offline lease checked in early still holds its seat, but it is ended: not a live one.
+    expect(fingerprints(live.body, 'ended')).toEqual([fpOffline]);
+    expect(rowOf(live.body, fpOffline)).toContain('checked in');
 
     const all = await page({ product: lock.crmProductId, all: '1' });
-    expect(fingerprints(all.body)).toEqual([fpEnded, fpLive]);
+    expect(fingerprints(all.body, 'live')).toEqual([fpLive]);
+    expect(fingerprints(all.body, 'ended')).toEqual([fpOffline, fpEnded]);
     const ended = rowOf(all.body, fpEnded);
     expect(ended).toContain('checked in');
-    expect(ended).toContain('<td class="used">1 h 5 min</td>');
+    expect(ended).toContain('<td data-kind="number" class="used">1 h 5 min</td>');
     expect(all.body).toContain('name="all" value="1" checked');
   });
 
@@ -118,7 +152,7 @@ describe('the Leases page', () => {
     const byAsset = await page({ assetNum: memberAsset.assetNum });
     expect(fingerprints(byAsset.body)).toEqual([fpMember]);
     const row = rowOf(byAsset.body, fpMember);
-    expect(row).toContain(`<small>member</small><br/>${memberAccount}`);
+    expect(row).toContain(`<small class="sub">member ${memberAccount}</small>`);
     expect(byAsset.body).toContain(`value="${memberAsset.assetNum}"`);
 
     const both = await page({ product: memberAsset.crmProductId, app: world.app.appKey });
@@ -140,7 +174,8 @@ describe('the Leases page', () => {
     expect(cards.map((c) => c.seats)).toEqual([...cards.map((c) => c.seats)].sort((a, b) => b - a));
     // On a shared database twenty busier products may fill the summary; otherwise ours is there.
     const ours = cards.find((c) => c.product === lock.crmProductId);
-    if (ours !== undefined) expect(ours.seats).toBe(1);
+    // The live lease, and the offline one checked in early: its seat is held until it expires.
+    if (ours !== undefined) expect(ours.seats).toBe(2);
     else expect(cards.length).toBe(20);
   });
 
@@ -167,13 +202,20 @@ describe('the Leases page', () => {
     const zh = await page({ product: lock.crmProductId, all: '1' }, { 'accept-language': 'zh-CN' });
     expect(zh.statusCode).toBe(200);
     expect(zh.body).toContain('<html lang="zh-CN"');
-    for (const words of ['租约', '当前占用的席位', '持有者', '机器指纹', '已用时长', '包含已结束的租约']) {
+    for (const words of [
+      '有效的租约',
+      '已结束的租约',
+      '当前占用的席位',
+      '机器',
+      '已用时长',
+      '包含已结束的租约',
+    ]) {
       expect(zh.body).toContain(words);
     }
     const ended = rowOf(zh.body, fpEnded);
     expect(ended).toContain('已签入');
     expect(ended).toContain('1 小时 5 分钟');
-    expect(rowOf(zh.body, fpLive)).toContain('<small>锁</small>');
+    expect(rowOf(zh.body, fpLive)).toContain(`<small class="sub">锁 ${lock.assetNum}</small>`);
   });
 
   it('writes a used time in its two largest units', () => {

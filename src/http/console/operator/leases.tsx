@@ -4,7 +4,8 @@ import { operatorContext, type ConsoleContext } from '../context.js';
 import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { Empty, Field, Time } from '../ui.js';
+import { Badge, DataTable, Empty, Field, type Column } from '../ui.js';
+import { operatorLinks } from './links.js';
 import { durationText } from './duration.js';
 import { parseLeasesQuery, type LeasesQuery } from './leases-filter.js';
 import { operatorMay } from '../../access/access.js';
@@ -13,8 +14,6 @@ const LEASES = '/console/operator/leases';
 /** The runtime's listing has no offset: the page shows the newest leases and says so. */
 const MAX_ROWS = 100;
 const TOP_PRODUCTS = 20;
-/** Characters of a fingerprint shown in the table; the whole one is its title. */
-const FINGERPRINT_CHARS = 16;
 
 /** Why a lease ended, as the runtime records it: its own two words, or the revocation's sentence. */
 const END_REASONS: Record<string, MessageKey> = {
@@ -61,55 +60,110 @@ function SeatsSummary(props: { context: ConsoleContext; seats: Array<{ product: 
   );
 }
 
-function LeaseRow(props: { context: ConsoleContext; lease: LeaseListing }) {
-  const { context, lease } = props;
+/** Characters of a lease id or a machine's fingerprint on screen; the whole one on hover. */
+const ID_CHARS = 14;
+
+/** A lease that holds its seat now: not ended, not past its expiry. The rest are ended. */
+const isLive = (lease: LeaseListing, now: number) =>
+  lease.endedAt === null && lease.expiresAt.getTime() > now;
+
+/**
+ * The columns both tables share: which lease, on which asset and for whom, of which product, on
+ * which machine, and when it began. What else a lease has (its app, its heartbeats) is on its page.
+ */
+function leaseColumns(context: ConsoleContext): Array<Column<LeaseListing>> {
   const { t } = context;
-  const ids = [lease.crmProductId, lease.productUri].filter((id): id is string => id !== null);
-  const fingerprint =
-    lease.fingerprint.length > FINGERPRINT_CHARS
-      ? `${lease.fingerprint.slice(0, FINGERPRINT_CHARS)}…`
-      : lease.fingerprint;
+  return [
+    {
+      kind: 'id',
+      header: t('leases.lease'),
+      className: 'lease',
+      value: (l) => l.id,
+      href: (l) => operatorLinks.lease(l.id),
+      max: ID_CHARS,
+    },
+    {
+      kind: 'id',
+      header: t('leases.assetNum'),
+      className: 'asset',
+      value: (l) => l.assetNum,
+      href: (l) => operatorLinks.asset(l.assetNum),
+      sub: (l) => `${t(`leases.holder.${l.holderKind}`)} ${l.holder}`,
+    },
+    {
+      kind: 'code',
+      header: t('leases.product'),
+      className: 'product',
+      value: (l) => l.crmProductId ?? l.productUri,
+      max: 24,
+      sub: (l) => l.productName,
+    },
+    {
+      kind: 'id',
+      header: t('leases.machine'),
+      className: 'machine',
+      value: (l) => l.fingerprint,
+      max: ID_CHARS,
+    },
+    { kind: 'time', header: t('leases.created'), value: (l) => l.createdAt },
+  ];
+}
+
+function LiveLeases(props: { context: ConsoleContext; leases: LeaseListing[] }) {
+  const { context } = props;
+  const { t } = context;
   return (
-    <tr data-lease={lease.id} data-ended={lease.endedAt === null ? undefined : 'true'}>
-      <td>
-        {lease.productName ?? '—'}
-        <br />
-        <small>{ids.map((id, i) => [i > 0 && ' · ', <code>{id}</code>])}</small>
-        <br />
-        <small class="hint">{lease.appKey}</small>
-      </td>
-      <td>{lease.assetNum}</td>
-      <td>
-        <small>{t(`leases.holder.${lease.holderKind}`)}</small>
-        <br />
-        {lease.holder}
-      </td>
-      <td>
-        <code class="fingerprint" title={lease.fingerprint}>
-          {fingerprint}
-        </code>
-      </td>
-      <td>{lease.offline ? t('common.yes') : t('common.no')}</td>
-      <td>
-        <Time at={lease.createdAt} />
-      </td>
-      <td>
-        <Time at={lease.heartbeatAt} />
-      </td>
-      <td>
-        <Time at={lease.expiresAt} />
-      </td>
-      <td>
-        <Time at={lease.endedAt} />
-        {lease.endReason !== null && (
-          <>
-            <br />
-            <small class="reason">{reasonText(context, lease.endReason)}</small>
-          </>
-        )}
-      </td>
-      <td class="used">{durationText(t, lease.usedMs)}</td>
-    </tr>
+    <DataTable
+      context={context}
+      className="leases live"
+      rows={props.leases}
+      row={(l) => ({ 'data-lease': l.id })}
+      columns={[
+        ...leaseColumns(context),
+        { kind: 'time', header: t('leases.expires'), value: (l) => l.expiresAt },
+        {
+          kind: 'text',
+          header: t('common.status'),
+          className: 'status',
+          render: (l) => (
+            <Badge tone={l.offline ? 'neutral' : 'ok'}>
+              {t(l.offline ? 'leases.status.offline' : 'leases.status.online')}
+            </Badge>
+          ),
+        },
+      ]}
+    />
+  );
+}
+
+function EndedLeases(props: { context: ConsoleContext; leases: LeaseListing[] }) {
+  const { context } = props;
+  const { t } = context;
+  return (
+    <DataTable
+      context={context}
+      className="leases ended"
+      rows={props.leases}
+      row={(l) => ({ 'data-lease': l.id, 'data-ended': 'true' })}
+      columns={[
+        ...leaseColumns(context),
+        { kind: 'time', header: t('leases.ended'), value: (l) => l.endedAt ?? l.expiresAt },
+        {
+          kind: 'text',
+          header: t('leases.reason'),
+          className: 'reason',
+          render: (l) =>
+            l.endReason === null ? t('leases.reason.expired') : reasonText(context, l.endReason),
+          sub: (l) => (l.offline ? t('leases.status.offline') : undefined),
+        },
+        {
+          kind: 'number',
+          header: t('leases.used'),
+          className: 'used',
+          value: (l) => durationText(t, l.usedMs),
+        },
+      ]}
+    />
   );
 }
 
@@ -128,6 +182,11 @@ export function leasesRoute(app: App): void {
         app.services.runtime.seatsByProduct(),
       ]);
       const leases = rows.slice(0, MAX_ROWS);
+      // Live leases apart from ended ones: an offline lease checked in early is ended, though it
+      // keeps its seat until its expiry (the query lists it with the live ones for that).
+      const now = Date.now();
+      const live = leases.filter((l) => isLive(l, now));
+      const ended = leases.filter((l) => !isLive(l, now));
       const filtered = form.app !== '' || form.assetNum !== '' || form.product !== '' || form.all;
       return sendPage(
         reply,
@@ -155,29 +214,27 @@ export function leasesRoute(app: App): void {
           {leases.length === 0 ? (
             <Empty>{filtered ? t('leases.emptyFiltered') : t('leases.empty')}</Empty>
           ) : (
-            <div class="table-wrap">
-              <table class="leases">
-                <thead>
-                  <tr>
-                    <th>{t('leases.product')}</th>
-                    <th>{t('leases.assetNum')}</th>
-                    <th>{t('leases.holder')}</th>
-                    <th>{t('leases.fingerprint')}</th>
-                    <th>{t('leases.offline')}</th>
-                    <th>{t('leases.created')}</th>
-                    <th>{t('leases.heartbeat')}</th>
-                    <th>{t('leases.expires')}</th>
-                    <th>{t('leases.ended')}</th>
-                    <th>{t('leases.used')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {leases.map((lease) => (
-                    <LeaseRow context={context} lease={lease} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <>
+              <section class="leases-live">
+                <h2>{t('leases.liveTitle')}</h2>
+                {live.length === 0 ? (
+                  <Empty>{t('leases.noneLive')}</Empty>
+                ) : (
+                  <LiveLeases context={context} leases={live} />
+                )}
+              </section>
+              {(form.all || ended.length > 0) && (
+                <section class="leases-ended">
+                  <h2>{t('leases.endedTitle')}</h2>
+                  <p class="hint">{t(form.all ? 'leases.endedHint' : 'leases.heldHint')}</p>
+                  {ended.length === 0 ? (
+                    <Empty>{t('leases.noneEnded')}</Empty>
+                  ) : (
+                    <EndedLeases context={context} leases={ended} />
+                  )}
+                </section>
+              )}
+            </>
           )}
           {rows.length > MAX_ROWS && (
             <p class="hint" role="status">
