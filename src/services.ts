@@ -30,6 +30,8 @@ import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
 import { RollupService } from './domain/usage/rollup.service.js';
 import { UsageService } from './domain/usage/usage.service.js';
+import { SearchService } from './domain/search/search.service.js';
+import { LicenseViewsService } from './domain/licenses/license-views.service.js';
 import { WebhookDeliveryService } from './domain/webhooks/delivery.service.js';
 import { WebhookEndpointsService } from './domain/webhooks/endpoints.service.js';
 import { WebhookRetentionService } from './domain/webhooks/retention.service.js';
@@ -68,6 +70,8 @@ export interface Services {
   operatorSignIn: OperatorSignInService;
   usage: UsageService;
   usageRollups: RollupService;
+  search: SearchService;
+  licenseViews: LicenseViewsService;
   /** Operators' single sign-on; undefined when OIDC_* is not configured. */
   sso: SsoService | undefined;
 }
@@ -153,6 +157,8 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     twoFactor,
     operatorSignIn,
     usage: new UsageService(db, options.now),
+    search: new SearchService(db),
+    licenseViews: new LicenseViewsService(db, options.now),
     usageRollups: new RollupService(db, config.usage, options.now === undefined ? {} : { now: options.now }),
     sso: config.sso === undefined ? undefined : new SsoService(db, config.sso, operatorSignIn, gate),
     backup: new BackupService(options.unlimitedDb ?? db, {

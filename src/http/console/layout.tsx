@@ -60,6 +60,26 @@ export function documentTitle(title: string, product: string): string {
   return title === product ? product : `${title} · ${product}`;
 }
 
+/**
+ * The side bar's search: any identifier the operator is handed (asset or lock number, lease, order,
+ * app key, enterprise name or code, member account) opens its page (operator/search.tsx).
+ */
+function SearchBox(props: { context: ConsoleContext }) {
+  const { t } = props.context;
+  return (
+    <form method="get" action="/console/operator/search" class="sidebar-search" role="search">
+      <input
+        type="search"
+        name="q"
+        maxLength={200}
+        placeholder={t('search.placeholder')}
+        aria-label={t('search.label')}
+        title={t('search.what')}
+      />
+    </form>
+  );
+}
+
 function LanguageSwitch(props: { context: ConsoleContext }) {
   const { t, locale, path } = props.context;
   return (
@@ -114,6 +134,9 @@ export function Layout(props: { context: ConsoleContext; title: string; children
           <a class="brand" href="/console">
             <span>{product}</span>
           </a>
+          {session?.kind === 'operator' && session.step === 'ready' && mayAct([session.operator.role], 'read') && (
+            <SearchBox context={context} />
+          )}
           <nav class="main-nav" aria-label={product}>
             {nav.map(([href, key]) => (
               <a href={href} aria-current={current === href ? 'page' : undefined}>

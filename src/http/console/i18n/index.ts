@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { activationEn, activationZh } from './activation.js';
 import { commonEn, commonZh } from './common.js';
+import { drilldownEn, drilldownZh } from './drilldown.js';
 import { enterpriseEn, enterpriseZh } from './enterprise.js';
 import { operatorEn, operatorZh } from './operator.js';
 import { operatorsEn, operatorsZh } from './operators.js';
@@ -22,6 +23,7 @@ const en = {
   ...usageEn,
   ...runtimeEn,
   ...renewalsEn,
+  ...drilldownEn,
 };
 export type MessageKey = keyof typeof en;
 const zh: Record<MessageKey, string> = {
@@ -34,6 +36,7 @@ const zh: Record<MessageKey, string> = {
   ...usageZh,
   ...runtimeZh,
   ...renewalsZh,
+  ...drilldownZh,
 };
 const catalogs: Record<Locale, Record<MessageKey, string>> = { en, 'zh-CN': zh };
 
