@@ -59,7 +59,13 @@ const ORDERS_SHOWN = 10;
 export class OrderLogRepository {
   constructor(private readonly db: Db) {}
 
-  async list(filter: { status?: BatchStatus; after?: BatchCursor; limit: number }): Promise<LoggedBatch[]> {
+  async list(filter: {
+    status?: BatchStatus;
+    after?: BatchCursor;
+    /** One batch only: its page. */
+    id?: string;
+    limit: number;
+  }): Promise<LoggedBatch[]> {
     const failedOrder = sql<boolean>`exists (select 1 from license_orders o
       where o.batch_id = b.id and o.status = 'failed')`;
     let query = this.db
@@ -103,6 +109,7 @@ export class OrderLogRepository {
       case undefined:
         break;
     }
+    if (filter.id !== undefined) query = query.where('b.id', '=', filter.id);
     if (filter.after !== undefined) {
       const { receivedAt, id } = filter.after;
       query = query.where(sql<boolean>`(b.created_at, b.id) < (${receivedAt}::timestamptz, ${id})`);

@@ -52,6 +52,11 @@ export class OrdersService {
     return new OrderLogRepository(this.db).list(filter);
   }
 
+  /** One batch of the log by its id (the console's order page); undefined when none has it. */
+  async batch(id: string): Promise<LoggedBatch | undefined> {
+    return (await new OrderLogRepository(this.db).list({ id, limit: 1 }))[0];
+  }
+
   /**
    * Validates, then either answers a retry from the idempotency record or accepts the batch in one
    * transaction: sync batches are applied in it, async ones stored for the worker. Any refusal

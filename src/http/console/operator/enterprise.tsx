@@ -4,7 +4,11 @@ import { operatorContext } from '../context.js';
 import { sendErrorPage } from '../error-page.js';
 import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
-import { Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
+import { CompactTime, Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
+import type { LicenseCursor } from '../../../domain/licenses/license-views.service.js';
+import { Sparkline } from '../usage/chart.js';
+import { LicensesTable } from './drilldown-tables.js';
+import { operatorLinks } from './links.js';
 import { Can } from '../can.js';
 import { ENTERPRISES, enterpriseHref } from './enterprises.js';
 import { ExpiringLicenses } from './expiring-licenses.js';
@@ -13,6 +17,18 @@ import { formText } from '../form-fields.js';
 import { operatorMay } from '../../access/access.js';
 
 type Params = { Params: { globalId: string } };
+type PageQuery = { Querystring: { done?: string; after?: string } };
+
+/** Audit rows shown on an enterprise's page; the Audit page filtered to it has the rest. */
+const RECENT_AUDIT = 10;
+/** Days of the usage trend drawn on an enterprise's page. */
+const TREND_DAYS = 30;
+
+/** `?after=` of the licenses' pager: `<asset number>~<product id>`, where the last page ended. */
+function licenseCursorOf(value: string | undefined): LicenseCursor | undefined {
+  const match = /^(.{1,200})~(\d{1,18})$/.exec(value ?? '');
+  return match ? [match[1] as string, Number(match[2])] : undefined;
+}
 
 /** The member limit as the admin API takes it: 1 to 1,000,000, or none. */
 const MAX_LIMIT = 1_000_000;
@@ -22,7 +38,7 @@ const RENEWALS_SHOWN = 50;
 
 async function showEnterprise(
   app: App,
-  request: FastifyRequest<Params>,
+  request: FastifyRequest<Params & Partial<PageQuery>>,
   reply: FastifyReply,
   state: { error?: ConsoleError; limitText?: string; limitSet?: boolean } = {},
 ) {
@@ -30,12 +46,24 @@ async function showEnterprise(
   const { t } = context;
   const { globalId } = request.params;
   const now = Date.now();
-  const [entry, shown, ending] = await Promise.all([
-    app.services.enterprises.directoryEntry(globalId),
+  const after = licenseCursorOf(request.query?.after);
+  const entry = await app.services.enterprises.directoryEntry(globalId);
+  if (!entry) return sendErrorPage(request, reply, 404, 'error.notFound');
+  const views = app.services.licenseViews;
+  const [shown, ending, licenses, totals, machines, usage, audit] = await Promise.all([
     app.services.enterprises.show(globalId),
     app.services.licenses.expiring({ enterprise: globalId, limit: RENEWALS_SHOWN + 1 }),
+    views.enterpriseLicenses(globalId, after),
+    views.enterpriseTotals(globalId),
+    views.enterpriseMachines(globalId),
+    app.services.usage.report({
+      enterprise: globalId,
+      bucket: 'day',
+      from: new Date(now - TREND_DAYS * 86_400_000),
+    }),
+    app.services.audit.list({ enterprise: globalId, limit: RECENT_AUDIT }),
   ]);
-  if (!entry) return sendErrorPage(request, reply, 404, 'error.notFound');
+  const here = operatorLinks.enterprise(globalId);
   return sendPage(
     reply,
     <Layout context={context} title={entry.name}>
@@ -64,6 +92,14 @@ async function showEnterprise(
         <dd>{shown?.adminAccount ?? '—'}</dd>
         <dt>{t('ent.members')}</dt>
         <dd data-member-count>{entry.memberCount}</dd>
+        <dt>{t('drill.licenses')}</dt>
+        <dd data-license-count>
+          {t('drill.licensesOnAssets', { licenses: totals.licenses, assets: totals.assets })}
+        </dd>
+        <dt>{t('drill.machinesNow')}</dt>
+        <dd data-machines-online={machines.online} data-machines-offline={machines.offline}>
+          {t('drill.onlineOffline', { online: machines.online, offline: machines.offline })}
+        </dd>
         <dt>{t('ent.memberLimit')}</dt>
         <dd data-member-limit>{entry.memberLimit ?? t('ent.noLimit')}</dd>
         <dt>{t('common.created')}</dt>
@@ -71,6 +107,31 @@ async function showEnterprise(
           <Time at={entry.createdAt} />
         </dd>
       </dl>
+      <section class="enterprise-usage" data-enterprise-usage>
+        <h2>{t('drill.usage', { days: TREND_DAYS })}</h2>
+        <p>
+          <Sparkline
+            label={t('drill.peakSeats')}
+            values={usage.series.map((p) => p.peakSeats)}
+            className="seats"
+          />{' '}
+          <a href={operatorLinks.enterpriseUsage(globalId)}>{t('drill.usageLink')}</a>
+        </p>
+      </section>
+      <section data-enterprise-licenses id="licenses">
+        <h2>{t('drill.licenses')}</h2>
+        <LicensesTable context={context} licenses={licenses.licenses} showAsset={true} />
+        <nav class="pager">
+          {after !== undefined ? <a href={`${here}#licenses`}>{t('drill.first')}</a> : <span />}
+          {licenses.next !== undefined ? (
+            <a href={`${here}?after=${encodeURIComponent(`${licenses.next[0]}~${licenses.next[1]}`)}#licenses`}>
+              {t('drill.more')}
+            </a>
+          ) : (
+            <span />
+          )}
+        </nav>
+      </section>
       <ExpiringLicenses
         context={context}
         licenses={ending}
@@ -110,6 +171,33 @@ async function showEnterprise(
           </table>
         </div>
       )}
+      <section data-recent-audit>
+        <h2>{t('drill.recentAudit')}</h2>
+        {audit.length === 0 ? (
+          <Empty>{t('drill.noAudit')}</Empty>
+        ) : (
+          <ul class="recent-audit">
+            {audit.map((row) => (
+              <li>
+                <CompactTime at={row.createdAt} /> <code>{row.action}</code>
+                {row.operator !== null && (
+                  <>
+                    {' · '}
+                    {row.operatorId === null ? (
+                      row.operator
+                    ) : (
+                      <a href={operatorLinks.operator(row.operatorId)}>{row.operator}</a>
+                    )}
+                  </>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+        <p>
+          <a href={`/console/operator/audit?enterprise=${encodeURIComponent(globalId)}`}>{t('drill.auditLink')}</a>
+        </p>
+      </section>
       <Can context={context} permission="write">
         <form method="post" action={`${enterpriseHref(entry.globalId)}/member-limit`}>
           <h2>{t('ent.setLimit')}</h2>
@@ -131,7 +219,7 @@ async function showEnterprise(
 
 /** GET /console/operator/enterprises/:globalId and its member-limit form (admin API's service). */
 export function enterpriseRoutes(app: App): void {
-  app.get<Params & { Querystring: { done?: string } }>(
+  app.get<Params & PageQuery>(
     '/operator/enterprises/:globalId',
     { config: { access: operatorMay('read') } },
     async (request, reply) => {

@@ -8,10 +8,13 @@ const at = (base: string, id: string) => `${OPERATOR}/${base}/${encodeURICompone
 
 export const operatorLinks = {
   enterprise: (globalId: string) => at('enterprises', globalId),
-  app: (appKey: string) => at('apps', appKey),
+  /** The Apps page narrowed to the one app: its card holds every setting and action. */
+  app: (appKey: string) => `${OPERATOR}/apps?q=${encodeURIComponent(appKey)}`,
   /** A license: an asset and the products on it, its seats and the machines holding them. */
   asset: (assetNum: string) => at('assets', assetNum),
   lease: (leaseId: string) => at('leases', leaseId),
+  /** An employee of an enterprise: what is assigned to them and what they run. */
+  member: (globalId: string) => at('members', globalId),
   operator: (operatorId: string) => at('operators', operatorId),
   order: (orderId: string) => at('orders', orderId),
   /** The Usage page filtered to one enterprise. */
