@@ -135,8 +135,18 @@ export class AuditRepository {
     if (filter.subject !== undefined) query = query.where('l.subject', '=', filter.subject);
     if (filter.enterprise !== undefined) {
       const wanted = filter.enterprise;
-      query = query.where('l.enterprise_id', '=', (eb) =>
-        eb.selectFrom('enterprises').select('id').where('global_id', '=', wanted),
+      // Its global id, its code or its name, whatever the case: every enterprise of that name.
+      query = query.where('l.enterprise_id', 'in', (eb) =>
+        eb
+          .selectFrom('enterprises')
+          .select('id')
+          .where((w) =>
+            w.or([
+              w('global_id', '=', wanted),
+              w('code', '=', wanted),
+              w(sql<string>`lower(name)`, '=', wanted.toLowerCase()),
+            ]),
+          ),
       );
     }
     if (filter.app !== undefined) {

@@ -85,6 +85,26 @@ export interface LicenseSeatRow {
 export class UsageRepository {
   constructor(private readonly db: Db) {}
 
+  /**
+   * The enterprises a filter's text names: its global id, its code, or its name whatever the case
+   * (people filter by what they know). At most two: a second means the name is not enough.
+   */
+  async enterpriseIds(text: string): Promise<number[]> {
+    const rows = await this.db
+      .selectFrom('enterprises')
+      .select('id')
+      .where((eb) =>
+        eb.or([
+          eb('global_id', '=', text),
+          eb('code', '=', text),
+          eb(sql<string>`lower(name)`, '=', text.toLowerCase()),
+        ]),
+      )
+      .limit(2)
+      .execute();
+    return rows.map((r) => Number(r.id));
+  }
+
   async enterpriseId(globalId: string): Promise<number | undefined> {
     const row = await this.db
       .selectFrom('enterprises')

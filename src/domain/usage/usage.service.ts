@@ -107,11 +107,17 @@ export class UsageService {
     const repository = new UsageRepository(this.db);
     let enterpriseId: number | null = null;
     if (query.enterprise !== undefined) {
-      const found = await repository.enterpriseId(query.enterprise);
-      if (found === undefined) {
+      const found = await repository.enterpriseIds(query.enterprise);
+      if (found.length === 0) {
         throw new UsageInputError('enterprise', `no enterprise ${query.enterprise}`, 'unknown');
       }
-      enterpriseId = found;
+      if (found.length > 1) {
+        throw new UsageInputError(
+          'enterprise',
+          `more than one enterprise is named ${query.enterprise}: give its code or global id`,
+        );
+      }
+      enterpriseId = found[0] as number;
     }
     // A product nothing answers to is a typo, not thirty periods of zeros.
     if (query.product !== undefined && !(await repository.productKnown(query.product))) {

@@ -11,7 +11,7 @@ const Instant = (description: string) => Type.Optional(Type.String({ format: 'da
 
 const Query = Type.Object({
   subject: Type.Optional(Type.String({ maxLength: 200 })),
-  enterprise: Id("an enterprise's global id"),
+  enterprise: Id("an enterprise's global id, code or name (any case)"),
   app: Id("an app's id or key"),
   action: Type.Optional(StringEnum(AUDIT_ACTIONS)),
   since: Instant('ISO 8601 date-time: rows written at or after it'),

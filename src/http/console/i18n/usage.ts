@@ -2,7 +2,7 @@
 export const usageEn = {
   'nav.usage': 'Usage',
   'usage.product': 'Product',
-  'usage.enterprise': 'Enterprise (global id)',
+  'usage.enterprise': 'Enterprise (name, code or id)',
   // The licenses tables' column: the enterprise's name, where the filter above takes its global id.
   'usage.enterpriseColumn': 'Enterprise',
   'usage.bucket': 'Per',
@@ -77,7 +77,7 @@ export const usageEn = {
 export const usageZh: Record<keyof typeof usageEn, string> = {
   'nav.usage': '用量',
   'usage.product': '产品',
-  'usage.enterprise': '企业（全局 ID）',
+  'usage.enterprise': '企业（名称、代码或 ID）',
   'usage.enterpriseColumn': '企业',
   'usage.bucket': '按',
   'usage.bucket.hour': '小时',
