@@ -74,3 +74,28 @@ export async function employeesPageBytes(url: string, cookie: string): Promise<n
   const response = await fetch(`${url}/console/enterprise?page=${CONSOLE_PAGE}`, { headers: { cookie } });
   return (await response.arrayBuffer()).byteLength;
 }
+
+/**
+ * The operator console's search box (console search): `q` as typed; one hit answers 303 to its
+ * page, several a 200 listing them. Either is a found identifier.
+ */
+export function operatorSearch(cookie: string, q: string): RequestShape {
+  return {
+    method: 'GET',
+    path: () => `/console/operator/search?q=${encodeURIComponent(q)}`,
+    headers: { cookie },
+    nonce: false,
+    accept: (status) => status === 303,
+  };
+}
+
+/** An enterprise's page in the operator's console: its licenses, machines, usage and changes. */
+export function operatorEnterprisePage(cookie: string, globalId: string): RequestShape {
+  return {
+    method: 'GET',
+    path: () => `/console/operator/enterprises/${encodeURIComponent(globalId)}`,
+    headers: { cookie },
+    nonce: false,
+    accept: (status, body) => status === 200 && body.includes('data-enterprise-licenses'),
+  };
+}
