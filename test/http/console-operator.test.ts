@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_CLIENT_KEY } from '../../src/domain/console/console-client.js';
 import { csvCell, csvLine } from '../../src/http/console/operator/csv.js';
+import { operatorLinks } from '../../src/http/console/operator/links.js';
 import { assetWorld, type AssetWorld } from '../support/order-fixtures.js';
 import { enterpriseClient, operatorClient } from '../support/console-client.js';
 import { startHarness, uniqueCode, type Harness } from '../support/harness.js';
@@ -192,8 +193,11 @@ describe('console operator pages (inject)', () => {
     expect(row?.operator).toBeNull();
     const page = await op.get(`/console/operator/audit?app=${appKey}`);
     expect(page.statusCode).toBe(200);
-    const actor = /<td class="actor">([\s\S]*?)<\/td>/.exec(page.body)?.[1] ?? '';
-    expect(actor).toContain(`<code data-app-key="true">${appKey}</code>`);
+    const actor = /<td data-kind="text" class="actor">([\s\S]*?)<\/td>/.exec(page.body)?.[1] ?? '';
+    expect(actor).toContain(`<span data-app-key="${appKey}">`);
+    expect(actor).toContain(
+      `<a href="${operatorLinks.app(appKey).replace(/&/g, '&amp;')}"><code class="ident`,
+    );
     expect(actor).toContain(String(own?.name));
     expect(actor).not.toContain(String(row?.appId));
   });

@@ -151,7 +151,10 @@ describe('two operators on one app', () => {
     expect(audit.statusCode).toBe(200);
     expect(audit.body).toContain(ada.operator.name);
     expect(audit.body).toContain(bob.operator.name);
-    expect(audit.body).toContain(`<code data-operator-id="true">${bob.operator.id}</code>`);
+    // Each name links to its operator's page, which has the id that stays if the name changes.
+    expect(audit.body).toContain(
+      `<a href="/console/operator/operators/${bob.operator.id}" data-operator-id="${bob.operator.id}">${bob.operator.name}</a>`,
+    );
     const csv = await ada.browser.get(
       `/console/operator/audit.csv?subject=${encodeURIComponent(row.app_key)}`,
     );

@@ -356,7 +356,8 @@ export function CompactTime(props: { at: Date | number | null | undefined }) {
 /** A JSON value folded: the summary says what it holds, the whole value under it. */
 export function JsonDetail(props: { value: unknown; summary?: ComponentChildren; max?: number }) {
   const { value } = props;
-  if (value === null || value === undefined) return <span>—</span>;
+  const empty = typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+  if (value === null || value === undefined || empty) return <span>—</span>;
   const pretty = JSON.stringify(value, null, 2) ?? 'null';
   const max = props.max ?? Number.POSITIVE_INFINITY;
   const cut = pretty.length > max;
@@ -373,8 +374,8 @@ function jsonSummary(value: unknown): string {
   if (Array.isArray(value)) return `[${value.length}]`;
   if (typeof value === 'object' && value !== null) {
     const keys = Object.keys(value);
-    const names = keys.slice(0, 3).join(', ');
-    return `{ ${names}${keys.length > 3 ? ', …' : ''} }`;
+    const names = keys.slice(0, 2).join(', ');
+    return `{ ${names}${keys.length > 2 ? ', …' : ''} }`;
   }
   const text = JSON.stringify(value) ?? 'null';
   return text.length > 24 ? `${text.slice(0, 23)}…` : text;

@@ -1,19 +1,23 @@
 import { AUDIT_ACTIONS } from '../../../domain/audit/audit-actions.js';
 import type { AuditRecord } from '../../../domain/audit/audit.repository.js';
 import type { App } from '../../app-type.js';
-import { operatorContext } from '../context.js';
+import { operatorContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { Empty, Field, Time, type ConsoleError } from '../ui.js';
+import { DataTable, Empty, Field, Ident, type ConsoleError } from '../ui.js';
+import { operatorLinks } from './links.js';
 import { auditQueryString, parseAuditQuery, type AuditQuery } from './audit-filter.js';
 import { csvLine } from './csv.js';
 import { operatorMay } from '../../access/access.js';
 
 const AUDIT = '/console/operator/audit';
 const PAGE_SIZE = 50;
-/** A detail this long shows inline; a longer one folds, with its start as the summary. */
-const DETAIL_INLINE = 80;
-const DETAIL_SUMMARY = 48;
+/** Characters of an id (an enterprise's, a request's) on screen, and of a subject (an email). */
+const ID_CHARS = 14;
+const REQUEST_CHARS = 10;
+const SUBJECT_CHARS = 24;
+/** An app key is shown whole (`kw_` and 16 characters). */
+const APP_KEY_CHARS = 20;
 /** Rows one CSV export holds at most; narrow the filters (or use `keyward audit`) for more. */
 export const CSV_MAX_ROWS = 10_000;
 const CSV_CHUNK = 1000;
@@ -48,50 +52,87 @@ function csvRow(row: AuditRecord): string {
   ]);
 }
 
-/** Who made the change: the operator by name, else the app by its key and name (its id if gone). */
+/**
+ * Who made the change: the operator by name, linked to the operator's page (which has the id that
+ * stays if the name changes); else the app by its key, linked, and its name (its id if gone).
+ */
 function Actor(props: {
+  context: ConsoleContext;
   operator: string | null;
   operatorId: string | null;
   appId: string | null;
   apps: Map<string, { appKey: string; name: string }>;
 }) {
-  const { operator, operatorId, appId, apps } = props;
-  // A named operator: the name, and the id that stays the same if the name changes.
-  if (operator !== null && operatorId !== null) {
+  const { context, operator, operatorId, appId, apps } = props;
+  if (operator !== null && operatorId !== null)
     return (
-      <>
+      <a href={operatorLinks.operator(operatorId)} data-operator-id={operatorId}>
         {operator}
-        <br />
-        <small>
-          <code data-operator-id>{operatorId}</code>
-        </small>
-      </>
+      </a>
     );
-  }
   if (operator !== null) return <>{operator}</>;
   if (appId === null) return <>—</>;
   const found = apps.get(appId);
-  if (found === undefined) return <code>{appId}</code>;
+  if (found === undefined) return <Ident context={context} value={appId} max={ID_CHARS} />;
   return (
     <>
-      <code data-app-key>{found.appKey}</code>
-      <br />
-      <small>{found.name}</small>
+      <span data-app-key={found.appKey}>
+        <Ident
+          context={context}
+          value={found.appKey}
+          href={operatorLinks.app(found.appKey)}
+          max={APP_KEY_CHARS}
+        />
+      </span>
+      <small class="sub">{found.name}</small>
     </>
   );
 }
 
-/** Short details inline; long ones folded, so the row keeps the table's width. */
-function Detail(props: { detail: unknown }) {
-  const short = JSON.stringify(props.detail) ?? 'null';
-  if (short.length <= DETAIL_INLINE) return <code class="detail">{short}</code>;
+/** The log's page as a table: every identifier on one line, the detail folded. */
+function AuditTable(props: {
+  context: ConsoleContext;
+  rows: AuditRecord[];
+  apps: Map<string, { appKey: string; name: string }>;
+}) {
+  const { context, apps } = props;
+  const { t } = context;
   return (
-    <details>
-      <summary>
-        <code>{`${short.slice(0, DETAIL_SUMMARY)}…`}</code>
-      </summary>
-      <pre class="detail">{JSON.stringify(props.detail, null, 2)}</pre>
-    </details>
+    <DataTable
+      context={context}
+      className="audit"
+      rows={props.rows}
+      row={(row) => ({ 'data-action': row.action })}
+      columns={[
+        { kind: 'number', header: t('audit.id'), value: (row) => row.id },
+        { kind: 'time', header: t('audit.time'), value: (row) => row.createdAt },
+        { kind: 'code', header: t('audit.action'), className: 'action', value: (row) => row.action },
+        { kind: 'id', header: t('audit.subject'), value: (row) => row.subject, max: SUBJECT_CHARS },
+        {
+          kind: 'id',
+          header: t('audit.enterprise'),
+          value: (row) => row.enterpriseId,
+          href: (row) => (row.enterpriseId === null ? undefined : operatorLinks.enterprise(row.enterpriseId)),
+          max: ID_CHARS,
+        },
+        {
+          kind: 'text',
+          header: t('audit.operator'),
+          className: 'actor',
+          render: (row) => (
+            <Actor
+              context={context}
+              operator={row.operator}
+              operatorId={row.operatorId}
+              appId={row.appId}
+              apps={apps}
+            />
+          ),
+        },
+        { kind: 'json', header: t('audit.detail'), className: 'detail', value: (row) => row.detail },
+        { kind: 'id', header: t('audit.request'), value: (row) => row.requestId, max: REQUEST_CHARS },
+      ]}
+    />
   );
 }
 
@@ -156,51 +197,7 @@ export function auditRoutes(app: App): void {
           {page.length === 0 ? (
             <Empty>{t('audit.empty')}</Empty>
           ) : (
-            <div class="table-wrap">
-              <table class="audit">
-                <thead>
-                  <tr>
-                    <th>{t('audit.id')}</th>
-                    <th>{t('audit.time')}</th>
-                    <th>{t('audit.action')}</th>
-                    <th>{t('audit.subject')}</th>
-                    <th>{t('audit.enterprise')}</th>
-                    <th>{t('audit.operator')}</th>
-                    <th>{t('audit.detail')}</th>
-                    <th>{t('audit.request')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.map((row) => (
-                    <tr data-action={row.action}>
-                      <td>{row.id}</td>
-                      <td>
-                        <Time at={row.createdAt} />
-                      </td>
-                      <td>
-                        <code>{row.action}</code>
-                      </td>
-                      <td>{row.subject ?? '—'}</td>
-                      <td>{row.enterpriseId ?? '—'}</td>
-                      <td class="actor">
-                        <Actor
-                          operator={row.operator}
-                          operatorId={row.operatorId}
-                          appId={row.appId}
-                          apps={apps}
-                        />
-                      </td>
-                      <td class="detail">
-                        <Detail detail={row.detail} />
-                      </td>
-                      <td>
-                        <small>{row.requestId ?? '—'}</small>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <AuditTable context={context} rows={page} apps={apps} />
           )}
           <nav class="pager">
             {filter.before !== undefined ? (
