@@ -126,7 +126,18 @@ typedef struct kw_error {
    * from 1 as a person reads ("group 5 is mistyped"); 0 otherwise.
    */
   int group;
+  /**
+   * The server's Retry-After, in milliseconds, when a failed answer carried one (HTTP 429 rate
+   * limited, 503 overloaded: the wait it asked for before trying again, after the session's own
+   * retries gave up); 0 when it gave none. An HTTP date is counted from now; at most
+   * KW_RETRY_AFTER_MAX_MS. The last field, added after the others: sizeof(kw_error) grew, so
+   * code built against a header without it must be rebuilt (CHANGELOG.md).
+   */
+  long retry_after_ms;
 } kw_error;
+
+/** The longest Retry-After kw_error.retry_after_ms holds (24 days: it fits a 32-bit long). */
+#define KW_RETRY_AFTER_MAX_MS 2073600000L
 
 /* Lease refusal reasons (kw_error.code of KW_ERR_LEASE_REFUSED), as the conformance suite names them. */
 #define KW_REASON_SIGNATURE "signature"

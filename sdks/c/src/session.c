@@ -277,13 +277,18 @@ static size_t on_header(char *line, size_t size, size_t count, void *user) {
     if (len > 0 && len < sizeof value) {
       memcpy(value, v, len);
       value[len] = '\0';
+      /* Held to KW_RETRY_AFTER_MAX_MS, so the milliseconds fit a 32-bit long (Windows). */
+      const unsigned long max_s = (unsigned long)(KW_RETRY_AFTER_MAX_MS / 1000L);
       if (strspn(value, "0123456789") == len) {
-        unsigned long seconds = len > 7 ? 9999999ul : strtoul(value, NULL, 10);
-        a->retry_after_ms = (long)seconds * 1000L;
+        unsigned long seconds = len > 7 ? max_s : strtoul(value, NULL, 10);
+        a->retry_after_ms = (long)(seconds < max_s ? seconds : max_s) * 1000L;
       } else {
         time_t when = curl_getdate(value, NULL);
         time_t now = time(NULL);
-        if (when != (time_t)-1) a->retry_after_ms = when > now ? (long)(when - now) * 1000L : 0L;
+        if (when != (time_t)-1)
+          a->retry_after_ms = when <= now ? 0L
+                              : (unsigned long)(when - now) < max_s ? (long)(when - now) * 1000L
+                                                                     : (long)max_s * 1000L;
       }
     }
   } else if (n > sizeof rid - 1 && strncasecmp(line, rid, sizeof rid - 1) == 0) {
@@ -464,6 +469,7 @@ static kw_status request_token(kw_session *s, char **token, int64_t *expires_in,
   if (st != KW_OK && err != NULL) {
     err->http_status = a.status;
     kw__copy_text(err->request_id, sizeof err->request_id, a.request_id);
+    err->retry_after_ms = a.retry_after_ms > 0 ? a.retry_after_ms : 0L;
   }
   cJSON_Delete(json);
   kw__answer_free(&a);
@@ -564,6 +570,7 @@ static kw_status judge(const kw__http_answer *a, cJSON **data, kw_error *err) {
   if (st != KW_OK && err != NULL) {
     err->http_status = a->status;
     kw__copy_text(err->request_id, sizeof err->request_id, a->request_id);
+    err->retry_after_ms = a->retry_after_ms > 0 ? a->retry_after_ms : 0L;
   }
   cJSON_Delete(json);
   return st;

@@ -24,6 +24,8 @@ typedef struct script {
 } script;
 
 static script plan;
+/* When set, the token endpoint answers 429 with this Retry-After. */
+static const char *token_busy;
 
 /* A scripted answer: status 0 drops the connection; 429 and 503 answer Keyward's envelope. */
 static void add(int status, const char *retry_after) {
@@ -35,6 +37,12 @@ static void add(int status, const char *retry_after) {
 static void handler(const stub_request *req, size_t n, stub_reply *reply, void *user) {
   (void)n;
   (void)user;
+  if (strcmp(req->path, "/oauth2/token") == 0 && token_busy != NULL) {
+    reply->status = 429;
+    snprintf(reply->retry_after, sizeof reply->retry_after, "%s", token_busy);
+    strcpy(reply->body, "{\"error\":\"temporarily_unavailable\",\"error_description\":\"slow down\"}");
+    return;
+  }
   if (strcmp(req->path, "/oauth2/token") == 0) {
     strcpy(reply->body, "{\"access_token\":\"tok-1\",\"token_type\":\"Bearer\",\"expires_in\":3600}");
     return;
@@ -86,6 +94,7 @@ typedef struct fixture {
 
 static fixture start(const kw_retry_policy *policy) {
   memset(&plan, 0, sizeof plan);
+  token_busy = NULL;
   wait_count = 0;
   fixture f = {0};
   f.server = stub_start(handler, NULL);
@@ -231,6 +240,61 @@ static void test_it_gives_up_with_the_last_failure(void) {
   stop(&f);
 }
 
+/* kw_error.retry_after_ms: the server's Retry-After once the retries gave up, 0 without one. */
+static void test_the_error_carries_retry_after(void) {
+  kw_retry_policy none = KW_RETRY_POLICY_NONE;
+  fixture f = start(&none);
+  kw_error err;
+  stub_lock(f.server);
+  add(503, "7");
+  add(429, NULL);
+  add(429, "Thu, 01 Jan 1970 00:00:01 GMT");
+  add(429, "99999999999");
+  add(503, "12");
+  stub_unlock(f.server);
+  CHECK(kw_lease_heartbeat(f.lease, NULL, &err) == KW_ERR_API && err.http_status == 503 && err.retry_after_ms == 7000,
+        "503 with Retry-After 7: %ld ms", err.retry_after_ms);
+  kw_error kept;
+  kw_lease_last_error(f.lease, &kept);
+  CHECK(kept.retry_after_ms == 7000, "the lease's last error keeps it: %ld", kept.retry_after_ms);
+  CHECK(kw_lease_consume(f.lease, 1, NULL, &err) == KW_ERR_API && err.http_status == 429 && err.retry_after_ms == 0,
+        "429 without Retry-After: %ld ms", err.retry_after_ms);
+  CHECK(kw_lease_heartbeat(f.lease, NULL, &err) == KW_ERR_API && err.retry_after_ms == 0,
+        "a date in the past: %ld ms", err.retry_after_ms);
+  CHECK(kw_lease_heartbeat(f.lease, NULL, &err) == KW_ERR_API && err.retry_after_ms == KW_RETRY_AFTER_MAX_MS,
+        "a huge Retry-After is held: %ld ms", err.retry_after_ms);
+  /* A refusal after a Retry-After answer does not keep the earlier one. */
+  stub_lock(f.server);
+  add(299, NULL);
+  stub_unlock(f.server);
+  CHECK(kw_lease_heartbeat(f.lease, NULL, &err) == KW_ERR_API && err.retry_after_ms == 12000, "503 with 12 s");
+  CHECK(kw_lease_consume(f.lease, 1, NULL, &err) == KW_ERR_API && err.http_status == 299 && err.retry_after_ms == 0,
+        "a refusal has none: %ld ms", err.retry_after_ms);
+  CHECK(wait_count == 0, "no retry with KW_RETRY_POLICY_NONE");
+
+  /* The token endpoint's 429. */
+  kw_session *other = NULL;
+  CHECK(kw_session_new(stub_url(f.server), "kw_app", "s3cret", &other, &err) == KW_OK, "session");
+  stub_lock(f.server);
+  token_busy = "11";
+  stub_unlock(f.server);
+  char token[128];
+  CHECK(kw_session_token(other, token, sizeof token, &err) == KW_ERR_AUTH && err.http_status == 429 &&
+            err.retry_after_ms == 11000,
+        "token 429: %s %ld %ld ms", err.code, err.http_status, err.retry_after_ms);
+  kw_session_free(other);
+  stop(&f);
+
+  /* With retries: the last attempt's Retry-After. */
+  f = start(NULL);
+  stub_lock(f.server);
+  for (int i = 0; i < 4; i++) add(503, i < 3 ? "1" : "2");
+  stub_unlock(f.server);
+  CHECK(kw_lease_heartbeat(f.lease, NULL, &err) == KW_ERR_API && err.retry_after_ms == 2000,
+        "after four attempts: %ld ms", err.retry_after_ms);
+  stop(&f);
+}
+
 static void test_a_consume_keeps_its_key_across_attempts(void) {
   fixture f = start(NULL);
   stub_lock(f.server);
@@ -283,6 +347,7 @@ int main(void) {
   test_a_lost_answer_is_sent_again();
   test_a_refusal_is_not_sent_again();
   test_it_gives_up_with_the_last_failure();
+  test_the_error_carries_retry_after();
   test_a_consume_keeps_its_key_across_attempts();
   test_a_consume_takes_the_callers_key();
   kw_global_cleanup();
