@@ -7,6 +7,7 @@ import { sendPage } from '../render.js';
 import { Badge, DataTable, Empty, Field, type Column } from '../ui.js';
 import { operatorLinks } from './links.js';
 import { durationText } from './duration.js';
+import { reasonText } from './lease-reasons.js';
 import { parseLeasesQuery, type LeasesQuery } from './leases-filter.js';
 import { operatorMay } from '../../access/access.js';
 
@@ -14,26 +15,6 @@ const LEASES = '/console/operator/leases';
 /** The runtime's listing has no offset: the page shows the newest leases and says so. */
 const MAX_ROWS = 100;
 const TOP_PRODUCTS = 20;
-
-/** Why a lease ended, as the runtime records it: its own two words, or the revocation's sentence. */
-const END_REASONS: Record<string, MessageKey> = {
-  checked_in: 'leases.reason.checkedIn',
-  expired: 'leases.reason.expired',
-  'the license was withdrawn': 'leases.reason.withdrawn',
-  'the asset was disabled': 'leases.reason.assetDisabled',
-  'the lent lock was disabled': 'leases.reason.lentLockDisabled',
-  'the lock was withdrawn': 'leases.reason.lockWithdrawn',
-  'the asset is no longer assigned to the member': 'leases.reason.unassigned',
-  'the lending was returned': 'leases.reason.returned',
-  'the license ended': 'leases.reason.licenseEnded',
-  'the license is not valid yet': 'leases.reason.notYetValid',
-  'the usage time is used up': 'leases.reason.timeUsedUp',
-};
-
-function reasonText(context: ConsoleContext, reason: string): string {
-  const key = END_REASONS[reason];
-  return key === undefined ? reason : context.t(key);
-}
 
 function SeatsSummary(props: { context: ConsoleContext; seats: Array<{ product: string; seats: number }> }) {
   const { context, seats } = props;
