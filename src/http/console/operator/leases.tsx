@@ -1,7 +1,6 @@
 import type { LeaseListing } from '../../../domain/runtime/runtime.repository.js';
 import type { App } from '../../app-type.js';
 import { operatorContext, type ConsoleContext } from '../context.js';
-import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
 import { Badge, DataTable, Empty, Field, type Column } from '../ui.js';
