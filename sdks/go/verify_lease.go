@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 	"time"
@@ -280,56 +279,63 @@ func jsonObject(data []byte) map[string]json.RawMessage {
 	return fields
 }
 
-// namesAMemberTwice walks JSON text token by token: whether an object in it, at any depth, names
-// a member twice (names compared unescaped). encoding/json keeps the last of them, another parser
-// the first: one token would say two things.
+// namesAMemberTwice scans JSON text that json.Unmarshal read without error: whether an object in
+// it, at any depth, names a member twice (names compared unescaped). encoding/json keeps the last
+// of them, another parser the first: one token would say two things. A scan of the bytes, not a
+// json.Decoder token walk, which cost more than the signature's check.
 func namesAMemberTwice(data []byte) (bool, error) {
 	type open struct {
-		names    map[string]bool // nil for an array
-		nameNext bool
+		object bool
+		names  []string
 	}
-	var stack []*open
-	decoder := json.NewDecoder(bytes.NewReader(data))
-	for {
-		token, err := decoder.Token()
-		if errors.Is(err, io.EOF) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		var top *open
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if top != nil && top.names != nil && top.nameNext {
-			if name, ok := token.(string); ok {
-				if top.names[name] {
-					return true, nil
+	var stack []open
+	nameNext := false
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			start, escaped := i, false
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+					escaped = true
 				}
-				top.names[name] = true
-				top.nameNext = false
-				continue
 			}
-		}
-		switch token {
-		case json.Delim('{'), json.Delim('['):
-			if top != nil && top.names != nil {
-				top.nameNext = true // once this value closes
+			if i >= len(data) {
+				return false, errors.New("a string does not end")
 			}
-			next := &open{}
-			if token == json.Delim('{') {
-				next.names, next.nameNext = map[string]bool{}, true
+			if nameNext && len(stack) > 0 && stack[len(stack)-1].object {
+				name := string(data[start+1 : i])
+				if escaped {
+					if err := json.Unmarshal(data[start:i+1], &name); err != nil {
+						return false, err
+					}
+				}
+				top := &stack[len(stack)-1]
+				for _, seen := range top.names {
+					if seen == name {
+						return true, nil
+					}
+				}
+				top.names = append(top.names, name)
 			}
-			stack = append(stack, next)
-		case json.Delim('}'), json.Delim(']'):
+			nameNext = false
+		case '{':
+			stack = append(stack, open{object: true})
+			nameNext = true
+		case '[':
+			stack = append(stack, open{})
+			nameNext = false
+		case '}', ']':
+			if len(stack) == 0 {
+				return false, errors.New("a bracket closes nothing")
+			}
 			stack = stack[:len(stack)-1]
-		default:
-			if top != nil && top.names != nil {
-				top.nameNext = true
-			}
+			nameNext = false
+		case ',':
+			nameNext = len(stack) > 0 && stack[len(stack)-1].object
 		}
 	}
+	return false, nil
 }
 
 // typMatches compares typ as a media type (RFC 7515 §4.1.9): without case, "application/" implied.
