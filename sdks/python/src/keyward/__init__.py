@@ -37,6 +37,7 @@ from .errors import (
     KeywardAuthError,
     KeywardConnectionError,
     KeywardError,
+    KeywardRedirectError,
     LeaseError,
     WebhookError,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "KeywardError",
     "KeywardAuthError",
     "KeywardConnectionError",
+    "KeywardRedirectError",
     "LeaseError",
     "LEASE_REASONS",
     "LEASE_ENDED_CODES",

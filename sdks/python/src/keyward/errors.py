@@ -2,6 +2,8 @@
 
 - :class:`KeywardError`: the server answered and refused (a runtime code such as ``"90005"``, a
   token refusal, an answer that is no Keyward envelope). Retrying the same call will not help.
+- :class:`KeywardRedirectError`: the server answered a redirect (3xx), which the SDK never
+  follows: ``location`` says where it pointed. A :class:`KeywardError`, not retried.
 - :class:`KeywardConnectionError`: the server could not be reached or did not answer in time.
   It is a :class:`ConnectionError`, never a :class:`KeywardError`: the program may run on and
   try again later.
@@ -19,6 +21,7 @@ from typing import Any, Optional
 __all__ = [
     "KeywardError",
     "KeywardAuthError",
+    "KeywardRedirectError",
     "KeywardConnectionError",
     "LeaseError",
     "LEASE_REASONS",
@@ -111,6 +114,33 @@ class KeywardAuthError(KeywardError):
         return (
             type(self),
             (self.code, self.message, self.http_status, self.request_id, self.retry_after),
+        )
+
+
+class KeywardRedirectError(KeywardError):
+    """The server answered a redirect (HTTP 301, 302, 303, 307, 308 or another 3xx), which the
+    SDK never follows: a POST would be sent again as a GET and the ``Authorization`` header to
+    wherever ``Location`` points. ``code`` is the status as text (``"302"``), ``http_status`` the
+    status, ``location`` the absolute address it pointed to (None without a ``Location``). Point
+    the session at the address that answers (``https://`` rather than ``http://``, say)."""
+
+    location: Optional[str]
+
+    def __init__(
+        self,
+        http_status: int,
+        message: str,
+        location: Optional[str] = None,
+        cause: str = "",
+        request_id: Optional[str] = None,
+    ) -> None:
+        super().__init__(str(http_status), message, cause, http_status, request_id)
+        self.location = location
+
+    def __reduce__(self) -> Any:
+        return (
+            type(self),
+            (self.http_status, self.message, self.location, self.cause, self.request_id),
         )
 
 

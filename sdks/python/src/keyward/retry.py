@@ -38,8 +38,9 @@ class RetryPolicy:
         come back together) …
     :param max_backoff: … and never more than this.
     :param max_retry_after: a ``Retry-After`` longer than this is cut to it.
-    :param max_elapsed: seconds from the call's start: no retry is started when its wait would end
-        past it. Each attempt is bounded by the session's ``timeout`` besides.
+    :param max_elapsed: seconds from the call's start within which it ends, its attempts and
+        waits together: no retry is started when its wait would end past it, and an attempt under
+        way is cut off at it. Each attempt is bounded by the session's ``timeout`` besides.
     """
 
     max_attempts: int = 4

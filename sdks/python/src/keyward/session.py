@@ -9,7 +9,6 @@ import secrets
 import threading
 import time
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -78,19 +77,20 @@ class _TokenSource:
     """The app token (client credentials), obtained on first use, reused while it lives and
     renewed shortly before it expires: a minute early, or at 90% of a short lifetime."""
 
-    def __init__(self, obtain: Callable[[], Tuple[str, float]], clock: Callable[[], float]) -> None:
+    def __init__(self, obtain: Callable[[float], Tuple[str, float]], clock: Callable[[], float]) -> None:
         self._obtain = obtain
         self._clock = clock
         self._lock = threading.Lock()
         self._token: Optional[str] = None
         self._renew_at = 0.0
 
-    def get(self) -> Tuple[str, bool]:
-        """The token, and whether it was obtained for this call."""
+    def get(self, deadline: float) -> Tuple[str, bool]:
+        """The token, and whether it was obtained for this call (before ``deadline``,
+        time.monotonic())."""
         with self._lock:
             if self._token is not None and self._clock() < self._renew_at:
                 return self._token, False
-            token, lifetime = self._obtain()
+            token, lifetime = self._obtain(deadline)
             margin = min(60.0, lifetime / 10)
             self._token = token
             self._renew_at = self._clock() + lifetime - margin
@@ -137,10 +137,14 @@ class Session:
         :param app_key: the application's key (scope ``auth_runtime``).
         :param app_secret: its secret.
         :param scope: the scopes to ask for (space-separated); all of the app's when None.
-        :param timeout: seconds to wait for each answer.
+        :param timeout: seconds one attempt of a call may take as a whole: connecting, sending,
+            and reading the whole answer (not each socket operation: a server that trickles its
+            answer is cut off), the app token when one is due and the one retry after 60000
+            included.
         :param retry: when to send a runtime call again (:class:`~keyward.retry.RetryPolicy`:
-            four attempts within a minute by default; ``keyward.retry.NO_RETRY`` for one).
-        :param clock: a monotonic clock in seconds (tests pin it).
+            four attempts within a minute by default; ``keyward.retry.NO_RETRY`` for one). Its
+            ``max_elapsed`` bounds a runtime call as a whole, its attempts and waits together.
+        :param clock: a monotonic clock in seconds, for the app token's renewal (tests pin it).
         """
         self.base_url = base_url.rstrip("/")
         self.app_key = app_key
@@ -149,7 +153,7 @@ class Session:
         self.timeout = timeout
         self.retry = retry
         self._clock = clock
-        self._opener = urllib.request.build_opener()
+        self._opener = _http.new_opener()  # follows no redirect, bounds each exchange as a whole
         self._tokens = _TokenSource(self._request_token, clock)
         self._leases: List[Lease] = []
         self._leases_lock = threading.Lock()
@@ -185,7 +189,7 @@ class Session:
 
     # -- the token ------------------------------------------------------------------------------
 
-    def _request_token(self) -> Tuple[str, float]:
+    def _request_token(self, deadline: float) -> Tuple[str, float]:
         # RFC 6749 §2.3.1: each part form-encoded before the Basic encoding.
         pair = f"{_form_encoded(self.app_key)}:{_form_encoded(self._app_secret)}".encode("utf-8")
         fields = {"grant_type": "client_credentials"}
@@ -201,7 +205,7 @@ class Session:
                 "User-Agent": self._user_agent,
             },
             urllib.parse.urlencode(fields).encode("ascii"),
-            self.timeout,
+            deadline,
             self._opener,
         )
         document = _json_of(answer.body)
@@ -223,7 +227,13 @@ class Session:
 
     def app_token(self) -> str:
         """A live app token, for calls the SDK does not wrap."""
-        return self._tokens.get()[0]
+        return self._tokens.get(self._attempt_deadline())[0]
+
+    def _attempt_deadline(self, limit: Optional[float] = None) -> float:
+        """When an attempt begun now must end (time.monotonic()): ``timeout`` from now, or
+        ``limit`` when sooner."""
+        deadline = time.monotonic() + self.timeout
+        return deadline if limit is None else min(deadline, limit)
 
     # -- calls ----------------------------------------------------------------------------------
 
@@ -237,12 +247,14 @@ class Session:
     ) -> Any:
         """One call to Keyward with the app token and a fresh nonce; answers the envelope's
         ``data``. A 60000 answer on a token obtained earlier is retried once with a new token.
+        All of it within ``timeout``; a redirect is never followed.
 
         :raises KeywardError: the server refused (``code``, ``message``, ``cause``).
-        :raises KeywardConnectionError: it could not be reached.
+        :raises KeywardConnectionError: it could not be reached, or did not answer in time.
+        :raises KeywardRedirectError: it answered a redirect (3xx), not followed.
         """
         payload = None if body is None else json.dumps(body, separators=(",", ":")).encode()
-        return self._call(method, path, payload, user_token, {})
+        return self._call(method, path, payload, user_token, {}, self._attempt_deadline())
 
     def _call(
         self,
@@ -251,17 +263,18 @@ class Session:
         payload: Optional[bytes],
         user_token: Optional[str],
         extra_headers: Mapping[str, str],
+        deadline: float,
     ) -> Any:
-        token, fresh = self._tokens.get()
+        token, fresh = self._tokens.get(deadline)
         try:
-            return self._send(method, path, payload, token, user_token, extra_headers)
+            return self._send(method, path, payload, token, user_token, extra_headers, deadline)
         except KeywardError as error:
             if error.code != APP_TOKEN_INVALID or fresh:
                 raise
             log.debug("app token refused (60000): a new token, and the call once more")
             self._tokens.discard(token)
-            token, _ = self._tokens.get()
-            return self._send(method, path, payload, token, user_token, extra_headers)
+            token, _ = self._tokens.get(deadline)
+            return self._send(method, path, payload, token, user_token, extra_headers, deadline)
 
     def _runtime_call(
         self,
@@ -272,20 +285,21 @@ class Session:
         idempotency_key: Optional[str] = None,
     ) -> Any:
         """A runtime POST, sent again as :attr:`retry` says (each attempt with a fresh nonce and
-        the same ``idempotency_key``); the last failure is raised when it gives up."""
+        the same ``idempotency_key``); the last failure is raised when it gives up. The call ends
+        within ``retry.max_elapsed``, each attempt within ``timeout``."""
         payload = json.dumps(body, separators=(",", ":")).encode()
         headers = {} if idempotency_key is None else {"Idempotency-Key": idempotency_key}
-        started = self._clock()
+        ends = time.monotonic() + self.retry.max_elapsed
         attempt = 1
         while True:
             try:
-                return self._call("POST", path, payload, user_token, headers)
+                return self._call("POST", path, payload, user_token, headers, self._attempt_deadline(ends))
             except (KeywardError, KeywardConnectionError) as error:
                 if attempt >= self.retry.max_attempts or not is_transient(error):
                     raise
                 retry_after = error.retry_after if isinstance(error, KeywardError) else None
                 wait = self.retry.wait(attempt, retry_after)
-                if self._clock() - started + wait > self.retry.max_elapsed:
+                if time.monotonic() + wait >= ends:
                     raise
                 log.info("POST %s failed (%s): attempt %d in %.2f s", path, error, attempt + 1, wait)
             _sleep(wait)
@@ -299,6 +313,7 @@ class Session:
         token: str,
         user_token: Optional[str],
         extra_headers: Mapping[str, str],
+        deadline: float,
     ) -> Any:
         separator = "&" if "?" in path else "?"
         url = f"{self.base_url}{path}{separator}g_nonce={new_nonce()}"
@@ -312,7 +327,7 @@ class Session:
         if user_token is not None:
             headers["userToken"] = user_token
         headers.update(extra_headers)
-        answer = _http.exchange(method, url, headers, payload, self.timeout, self._opener)
+        answer = _http.exchange(method, url, headers, payload, deadline, self._opener)
         return _data_of(answer)
 
     # -- the runtime ----------------------------------------------------------------------------
@@ -363,7 +378,7 @@ class Session:
             f"{self.base_url}/.well-known/jwks.json",
             {"Accept": "application/json", "User-Agent": self._user_agent},
             None,
-            self.timeout,
+            self._attempt_deadline(),
             self._opener,
         )
         document = _json_of(answer.body)
