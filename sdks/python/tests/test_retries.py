@@ -4,6 +4,7 @@ Idempotency-Key, one per logical call and the same on each of its attempts."""
 
 from __future__ import annotations
 
+import threading
 import unittest
 from typing import List
 from unittest import mock
@@ -23,11 +24,16 @@ class RetryTest(unittest.TestCase):
         self.stub = StubKeyward()
         self.addCleanup(self.stub.close)
         self.waits: List[float] = []
-        patcher = mock.patch.object(keyward.session, "_sleep", self.waits.append)
+        patcher = mock.patch.object(keyward.session, "_wait", self.record_wait)
         patcher.start()
         self.addCleanup(patcher.stop)
         self.session = Session(self.stub.url, "kw_app", "s", timeout=5)
         self.lease = self.session.check_out("fp-this-machine", asset_num="A-1", crm_product_id="P-1")
+
+    def record_wait(self, interrupt: threading.Event, seconds: float) -> bool:
+        """The wait a retry asked for, not taken."""
+        self.waits.append(seconds)
+        return interrupt.is_set()
 
     def keys(self) -> List[str]:
         return [r.headers.get("idempotency-key", "") for r in self.stub.runtime_requests("/consume")]

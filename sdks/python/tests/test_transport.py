@@ -1,7 +1,7 @@
 """How the session uses HTTP against local servers: a redirect is refused, never followed (a POST
 would become a GET, the credentials would go to the redirect's target); ``timeout`` bounds an
 attempt as a whole, a server trickling its answer included, and ``RetryPolicy.max_elapsed`` the
-call."""
+call; ``close()`` cuts a retry's wait short."""
 
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ from keyward import (
 )
 from keyward.retry import NO_RETRY
 
-from ._support import StubKeyward
+from ._support import StubKeyward, wait_until
 
 TOKEN = {"access_token": "tok-1", "token_type": "Bearer", "expires_in": 3600}
+BUSY = {"code": "503", "message": "the server is busy, retry later", "cause": "overloaded"}
 
 
 class Redirector:
@@ -237,6 +238,67 @@ class Deadlines(unittest.TestCase):
         took, error = self.timed_check_out(Session(trickler.url, "kw_app", "s", timeout=2, retry=NO_RETRY))
         self.assertIsInstance(error, KeywardError)
         self.assertEqual((error.code, error.message), ("200", "unexpected answer"))  # type: ignore[union-attr]
+
+
+class InterruptedWaits(unittest.TestCase):
+    def setUp(self) -> None:
+        self.stub = StubKeyward()
+        self.addCleanup(self.stub.close)
+        policy = RetryPolicy(max_retry_after=60, max_elapsed=120)
+        self.session = Session(self.stub.url, "kw_app", "s", timeout=5, retry=policy)
+        self.lease = self.session.check_out("fp-this-machine", asset_num="A-1", crm_product_id="P-1")
+
+    def test_close_cuts_a_heartbeats_retry_after_wait_short(self) -> None:
+        # The heartbeat thread waits out "Retry-After: 8"; closing the session does not.
+        self.stub.script = [(503, BUSY, {"retry-after": "8"})]
+        errors: List[BaseException] = []
+        self.lease.start_heartbeats(on_error=errors.append, interval=0.05)
+        self.assertTrue(wait_until(lambda: len(self.stub.runtime_requests("/heartbeat")) == 1))
+        time.sleep(0.2)  # into the wait
+        started = time.monotonic()
+        self.session.close()
+        self.assertLess(time.monotonic() - started, 2.0, "close() waited for the retry")
+        self.assertEqual(len(self.stub.runtime_requests("/heartbeat")), 1)
+        self.assertEqual(len(self.stub.runtime_requests("/check-in")), 1)
+        self.assertIsNotNone(self.lease.checked_in)
+        self.assertEqual([getattr(e, "code", None) for e in errors], ["503"])
+
+    def test_close_cuts_another_threads_wait_short_and_ends_retrying(self) -> None:
+        self.stub.script = [(503, BUSY, {"retry-after": "8"})]
+        failures: List[BaseException] = []
+
+        def consume() -> None:
+            try:
+                self.lease.consume(1)
+            except KeywardError as error:
+                failures.append(error)
+
+        worker = threading.Thread(target=consume)
+        worker.start()
+        self.assertTrue(wait_until(lambda: len(self.stub.runtime_requests("/consume")) == 1))
+        time.sleep(0.2)
+        started = time.monotonic()
+        self.session.close()
+        worker.join(5)
+        self.assertLess(time.monotonic() - started, 2.0)
+        self.assertEqual([getattr(e, "http_status", None) for e in failures], [503])
+        self.assertEqual(len(self.stub.runtime_requests("/consume")), 1)
+        # Closed: a call is sent once, without waiting for a retry.
+        self.stub.script = [(503, BUSY, {"retry-after": "8"})]
+        started = time.monotonic()
+        with self.assertRaises(KeywardError):
+            self.session.check_out("fp-this-machine", asset_num="A-1", crm_product_id="P-1")
+        self.assertLess(time.monotonic() - started, 2.0)
+
+    def test_stopping_heartbeats_cuts_the_wait_short(self) -> None:
+        self.stub.script = [(429, {"code": "429", "message": "too many requests", "cause": ""}, {"retry-after": "8"})]
+        self.lease.start_heartbeats(interval=0.05)
+        self.assertTrue(wait_until(lambda: len(self.stub.runtime_requests("/heartbeat")) == 1))
+        time.sleep(0.2)
+        started = time.monotonic()
+        self.lease.stop_heartbeats()
+        self.assertLess(time.monotonic() - started, 2.0)
+        self.lease.check_in()
 
 
 if __name__ == "__main__":

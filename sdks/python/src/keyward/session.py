@@ -32,8 +32,12 @@ __all__ = [
 
 log = logging.getLogger("keyward")
 
-#: How a retry waits; tests replace it to keep time.
-_sleep = time.sleep
+
+def _wait(interrupt: threading.Event, seconds: float) -> bool:
+    """How a retry waits: ``seconds``, or less when ``interrupt`` is set (then True). Tests
+    replace it to keep time."""
+    return interrupt.wait(seconds)
+
 
 #: The app token is stale or invalid: get a new one and try the call once more.
 APP_TOKEN_INVALID = "60000"
@@ -154,6 +158,7 @@ class Session:
         self.retry = retry
         self._clock = clock
         self._opener = _http.new_opener()  # follows no redirect, bounds each exchange as a whole
+        self._closing = threading.Event()
         self._tokens = _TokenSource(self._request_token, clock)
         self._leases: List[Lease] = []
         self._leases_lock = threading.Lock()
@@ -174,9 +179,16 @@ class Session:
 
     def close(self, raise_errors: bool = True) -> None:
         """Stops every lease's heartbeats and checks in the leases still open. The first failure
-        is raised once all were tried (logged instead when ``raise_errors`` is False)."""
+        is raised once all were tried (logged instead when ``raise_errors`` is False).
+
+        A retry's wait in progress on any thread (a heartbeat waiting out a ``Retry-After``, say)
+        ends at once, raising the failure it waited after, and the session waits for no retry
+        from then on: each call, the check-ins of ``close`` included, is sent once."""
+        self._closing.set()
         with self._leases_lock:
             leases, self._leases = self._leases, []
+        for lease in leases:
+            lease._stop_heartbeats_soon()
         first: Optional[BaseException] = None
         for lease in leases:
             try:
@@ -283,26 +295,31 @@ class Session:
         *,
         user_token: Optional[str] = None,
         idempotency_key: Optional[str] = None,
+        interrupt: Optional[threading.Event] = None,
     ) -> Any:
         """A runtime POST, sent again as :attr:`retry` says (each attempt with a fresh nonce and
         the same ``idempotency_key``); the last failure is raised when it gives up. The call ends
-        within ``retry.max_elapsed``, each attempt within ``timeout``."""
+        within ``retry.max_elapsed``, each attempt within ``timeout``. A wait for a retry ends
+        early, raising the failure, when the session closes (or ``interrupt`` is set)."""
         payload = json.dumps(body, separators=(",", ":")).encode()
         headers = {} if idempotency_key is None else {"Idempotency-Key": idempotency_key}
+        interrupt = self._closing if interrupt is None else interrupt
         ends = time.monotonic() + self.retry.max_elapsed
         attempt = 1
         while True:
             try:
                 return self._call("POST", path, payload, user_token, headers, self._attempt_deadline(ends))
             except (KeywardError, KeywardConnectionError) as error:
-                if attempt >= self.retry.max_attempts or not is_transient(error):
+                if attempt >= self.retry.max_attempts or not is_transient(error) or self._closing.is_set():
                     raise
                 retry_after = error.retry_after if isinstance(error, KeywardError) else None
                 wait = self.retry.wait(attempt, retry_after)
                 if time.monotonic() + wait >= ends:
                     raise
                 log.info("POST %s failed (%s): attempt %d in %.2f s", path, error, attempt + 1, wait)
-            _sleep(wait)
+                if _wait(interrupt, wait):
+                    log.info("POST %s: the retry's wait was cut short (closing)", path)
+                    raise
             attempt += 1
 
     def _send(
@@ -514,12 +531,19 @@ class Lease:
 
     # -- calls ----------------------------------------------------------------------------------
 
-    def _call(self, action: str, body: Dict[str, Any], idempotency_key: Optional[str] = None) -> Any:
+    def _call(
+        self,
+        action: str,
+        body: Dict[str, Any],
+        idempotency_key: Optional[str] = None,
+        interrupt: Optional[threading.Event] = None,
+    ) -> Any:
         try:
             return self.session._runtime_call(
                 f"/runtime/v1/leases/{urllib.parse.quote(self.lease_id)}/{action}",
                 body,
                 idempotency_key=idempotency_key,
+                interrupt=interrupt,
             )
         except KeywardError as error:
             if error.lease_ended:
@@ -538,7 +562,10 @@ class Lease:
         :raises KeywardError: 90009 when the license was withdrawn (the message says why),
             90010 when it expired, 90008 when it is no more; ``ended`` is then set.
         """
-        data = self._call("heartbeat", {"fingerprint": self.fingerprint})
+        return self._heartbeat(None)
+
+    def _heartbeat(self, interrupt: Optional[threading.Event]) -> Heartbeat:
+        data = self._call("heartbeat", {"fingerprint": self.fingerprint}, interrupt=interrupt)
         answer = Heartbeat(
             lease_id=str(data["leaseId"]),
             expires_at=_from_epoch_ms(int(data["expiresAt"])),
@@ -604,11 +631,18 @@ class Lease:
             return self._thread
 
     def stop_heartbeats(self, timeout: Optional[float] = None) -> None:
-        """Stops the heartbeat thread, waiting for a heartbeat in flight to finish."""
+        """Stops the heartbeat thread, waiting for a heartbeat in flight to finish (a wait for
+        its retry ends at once)."""
         with self._lock:
             thread, self._thread = self._thread, None
         if thread is not None:
             thread.stop(timeout)
+
+    def _stop_heartbeats_soon(self) -> None:
+        """Tells the heartbeat thread to stop, without waiting for it."""
+        thread = self._thread
+        if thread is not None:
+            thread._stopping.set()
 
     @property
     def heartbeats(self) -> Optional["HeartbeatThread"]:
@@ -654,7 +688,7 @@ class HeartbeatThread(threading.Thread):
     def run(self) -> None:
         while not self._stopping.wait(self._wait()):
             try:
-                self.lease.heartbeat()
+                self.lease._heartbeat(self._stopping)  # stop() cuts a retry's wait short
                 self.beats += 1
             except KeywardError as error:
                 if error.lease_ended:
