@@ -2,8 +2,7 @@ package dev.keyward;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.keyward.LeaseVerificationException.Reason;
-import java.security.GeneralSecurityException;
-import java.security.Signature;
+import java.security.PublicKey;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
@@ -83,9 +82,9 @@ public final class ActivationVerifier {
         } catch (ActivationFormatException e) {
             throw refuse(Reason.MALFORMED, e.getMessage(), e);
         }
-        List<JsonNode> keys = jwks.ed25519KeysWithKidPrefix(typed.kidPrefix());
+        List<PublicKey> keys = jwks.ed25519KeysWithKidPrefix(typed.kidPrefix());
         if (keys.isEmpty()) throw refuse(Reason.UNKNOWN_KEY, "no key of the key set signed it", null);
-        if (!verifiesWithAny(keys, ActivationMessages.typedLeaseSigningInput(typed.signed()), typed.signature())) {
+        if (!Jwks.verifiesWithAny(keys, ActivationMessages.typedLeaseSigningInput(typed.signed()), typed.signature())) {
             throw refuse(Reason.SIGNATURE, "its signature does not verify", null);
         }
         long nowSeconds = now.getEpochSecond();
@@ -116,20 +115,6 @@ public final class ActivationVerifier {
         return new ActivatedLease(claims.leaseId(), claims.issuedAt(), claims.expiresAt(),
                 claims.expBound().orElse(LeaseClaims.ExpBound.OFFLINE_DAYS), claims.assetNum(),
                 request.crmProductId(), request.appKey(), Optional.of(claims));
-    }
-
-    private static boolean verifiesWithAny(List<JsonNode> keys, byte[] signed, byte[] signature) {
-        for (JsonNode key : keys) {
-            try {
-                Signature verifier = Signature.getInstance("Ed25519");
-                verifier.initVerify(Jwks.publicKeyOf(key));
-                verifier.update(signed);
-                if (verifier.verify(signature)) return true;
-            } catch (GeneralSecurityException | RuntimeException e) {
-                // A key that cannot verify is no signature of this answer.
-            }
-        }
-        return false;
     }
 
     private static LeaseVerificationException refuse(Reason reason, String message, ActivationFormatException cause) {

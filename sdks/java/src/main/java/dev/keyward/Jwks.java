@@ -8,30 +8,75 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.PublicKey;
+import java.security.Signature;
 import java.security.spec.EdECPoint;
 import java.security.spec.EdECPublicKeySpec;
 import java.security.spec.NamedParameterSpec;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
  * Keyward's public keys (RFC 7517 JSON Web Key Set, {@code /.well-known/jwks.json}): what offline
  * leases are verified with. Fetch it with {@link KeywardSession#fetchJwks()} while online, keep it
- * with {@link #save}, read it back with {@link #load}. Immutable.
+ * with {@link #save}, read it back with {@link #load}. Immutable, and safe to share between threads:
+ * its Ed25519 keys are decoded once, when it is made, and kept by {@code kid}.
  */
 public final class Jwks {
     private final JsonNode document;
     private final List<JsonNode> keys;
+    /** The usable Ed25519 signing keys by kid, decoded once (a key is chosen by its kid alone). */
+    private final Map<String, List<PublicKey>> byKid;
+    /** The same keys with the first bytes of their kid, for typed activation answers. */
+    private final List<Map.Entry<byte[], PublicKey>> byKidPrefix;
+
+    /** One Signature per thread, initialised with the key at each use: getInstance looks up a provider. */
+    private static final ThreadLocal<Signature> ED25519 = ThreadLocal.withInitial(() -> {
+        try {
+            return Signature.getInstance("Ed25519");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("this Java has no Ed25519 (Java 15 or later has)", e);
+        }
+    });
 
     private Jwks(JsonNode document) {
         this.document = document;
         List<JsonNode> list = new ArrayList<>();
         document.get("keys").forEach(list::add);
         this.keys = Collections.unmodifiableList(list);
+        Map<String, List<PublicKey>> found = new HashMap<>();
+        List<Map.Entry<byte[], PublicKey>> prefixed = new ArrayList<>();
+        for (JsonNode key : list) {
+            String kid = Json.text(key, "kid");
+            PublicKey publicKey = kid == null ? null : signingKeyOf(key);
+            if (publicKey == null) continue;
+            found.computeIfAbsent(kid, k -> new ArrayList<>()).add(publicKey);
+            byte[] prefix = ActivationMessages.kidPrefix(kid);
+            if (prefix != null) prefixed.add(Map.entry(prefix, publicKey));
+        }
+        found.replaceAll((kid, keysOfKid) -> List.copyOf(keysOfKid));
+        this.byKid = Map.copyOf(found);
+        this.byKidPrefix = List.copyOf(prefixed);
+    }
+
+    /** The JDK key of an Ed25519 signing JWK (OKP, Ed25519, use sig and alg EdDSA when given), or null. */
+    private static PublicKey signingKeyOf(JsonNode key) {
+        if (!"OKP".equals(Json.text(key, "kty")) || !"Ed25519".equals(Json.text(key, "crv"))) return null;
+        if (key.has("use") && !"sig".equals(Json.text(key, "use"))) return null;
+        if (key.has("alg") && !"EdDSA".equals(Json.text(key, "alg"))) return null;
+        try {
+            return publicKeyOf(key);
+        } catch (GeneralSecurityException | RuntimeException e) {
+            return null; // no key: left out, as the other SDKs leave it out
+        }
     }
 
     /** A key set from its JSON text; {@link IllegalArgumentException} when it is none. */
@@ -79,32 +124,95 @@ public final class Jwks {
         return ids;
     }
 
-    /** The Ed25519 keys (OKP) published under {@code kid}: a key is chosen by its kid alone. */
-    List<JsonNode> ed25519Keys(String kid) {
-        List<JsonNode> found = new ArrayList<>();
-        for (JsonNode key : keys) {
-            if (kid.equals(Json.text(key, "kid")) && "OKP".equals(Json.text(key, "kty"))
-                    && "Ed25519".equals(Json.text(key, "crv"))) {
-                found.add(key);
-            }
-        }
-        return found;
+    /** The Ed25519 keys published under {@code kid}: a key is chosen by its kid alone. */
+    List<PublicKey> ed25519Keys(String kid) {
+        return byKid.getOrDefault(kid, List.of());
     }
 
     /**
      * The Ed25519 keys whose {@code kid} starts with {@code prefix} (its base64url decoded): how a
      * typed activation answer names the key that signed it.
      */
-    List<JsonNode> ed25519KeysWithKidPrefix(byte[] prefix) {
-        List<JsonNode> found = new ArrayList<>();
-        for (JsonNode key : keys) {
-            String kid = Json.text(key, "kid");
-            if (kid != null && "OKP".equals(Json.text(key, "kty")) && "Ed25519".equals(Json.text(key, "crv"))
-                    && java.util.Arrays.equals(ActivationMessages.kidPrefix(kid), prefix)) {
-                found.add(key);
-            }
+    List<PublicKey> ed25519KeysWithKidPrefix(byte[] prefix) {
+        List<PublicKey> found = new ArrayList<>();
+        for (Map.Entry<byte[], PublicKey> key : byKidPrefix) {
+            if (Arrays.equals(key.getKey(), prefix)) found.add(key.getValue());
         }
         return found;
+    }
+
+    /**
+     * Whether one of {@code keys} (of this set) signed {@code signed} with this Ed25519 signature,
+     * remembering the last {@value #REMEMBERED} signatures that verified, as the C SDK does: a
+     * program checks its one lease again and again (at each start, before each feature), and a
+     * signature that verified once verifies again. A repeat costs a SHA-256 of (key, signature,
+     * signed text) instead of an Ed25519 verification, which the JDK makes slow (about 1 ms on a
+     * busy two-core machine); every claim is still judged at every call. Only successes are kept.
+     */
+    boolean verifies(List<PublicKey> keys, byte[] signed, byte[] signature) {
+        if (signature.length != 64) return false;
+        if (!remembering) return verifiesWithAny(keys, signed, signature);
+        for (PublicKey key : keys) {
+            byte[] digest = digestOf(key, signed, signature);
+            if (remembered(digest)) return true;
+            if (verifiesWithAny(List.of(key), signed, signature)) {
+                remember(digest);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static final int REMEMBERED = 16;
+    private final byte[][] seen = new byte[REMEMBERED][];
+    private int seenNext;
+    private volatile boolean remembering = true;
+
+    /** Signatures remembered or not, the memory emptied: the benchmark's cold runs (VerifyBench). */
+    synchronized void remembering(boolean on) {
+        remembering = on;
+        java.util.Arrays.fill(seen, null);
+    }
+
+    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("this Java has no SHA-256", e);
+        }
+    });
+
+    private static byte[] digestOf(PublicKey key, byte[] signed, byte[] signature) {
+        MessageDigest sha256 = SHA256.get();
+        sha256.update(key.getEncoded());
+        sha256.update(signature);
+        return sha256.digest(signed);
+    }
+
+    private synchronized boolean remembered(byte[] digest) {
+        for (byte[] one : seen) if (one != null && MessageDigest.isEqual(one, digest)) return true;
+        return false;
+    }
+
+    private synchronized void remember(byte[] digest) {
+        seen[seenNext] = digest;
+        seenNext = (seenNext + 1) % REMEMBERED;
+    }
+
+    /** Whether one of {@code keys} signed {@code signed} with this Ed25519 signature (64 bytes). */
+    static boolean verifiesWithAny(List<PublicKey> keys, byte[] signed, byte[] signature) {
+        if (signature.length != 64) return false;
+        Signature verifier = ED25519.get();
+        for (PublicKey key : keys) {
+            try {
+                verifier.initVerify(key);
+                verifier.update(signed);
+                if (verifier.verify(signature)) return true;
+            } catch (GeneralSecurityException | RuntimeException e) {
+                // A key that cannot verify is no signature of this token; initVerify resets the object.
+            }
+        }
+        return false;
     }
 
     /**

@@ -1,16 +1,18 @@
 package dev.keyward;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectReader;
 import dev.keyward.LeaseVerificationException.Reason;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.Signature;
+import java.security.PublicKey;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * Verifies an offline lease where the software runs, without calling the server: an EdDSA
@@ -19,16 +21,26 @@ import java.util.regex.Pattern;
  * this machine's fingerprint and a license not ended.
  *
  * <p>The checks run in this order and the first that fails answers (sdks/conformance/README.md):
- * {@code malformed} (no compact JWS, header or payload no JSON), {@code signature} (alg not EdDSA),
- * {@code unknown-key}, {@code signature} (does not verify), {@code malformed} (typ, iss, a registered
- * claim missing), {@code not-yet-valid}, {@code expired}, {@code audience}, {@code malformed} (no
- * lease's shape), {@code fingerprint}, {@code license-ended}. No claim of an unverified token is
- * trusted. Time claims are whole seconds, without leeway.
+ * {@code malformed} (no compact JWS of three segments each exactly unpadded base64url; header or
+ * payload no UTF-8 JSON object, or one naming a member twice; {@code crit} in the header),
+ * {@code signature} (alg not EdDSA), {@code unknown-key}, {@code signature} (does not verify),
+ * {@code malformed} (typ, iss, a registered claim missing, sub/jti/aud no strings, a time no whole
+ * seconds from 0 to the end of year 9999), {@code not-yet-valid}, {@code expired}, {@code audience},
+ * {@code malformed} (no lease's shape), {@code fingerprint}, {@code license-ended}. No claim of an
+ * unverified token is trusted. Time claims are whole seconds, without leeway.
+ *
+ * <p>Thread-safe; the key set's keys are decoded once ({@link Jwks}), and a call parses the token
+ * and checks one Ed25519 signature.
  */
 public final class LeaseVerifier {
     static final String ISSUER = "keyward";
     static final String TYP = "keyward-lease+jwt";
-    private static final Pattern PART = Pattern.compile("[A-Za-z0-9_-]*");
+    /** The latest time a lease may name: 9999-12-31T23:59:59Z. */
+    static final long LAST_SECOND = 253_402_300_799L;
+    /** A header or payload: one JSON object, a name given twice refused (Jackson would keep the last). */
+    private static final ObjectReader STRICT = Json.MAPPER.reader()
+            .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+            .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private LeaseVerifier() {}
 
@@ -64,23 +76,26 @@ public final class LeaseVerifier {
 
         if (token == null) throw refuse(Reason.MALFORMED, "no token");
         String[] parts = token.split("\\.", -1);
-        if (parts.length != 3 || parts[0].isEmpty() || parts[1].isEmpty()
-                || !PART.matcher(parts[0]).matches() || !PART.matcher(parts[1]).matches()
-                || !PART.matcher(parts[2]).matches()) {
-            throw refuse(Reason.MALFORMED, "not a compact JWS");
+        byte[][] bytes = new byte[3][];
+        for (int i = 0; i < 3 && parts.length == 3; i++) bytes[i] = segmentBytes(parts[i]);
+        if (parts.length != 3 || bytes[0] == null || bytes[1] == null || bytes[2] == null) {
+            throw refuse(Reason.MALFORMED, "not a compact JWS of three base64url segments");
         }
-        JsonNode header = jsonObject(parts[0]);
-        JsonNode payload = jsonObject(parts[1]);
-        if (header == null || payload == null) throw refuse(Reason.MALFORMED, "its header or payload is no JSON object");
+        JsonNode header = jsonObject(bytes[0]);
+        JsonNode payload = jsonObject(bytes[1]);
+        if (header == null || payload == null) {
+            throw refuse(Reason.MALFORMED, "its header or payload is no JSON object naming each member once");
+        }
+        // A lease uses no extension (RFC 7515 §4.1.11).
+        if (header.has("crit")) throw refuse(Reason.MALFORMED, "its header names critical extensions");
 
         // Another algorithm (none, HS256…) is no signature of a Keyward key, whatever the token claims.
         if (!"EdDSA".equals(Json.text(header, "alg"))) throw refuse(Reason.SIGNATURE, "alg is not EdDSA");
         String kid = Json.text(header, "kid");
-        List<JsonNode> candidates = kid == null ? List.of() : jwks.ed25519Keys(kid);
+        List<PublicKey> candidates = kid == null ? List.of() : jwks.ed25519Keys(kid);
         if (candidates.isEmpty()) throw refuse(Reason.UNKNOWN_KEY, "no key of the set has kid " + kid);
-        byte[] signature = base64Url(parts[2]);
         byte[] signed = (parts[0] + "." + parts[1]).getBytes(StandardCharsets.US_ASCII);
-        if (signature == null || !verifiesWithAny(candidates, signed, signature)) {
+        if (!jwks.verifies(candidates, signed, bytes[2])) {
             throw refuse(Reason.SIGNATURE, "the signature does not verify");
         }
 
@@ -91,12 +106,17 @@ public final class LeaseVerifier {
         for (String claim : List.of("sub", "jti", "aud", "iat", "nbf", "exp")) {
             if (!payload.has(claim)) throw refuse(Reason.MALFORMED, "the claim " + claim + " is missing");
         }
+        for (String claim : List.of("sub", "jti", "aud")) {
+            if (!payload.get(claim).isTextual()) throw refuse(Reason.MALFORMED, "the claim " + claim + " is no string");
+        }
         for (String claim : List.of("iat", "nbf", "exp")) {
-            if (!payload.get(claim).isNumber()) throw refuse(Reason.MALFORMED, "the claim " + claim + " is no number");
+            if (!isWholeSeconds(payload.get(claim))) {
+                throw refuse(Reason.MALFORMED, "the claim " + claim + " is no whole seconds from 0 to " + LAST_SECOND);
+            }
         }
         if (payload.get("nbf").doubleValue() > nowSeconds) throw refuse(Reason.NOT_YET_VALID, "nbf is later than now");
         if (payload.get("exp").doubleValue() <= nowSeconds) throw refuse(Reason.EXPIRED, "exp is past");
-        if (audience != null && !hasAudience(payload.get("aud"), audience)) {
+        if (audience != null && !audience.equals(payload.get("aud").textValue())) {
             throw refuse(Reason.AUDIENCE, "the lease is another application's");
         }
 
@@ -117,47 +137,56 @@ public final class LeaseVerifier {
         return new LeaseVerificationException(reason, message);
     }
 
-    private static byte[] base64Url(String part) {
+    /**
+     * One segment's bytes, when the segment is exactly their unpadded base64url: the URL alphabet
+     * only (no '=', '+', '/', whitespace or line break) and zero unused bits, so one token has one
+     * text. Null otherwise.
+     */
+    static byte[] segmentBytes(String part) {
+        for (int i = 0; i < part.length(); i++) {
+            char c = part.charAt(i);
+            if (!(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_')) {
+                return null;
+            }
+        }
+        byte[] bytes;
         try {
-            return Base64.getUrlDecoder().decode(part);
+            bytes = Base64.getUrlDecoder().decode(part);
         } catch (IllegalArgumentException e) {
+            return null;
+        }
+        // Java's decoder ignores the unused bits of the last character: encoding again tells.
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes).equals(part) ? bytes : null;
+    }
+
+    /** A header or payload: UTF-8 JSON of one object (no byte order mark), no name given twice. */
+    private static JsonNode jsonObject(byte[] bytes) {
+        // Jackson skips a byte order mark; a lease has none.
+        if (bytes.length >= 3 && (bytes[0] & 0xff) == 0xef && (bytes[1] & 0xff) == 0xbb && (bytes[2] & 0xff) == 0xbf) {
+            return null;
+        }
+        try {
+            JsonNode node = STRICT.readTree(bytes);
+            return node != null && node.isObject() ? node : null;
+        } catch (IOException e) {
             return null;
         }
     }
 
-    private static JsonNode jsonObject(String part) {
-        byte[] bytes = base64Url(part);
-        JsonNode node = bytes == null ? null : Json.parse(bytes);
-        return node != null && node.isObject() ? node : null;
-    }
-
-    private static boolean verifiesWithAny(List<JsonNode> keys, byte[] signed, byte[] signature) {
-        if (signature.length != 64) return false;
-        for (JsonNode key : keys) {
-            try {
-                Signature verifier = Signature.getInstance("Ed25519");
-                verifier.initVerify(Jwks.publicKeyOf(key));
-                verifier.update(signed);
-                if (verifier.verify(signature)) return true;
-            } catch (GeneralSecurityException | RuntimeException e) {
-                // A key that cannot verify is no signature of this token.
-            }
+    /** A time claim: a whole number of seconds from 1970 to the end of year 9999, however JSON writes it. */
+    private static boolean isWholeSeconds(JsonNode value) {
+        if (value.isIntegralNumber()) {
+            return value.canConvertToLong() && value.longValue() >= 0 && value.longValue() <= LAST_SECOND;
         }
-        return false;
+        if (!value.isNumber()) return false;
+        double seconds = value.doubleValue();
+        return seconds == Math.rint(seconds) && seconds >= 0 && seconds <= LAST_SECOND;
     }
 
     /** RFC 7515 §4.1.9 media types: case-insensitive, "application/" may be left out. */
     private static String normalizedTyp(String typ) {
         String lower = typ.toLowerCase(Locale.ROOT);
         return lower.startsWith("application/") ? lower.substring("application/".length()) : lower;
-    }
-
-    private static boolean hasAudience(JsonNode aud, String audience) {
-        if (aud.isTextual()) return aud.textValue().equals(audience);
-        if (aud.isArray()) {
-            for (JsonNode one : aud) if (one.isTextual() && one.textValue().equals(audience)) return true;
-        }
-        return false;
     }
 
     /** The claims, when they have the lease's shape; null otherwise. */

@@ -199,4 +199,41 @@ class LeaseVerifierTest {
         assertThrows(IllegalArgumentException.class, () -> Jwks.parse("[]"));
         assertThrows(IllegalArgumentException.class, () -> Jwks.parse("{\"keys\":[]} trailing"));
     }
+
+    @Test
+    void aRememberedSignatureVouchesForItsOwnTokenAlone() throws Exception {
+        TestKeys key = new TestKeys("k");
+        Jwks jwks = TestKeys.jwksOf(key);
+        String token = key.sign(TestKeys.claims());
+        for (int i = 0; i < 3; i++) assertEquals("lease-1", LeaseVerifier.verify(token, jwks, FP, "kw_app", NOW).leaseId());
+        // The same signature under other claims, after it verified: still no signature of them.
+        String[] parts = token.split("\\.");
+        ObjectNode other = TestKeys.claims().put("fingerprint", "fp-another-machine");
+        String[] signedOther = key.sign(other).split("\\.");
+        String forged = signedOther[0] + "." + signedOther[1] + "." + parts[2];
+        assertEquals(Reason.SIGNATURE, reasonOf(forged, jwks, FP, "kw_app", NOW));
+        // Nor does it vouch under another key set holding another key with the same kid.
+        TestKeys impostor = new TestKeys("k");
+        assertEquals(Reason.SIGNATURE, reasonOf(token, TestKeys.jwksOf(impostor), FP, "kw_app", NOW));
+    }
+
+    @Test
+    void oneKeySetVerifiesOnManyThreadsAtOnce() throws Exception {
+        TestKeys key = new TestKeys("k");
+        Jwks jwks = TestKeys.jwksOf(key);
+        List<String> tokens = new java.util.ArrayList<>();
+        for (int i = 0; i < 40; i++) tokens.add(key.sign(TestKeys.claims().put("sub", "lease-" + i).put("jti", "lease-" + i)));
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        try {
+            List<java.util.concurrent.Future<String>> answers = new java.util.ArrayList<>();
+            for (int round = 0; round < 3; round++) {
+                for (String token : tokens) {
+                    answers.add(pool.submit(() -> LeaseVerifier.verify(token, jwks, FP, "kw_app", NOW).leaseId()));
+                }
+            }
+            for (int i = 0; i < answers.size(); i++) assertEquals("lease-" + (i % 40), answers.get(i).get());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
 }
