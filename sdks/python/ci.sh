@@ -71,8 +71,39 @@ PY
 [[ -f $SCRATCH/state/request.json ]] || { echo "venv: keyward-activate wrote no request.json" >&2; exit 1; }
 echo "venv: keyward-activate (console script) wrote its request"
 
+# Type checks, with the toolchain's mypy (Debian's python3-mypy): the package, and each Python
+# example of README.md as a customer would paste it (tests/readme_names.pyi declares the names an
+# example leaves to the program around it), both --strict against the built package. The target is
+# the oldest Python the package supports (Requires-Python >=3.9) when this mypy still accepts it,
+# else the one it runs on: a newer mypy drops old targets, so pyproject.toml pins none.
 if "$PYTHON" -c 'import mypy' 2>/dev/null; then
-  "$PYTHON" -m mypy --strict --python-version 3.9 --cache-dir "$BUILD/mypy-cache" "$BUILD/site/keyward"
+  MYPY=("$PYTHON" -m mypy --strict --cache-dir "$BUILD/mypy-cache")
+  if "${MYPY[@]}" --python-version 3.9 -c 'x: int = 1' >/dev/null 2>&1; then
+    MYPY+=(--python-version 3.9)
+  else
+    echo "mypy: $("$PYTHON" -m mypy --version) does not check for Python 3.9; checking for $("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  fi
+  "${MYPY[@]}" "$BUILD/site/keyward"
+  rm -rf "$BUILD/readme" && mkdir -p "$BUILD/readme"
+  cp tests/readme_names.pyi "$BUILD/readme/"
+  "$PYTHON" - README.md "$BUILD/readme" <<'PY'
+import re, sys
+readme, out = sys.argv[1], sys.argv[2]
+text = open(readme, encoding="utf-8").read()
+count = 0
+for match in re.finditer(r"^```python\n(.*?)^```", text, re.S | re.M):
+    line = text.count("\n", 0, match.start(1)) + 1
+    with open(f"{out}/readme_line_{line}.py", "w", encoding="utf-8") as example:
+        # One line of names before the example's first: mypy's line numbers are the README's.
+        example.write("from readme_names import *\n")
+        example.write("\n" * max(0, line - 2) + match.group(1))
+    count += 1
+if count == 0:
+    sys.exit(f"{readme}: no python example found")
+print(f"README.md: {count} python examples to type-check")
+PY
+  (cd "$BUILD/readme" && MYPYPATH="$BUILD/site" "${MYPY[@]}" --config-file "$HERE/pyproject.toml" .) ||
+    { echo "README.md: an example fails mypy --strict (file readme_line_N.py: N is the README's line)" >&2; exit 1; }
 else
   echo "mypy: python3-mypy not installed, type check not run"
 fi
