@@ -545,6 +545,27 @@ async function edgeCases(claims: OfflineLeaseClaims, token: string): Promise<Lea
     },
     // The JSON: an object, UTF-8, each name once.
     {
+      name: 'leading-zero-in-number',
+      description: 'exp written 01800604800: a leading zero is no JSON number',
+      token: signedAsWritten(H, withTime('exp', `0${claims.exp}`)),
+      ...base,
+      expect: malformed,
+    },
+    {
+      name: 'number-ending-in-a-dot',
+      description: 'exp written 1800604800. : a fraction with no digit is no JSON number',
+      token: signedAsWritten(H, withTime('exp', `${claims.exp}.`)),
+      ...base,
+      expect: malformed,
+    },
+    {
+      name: 'control-character-in-string',
+      description: 'a raw tab inside the product’s name: JSON escapes control characters',
+      token: signedAsWritten(H, segment(json.replace('Modeler', 'Mod\teler'))),
+      ...base,
+      expect: malformed,
+    },
+    {
       name: 'valid-header-with-json-whitespace',
       description: 'the header JSON indented over several lines: whitespace inside JSON is JSON',
       token: signedAsWritten(
@@ -660,6 +681,28 @@ async function edgeCases(claims: OfflineLeaseClaims, token: string): Promise<Lea
       token: signedAsWritten(segment(headerOf({ b64: true, crit: ['b64'] })), P),
       ...base,
       expect: malformed,
+    },
+    // alg: EdDSA exactly, or no signature of a Keyward key.
+    {
+      name: 'alg-missing',
+      description: 'no alg in the header, signed by the current key',
+      token: signedAsWritten(segment(JSON.stringify({ kid: kidA, typ: LEASE_TYP })), P),
+      ...base,
+      expect: refused('signature'),
+    },
+    {
+      name: 'alg-not-a-string',
+      description: 'alg is an array holding EdDSA',
+      token: signedAsWritten(segment(headerOf({ alg: ['EdDSA'] })), P),
+      ...base,
+      expect: refused('signature'),
+    },
+    {
+      name: 'alg-in-other-case',
+      description: 'alg eddsa: algorithm names compare exactly',
+      token: signedAsWritten(segment(headerOf({ alg: 'eddsa' })), P),
+      ...base,
+      expect: refused('signature'),
     },
     // The key: chosen by the header's kid alone, exactly.
     {
