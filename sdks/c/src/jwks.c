@@ -1,5 +1,6 @@
 /* The key set (JWKS) and offline lease verification. */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -223,6 +224,90 @@ static bool is_utf8(const unsigned char *s, size_t n) {
   return true;
 }
 
+/*
+ * JSON exactly (RFC 8259), which cJSON is not: it reads a number with strtod (01800604800, 1800604800.)
+ * and takes raw control characters in a string. Each returns the position after what it read, or
+ * NULL. Nesting deeper than cJSON's limit is refused as cJSON refuses it.
+ */
+static const char *json_space(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+  return p;
+}
+
+static bool is_digit(const char *p, const char *end) { return p < end && *p >= '0' && *p <= '9'; }
+
+static const char *json_text(const char *p, const char *end) {
+  if (p >= end || *p != '"') return NULL;
+  for (p++; p < end; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '"') return p + 1;
+    if (c < 0x20) return NULL;
+    if (c != '\\') continue;
+    if (++p >= end) return NULL;
+    if (*p == 'u') {
+      for (int k = 0; k < 4; k++)
+        if (++p >= end || !isxdigit((unsigned char)*p)) return NULL;
+    } else if (strchr("\"\\/bfnrt", *p) == NULL) {
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+static const char *json_number(const char *p, const char *end) {
+  if (p < end && *p == '-') p++;
+  if (p < end && *p == '0') p++;
+  else if (is_digit(p, end)) while (is_digit(p, end)) p++;
+  else return NULL;
+  if (p < end && *p == '.') {
+    if (!is_digit(++p, end)) return NULL;
+    while (is_digit(p, end)) p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-')) p++;
+    if (!is_digit(p, end)) return NULL;
+    while (is_digit(p, end)) p++;
+  }
+  return p;
+}
+
+static const char *json_word(const char *p, const char *end, const char *word) {
+  size_t n = strlen(word);
+  return (size_t)(end - p) >= n && memcmp(p, word, n) == 0 ? p + n : NULL;
+}
+
+static const char *json_value(const char *p, const char *end, int depth) {
+  p = json_space(p, end);
+  if (p >= end || depth >= CJSON_NESTING_LIMIT) return NULL;
+  if (*p == '{' || *p == '[') {
+    char close = *p == '{' ? '}' : ']';
+    p = json_space(p + 1, end);
+    if (p < end && *p == close) return p + 1;
+    for (;;) {
+      if (close == '}') {
+        p = json_text(json_space(p, end), end);
+        if (p == NULL || (p = json_space(p, end)) >= end || *p != ':') return NULL;
+        p++;
+      }
+      if ((p = json_value(p, end, depth + 1)) == NULL || (p = json_space(p, end)) >= end) return NULL;
+      if (*p == close) return p + 1;
+      if (*p++ != ',') return NULL;
+    }
+  }
+  if (*p == '"') return json_text(p, end);
+  if (*p == 't') return json_word(p, end, "true");
+  if (*p == 'f') return json_word(p, end, "false");
+  if (*p == 'n') return json_word(p, end, "null");
+  return json_number(p, end);
+}
+
+/* Whether these bytes are one JSON value and nothing else but whitespace. */
+static bool is_json(const char *text, size_t n) {
+  const char *after = json_value(text, text + n, 0);
+  return after != NULL && json_space(after, text + n) == text + n;
+}
+
 /* Whether an object in this tree, at any depth, names a member twice (cJSON keeps both, and
    finds the first: another parser keeps the last, so one token would say two things). */
 static bool names_a_member_twice(const cJSON *item) {
@@ -237,15 +322,15 @@ static bool names_a_member_twice(const cJSON *item) {
 }
 
 /* A JSON object from one base64url part, and its text when text is not NULL (the caller frees it);
-   NULL when either is malformed: UTF-8 JSON of one object, no byte order mark (which cJSON would
-   skip), no name given twice in any object. */
+   NULL when either is malformed: UTF-8 JSON of one object, exactly (so no byte order mark, which
+   cJSON would skip), no name given twice in any object. */
 static cJSON *json_part(const char *part, size_t len, char **text) {
   size_t raw_len = 0;
   unsigned char *raw = kw__b64url_decode(part, len, &raw_len);
   if (raw == NULL) return NULL;
   /* JSON text and nothing after it: no NUL inside, and the parser must end at the one we add
      (the decoder leaves room for it). */
-  if (memchr(raw, '\0', raw_len) != NULL || !is_utf8(raw, raw_len) || (raw_len >= 3 && memcmp(raw, "\xef\xbb\xbf", 3) == 0)) {
+  if (memchr(raw, '\0', raw_len) != NULL || !is_utf8(raw, raw_len) || !is_json((const char *)raw, raw_len)) {
     free(raw);
     return NULL;
   }

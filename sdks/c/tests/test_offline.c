@@ -112,6 +112,43 @@ static const char *judge_payload(const char *header, const char *override_json, 
   return reason;
 }
 
+/* The payload's JSON text as written (payload_with's, with `from` replaced by `to`), signed. */
+static const char *judge_text(const char *from, const char *to) {
+  char *base = payload_with("{}");
+  char *at = strstr(base, from);
+  if (at == NULL) {
+    free(base);
+    return "no such text";
+  }
+  size_t n = strlen(base) - strlen(from) + strlen(to) + 1;
+  char *text = malloc(n);
+  snprintf(text, n, "%.*s%s%s", (int)(at - base), base, to, at + strlen(from));
+  char *token = sign_token(HEADER, text, NULL);
+  const char *reason = judge(token, NULL);
+  free(token);
+  free(text);
+  free(base);
+  return reason;
+}
+
+/* JSON exactly (RFC 8259): what cJSON alone would take and the other SDKs' parsers refuse. */
+static void test_json_exactly(void) {
+  CHECK_STR(judge_text("\"Modeler\"", "\"Mod\\u00e9ler \\/ \\\"x\\\"\""), "valid");
+  CHECK_STR(judge_text("\"amount\":100", "\"amount\":-0.5e+2"), "valid");
+  CHECK_STR(judge_text("\"amount\":100", "\"amount\" : [ 1 , { } , [ ] ]"), "valid");
+  CHECK_STR(judge_text("\"amount\":100", "\"amount\":0100"), "malformed");
+  CHECK_STR(judge_text("\"amount\":100", "\"amount\":100."), "malformed");
+  CHECK_STR(judge_text("\"amount\":100", "\"amount\":.5"), "malformed");
+  CHECK_STR(judge_text("\"amount\":100", "\"amount\":+1"), "malformed");
+  CHECK_STR(judge_text("\"amount\":100", "\"amount\":1e"), "malformed");
+  CHECK_STR(judge_text("\"amount\":100", "\"amount\":[1,]"), "malformed");
+  CHECK_STR(judge_text("\"amount\":100", "\"amount\":tru"), "malformed");
+  CHECK_STR(judge_text("\"Modeler\"", "\"Mod\teler\""), "malformed");
+  CHECK_STR(judge_text("\"Modeler\"", "\"Mod\\xeler\""), "malformed");
+  CHECK_STR(judge_text("\"Modeler\"", "\"Mod\\u00eler\""), "malformed");
+  CHECK_STR(judge_text("\"Modeler\"", "'Modeler'"), "malformed");
+}
+
 static void test_order_of_checks(void) {
   CHECK_STR(judge_payload(HEADER, "{}", "kw_app"), "valid");
   /* One defect each, as the suite has them, to anchor what follows. */
@@ -597,6 +634,7 @@ int main(void) {
 
   test_base64();
   test_order_of_checks();
+  test_json_exactly();
   test_header_checks();
   test_malformed_texts();
   test_claims_answered();
