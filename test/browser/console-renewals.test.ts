@@ -56,8 +56,10 @@ describe.runIf(browserAvailable())('renewals in the operator console (Chromium)'
       .toBe('Licenses ending within 30 days');
     expect(await dashboard.locator('td').nth(1).textContent()).toBe('10 days');
     expect(await dashboard.locator('td[data-seats]').textContent()).toBe('0 of 5');
-    // One click from the dashboard to the license's enterprise.
-    await dashboard.getByRole('link').click();
+    // One click from the dashboard to the license's enterprise (the asset number links to its own page).
+    await dashboard
+      .locator(`a[href="/console/operator/enterprises/${enterprise.enterpriseGlobalId}"]`)
+      .click();
     await expect
       .poll(() => new URL(page.url()).pathname)
       .toBe(`/console/operator/enterprises/${enterprise.enterpriseGlobalId}`);

@@ -97,7 +97,7 @@ describe('the webhooks page', () => {
     expect(listed.statusCode).toBe(200);
     expect(listed.body).toContain('href="/console/operator/webhooks" aria-current="page"');
     const row = rowOf(listed.body, 'data-endpoint', endpoint.id);
-    expect(row).toContain(`<code>${world.app.appKey}</code>`);
+    expect(row).toContain(`<code class="ident">${world.app.appKey}</code>`);
     expect(row).toContain(`${receiver.url}/down`);
     expect(row).toContain('asset.locked');
     expect(row).toContain('data-status="enabled"');
@@ -144,12 +144,12 @@ describe("an endpoint's deliveries", () => {
     const [delivery] = await deliveriesOf(endpoint.id);
     const row = rowOf(shown.body, 'data-delivery', deliveryId);
     expect(row).toContain('data-status="pending"');
-    expect(row).toContain('<code>asset.locked</code>');
+    expect(row).toContain('<code class="ident">asset.locked</code>');
     expect(row).toContain(String(delivery?.eventId));
-    expect(row).toContain('<td>1</td>');
+    expect(row).toContain('<td data-kind="number">1</td>');
     expect(row).toMatch(/HTTP 503 · \d+ ms/);
     // The error column does not say "status 503" again beside "HTTP 503".
-    expect(row).toContain('<td class="error">—</td>');
+    expect(row).toContain('<td data-kind="text" class="error">—</td>');
     expect(row).not.toContain('status 503');
     expect(row).toContain(`datetime="${delivery?.nextAttemptAt.toISOString()}"`);
     expect(row).toContain('Retry now');
@@ -175,7 +175,7 @@ describe("an endpoint's deliveries", () => {
     const row = rowOf((await page(`${WEBHOOKS}/${moved.id}`)).body, 'data-delivery', String(delivery?.id));
     expect(row).toMatch(/HTTP 302 · \d+ ms/);
     expect(row).toContain(
-      '<td class="error"><small><span data-error="redirect not followed">answered with a redirect, which is not followed</span></small></td>',
+      '<td data-kind="text" class="error"><small><span data-error="redirect not followed">answered with a redirect, which is not followed</span></small></td>',
     );
     // What Keyward wrote is stored in English and read in the page's language.
     const zh = await page(`${WEBHOOKS}/${moved.id}`, { 'accept-language': 'zh-CN' });

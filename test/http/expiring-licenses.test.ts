@@ -68,7 +68,7 @@ function rowsOf(body: string): string[] {
 /** The seats cell of one asset's row. */
 function seatsOf(body: string, assetNum: string): string {
   const row = body.slice(body.indexOf(`data-asset="${assetNum}"`));
-  return /<td data-seats="?[^>]*>([^<]*)</.exec(row)?.[1] ?? '';
+  return /<td[^>]* data-seats[^>]*>([^<]*)</.exec(row)?.[1] ?? '';
 }
 
 describe('licenses ending soon', () => {

@@ -194,15 +194,16 @@ export function Time(props: { at: Date | number | null | undefined }) {
  * Names in a row (scopes, channels, event types): each name and the comma after it never break
  * apart, so a line neither splits a name (`auth_webhook s`) nor starts with a comma.
  */
-export function InlineList(props: { items: readonly string[]; code?: boolean; long?: boolean }) {
-  const { items, code = false, long = false } = props;
-  // `long`: names of the sender's length (channel codes) may break inside, rather than widen.
+export function InlineList(props: { items: readonly string[]; code?: boolean; max?: number }) {
+  const { items, code = false, max } = props;
+  // `max`: names of the sender's length (channel codes) are identifiers: each on one line,
+  // shortened in the middle past `max` characters, the whole on hover.
   return (
-    <span class={long ? 'list-inline long' : 'list-inline'}>
+    <span class="list-inline">
       {items.map((item, i) => (
         <>
           <span>
-            {code ? <code>{item}</code> : item}
+            {max !== undefined ? <Ident value={item} max={max} /> : code ? <code>{item}</code> : item}
             {i < items.length - 1 && ','}
           </span>
           {i < items.length - 1 && ' '}
@@ -310,13 +311,16 @@ const ID_TAIL = 6;
  * the whole value.
  */
 export function Ident(props: {
-  context: ConsoleContext;
+  /** The page's language, for the copy button's label: no button without it. */
+  context?: ConsoleContext;
   value: string;
   href?: string | undefined;
   max?: number | undefined;
+  /** false: no copy button (a code name rather than an identifier). */
   copy?: boolean;
 }) {
   const { context, value, href, max = ID_MAX, copy = true } = props;
+  const copyLabel = copy && context !== undefined ? context.t('common.copy') : undefined;
   const shortened = value.length > max;
   const head = Math.max(1, max - 1 - ID_TAIL);
   const text = shortened ? (
@@ -336,7 +340,7 @@ export function Ident(props: {
   // console.js adds the copy button where the line names its label: no dead button without
   // script, and none in the markup of a long table (the page budget).
   return (
-    <span class="ident-line" data-copy-label={copy ? context.t('common.copy') : undefined}>
+    <span class="ident-line" data-copy-label={copyLabel}>
       {href === undefined ? code : <a href={href}>{code}</a>}
     </span>
   );

@@ -12,7 +12,8 @@ import { formText } from '../form-fields.js';
 import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { Csrf, Empty, Notice, Time, type ConsoleError } from '../ui.js';
+import { Csrf, DataTable, Empty, Notice, type ConsoleError } from '../ui.js';
+import { operatorLinks } from '../operator/links.js';
 import { Can } from '../can.js';
 import { consoleRequest } from '../operator/form.js';
 
@@ -65,50 +66,57 @@ function AnswerView(props: { context: ConsoleContext; answer: ActivationAnswer &
   );
 }
 
+/** Characters of a lease id and of a machine's fingerprint on screen; the whole one on hover. */
+const ID_CHARS = 14;
+
 function MachinesTable(props: { context: ConsoleContext; area: Area; machines: OfflineMachine[] }) {
   const { context, area, machines } = props;
   const { t } = context;
+  const operator = area === 'operator';
   if (machines.length === 0) return <Empty>{t('offline.empty')}</Empty>;
   return (
-    <div class="table-wrap">
-      <table class="offline-machines">
-        <thead>
-          <tr>
-            {area === 'operator' && <th>{t('offline.enterprise')}</th>}
-            <th>{t('offline.asset')}</th>
-            <th>{t('offline.product')}</th>
-            <th>{t('offline.machine')}</th>
-            <th>{t('offline.since')}</th>
-            <th>{t('offline.until')}</th>
-            <th>{t('offline.how')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {machines.map((m) => (
-            <tr data-lease={m.leaseId}>
-              {area === 'operator' && <td>{m.enterpriseName ?? '—'}</td>}
-              <td>
-                <code>{m.assetNum}</code>
-              </td>
-              <td>{m.productName ?? m.crmProductId ?? '—'}</td>
-              <td>
-                <code title={m.fingerprint}>{m.fingerprint.slice(0, 24)}</code>
-              </td>
-              <td>
-                <Time at={m.createdAt} />
-              </td>
-              <td>
-                <Time at={m.expiresAt} />
-              </td>
-              <td>
-                {t(`offline.via.${m.via ?? 'online'}` as MessageKey)}
-                {m.returnedAt !== null && ` (${t('offline.returnedAt')})`}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      context={context}
+      className="offline-machines"
+      rows={machines}
+      row={(m) => ({ 'data-lease': m.leaseId })}
+      columns={[
+        operator && { kind: 'text', header: t('offline.enterprise'), render: (m) => m.enterpriseName ?? '—' },
+        operator && {
+          kind: 'id',
+          header: t('offline.lease'),
+          value: (m) => m.leaseId,
+          href: (m) => operatorLinks.lease(m.leaseId),
+          max: ID_CHARS,
+        },
+        {
+          kind: 'id',
+          header: t('offline.asset'),
+          value: (m) => m.assetNum,
+          href: operator ? (m) => operatorLinks.asset(m.assetNum) : undefined,
+        },
+        { kind: 'text', header: t('offline.product'), render: (m) => m.productName ?? m.crmProductId ?? '—' },
+        {
+          kind: 'id',
+          header: t('offline.machine'),
+          className: 'machine',
+          value: (m) => m.fingerprint,
+          max: ID_CHARS,
+        },
+        { kind: 'time', header: t('offline.since'), value: (m) => m.createdAt },
+        { kind: 'time', header: t('offline.until'), value: (m) => m.expiresAt },
+        {
+          kind: 'text',
+          header: t('offline.how'),
+          render: (m) => (
+            <>
+              {t(`offline.via.${m.via ?? 'online'}` as MessageKey)}
+              {m.returnedAt !== null && ` (${t('offline.returnedAt')})`}
+            </>
+          ),
+        },
+      ]}
+    />
   );
 }
 

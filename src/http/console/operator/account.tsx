@@ -18,7 +18,16 @@ import { formText } from '../form-fields.js';
 import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
 import { clearSessionCookie } from '../session.js';
-import { ActionButton, Csrf, Empty, Field, Notice, SelectField, Time, type ConsoleError } from '../ui.js';
+import {
+  ActionButton,
+  Csrf,
+  DataTable,
+  Empty,
+  Field,
+  Notice,
+  SelectField,
+  type ConsoleError,
+} from '../ui.js';
 import { consoleRequest } from './form.js';
 import { operatorRefusal } from './operator-errors.js';
 
@@ -52,50 +61,35 @@ function TokensTable(props: { context: ConsoleContext; tokens: OperatorTokenView
   const { t } = context;
   if (tokens.length === 0) return <Empty>{t('operators.noTokens')}</Empty>;
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th>{t('operators.tokenName')}</th>
-            <th>{t('operators.role')}</th>
-            <th>{t('common.created')}</th>
-            <th>{t('operators.expires')}</th>
-            <th>{t('operators.lastUsed')}</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {tokens.map((token) => (
-            <tr>
-              <td>{token.name}</td>
-              <td>{t(`operators.role.${token.role}`)}</td>
-              <td>
-                <Time at={token.createdAt} />
-              </td>
-              <td>
-                <Time at={token.expiresAt} />
-              </td>
-              <td>
-                <Time at={token.lastUsedAt} />
-              </td>
-              <td>
-                {token.revokedAt === null ? (
-                  <ActionButton
-                    context={context}
-                    action={`${ACCOUNT}/tokens/${encodeURIComponent(token.id)}/revoke`}
-                    label={t('operators.revoke')}
-                    confirm={t('operators.revokeConfirm', { name: token.name })}
-                    danger
-                  />
-                ) : (
-                  <span class="badge">{t('operators.revoked')}</span>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      context={context}
+      className="tokens"
+      rows={tokens}
+      columns={[
+        { kind: 'text', header: t('operators.tokenName'), render: (token) => token.name },
+        { kind: 'text', header: t('operators.role'), render: (token) => t(`operators.role.${token.role}`) },
+        { kind: 'time', header: t('common.created'), value: (token) => token.createdAt },
+        { kind: 'time', header: t('operators.expires'), value: (token) => token.expiresAt },
+        { kind: 'time', header: t('operators.lastUsed'), value: (token) => token.lastUsedAt },
+        {
+          kind: 'text',
+          header: '',
+          className: 'actions',
+          render: (token) =>
+            token.revokedAt === null ? (
+              <ActionButton
+                context={context}
+                action={`${ACCOUNT}/tokens/${encodeURIComponent(token.id)}/revoke`}
+                label={t('operators.revoke')}
+                confirm={t('operators.revokeConfirm', { name: token.name })}
+                danger
+              />
+            ) : (
+              <span class="badge">{t('operators.revoked')}</span>
+            ),
+        },
+      ]}
+    />
   );
 }
 

@@ -24,8 +24,10 @@ import {
   InlineList,
   Notice,
   Pager,
-  Time,
+  CompactTime,
+  DataTable,
   toneOf,
+  type Column,
   type ConsoleError,
 } from '../ui.js';
 import { consoleRequest } from './form.js';
@@ -91,86 +93,130 @@ function consoleErrorOf(error: AppInputError): ConsoleError {
   return { code: 'AppInputError', message: error.message, ...(field === undefined ? {} : { field }) };
 }
 
-function AppRow(props: { context: ConsoleContext; app: AppView }) {
+/** An app key is shown whole: `kw_` and 16 characters. */
+const APP_KEY_CHARS = 20;
+/** Characters of a channel code on screen; the whole one on hover. */
+const CHANNEL_CHARS = 20;
+
+/** What an operator can do to an app: approve, rotate its secret, disable it. */
+function AppActions(props: { context: ConsoleContext; app: AppView }) {
   const { context, app } = props;
   const { t } = context;
   const base = `${APPS}/${encodeURIComponent(app.appKey)}`;
   return (
-    <tr data-app={app.appKey}>
-      {/* The key with its creation time below: one column less, so the row fits 1280 pixels. */}
-      <td class="app-key">
-        <code>{app.appKey}</code>
-        <br />
-        <small class="hint">
-          <Time at={app.createdAt} />
-        </small>
-      </td>
-      <td class="app-name">{app.name}</td>
-      <td>
-        <InlineList items={app.scopes} />
-      </td>
-      <td>
-        <InlineList items={app.channels} long />
-      </td>
-      <td class={`status status-${app.status}`}>
-        <Badge tone={toneOf(app.status)}>{t(`apps.status.${app.status}` as MessageKey)}</Badge>
-      </td>
-      <td data-offline-days={app.offlineLeaseMaxDays}>
-        {app.status === 'disabled' || !may(context, 'write') ? (
-          app.offlineLeaseMaxDays
-        ) : (
-          <form method="post" action={`${base}/offline-lease-days`} class="inline">
+    <Can context={context} permission="write">
+      {app.status === 'pending' && (
+        <ActionButton context={context} action={`${base}/approve`} label={t('apps.approve')} />
+      )}
+      {app.status !== 'disabled' && (
+        <>
+          <form
+            method="post"
+            action={`${base}/rotate`}
+            class="inline"
+            data-confirm={t('apps.rotateConfirm', { appKey: app.appKey })}
+          >
             <Csrf context={context} />
-            <input
-              type="number"
-              name="days"
-              min={0}
-              max={OFFLINE_LEASE_MAX_DAYS}
-              step={1}
-              required
-              value={String(app.offlineLeaseMaxDays)}
-              aria-label={t('apps.offlineDaysFor', { appKey: app.appKey })}
-              title={t('apps.offlineDaysHint')}
-            />
+            <label class="inline-check">
+              <input type="checkbox" name="revokeTokens" value="1" /> {t('apps.revokeTokens')}
+            </label>
             <button type="submit" class="secondary">
-              {t('common.save')}
+              {t('apps.rotate')}
             </button>
           </form>
-        )}
-      </td>
-      <td class="actions">
-        <Can context={context} permission="write">
-          {app.status === 'pending' && (
-            <ActionButton context={context} action={`${base}/approve`} label={t('apps.approve')} />
-          )}
-          {app.status !== 'disabled' && (
-            <>
-              <form
-                method="post"
-                action={`${base}/rotate`}
-                class="inline"
-                data-confirm={t('apps.rotateConfirm', { appKey: app.appKey })}
-              >
-                <Csrf context={context} />
-                <label class="inline-check">
-                  <input type="checkbox" name="revokeTokens" value="1" /> {t('apps.revokeTokens')}
-                </label>
-                <button type="submit" class="secondary">
-                  {t('apps.rotate')}
-                </button>
-              </form>
-              <ActionButton
-                context={context}
-                action={`${base}/disable`}
-                label={t('apps.disable')}
-                confirm={t('apps.disableConfirm', { appKey: app.appKey })}
-                danger
-              />
-            </>
-          )}
-        </Can>
-      </td>
-    </tr>
+          <ActionButton
+            context={context}
+            action={`${base}/disable`}
+            label={t('apps.disable')}
+            confirm={t('apps.disableConfirm', { appKey: app.appKey })}
+            danger
+          />
+        </>
+      )}
+    </Can>
+  );
+}
+
+/** The days an app's offline leases may last: a field to change them, for who may write. */
+function OfflineDays(props: { context: ConsoleContext; app: AppView }) {
+  const { context, app } = props;
+  const { t } = context;
+  if (app.status === 'disabled' || !may(context, 'write')) return <>{app.offlineLeaseMaxDays}</>;
+  return (
+    <form
+      method="post"
+      action={`${APPS}/${encodeURIComponent(app.appKey)}/offline-lease-days`}
+      class="inline"
+    >
+      <Csrf context={context} />
+      <input
+        type="number"
+        name="days"
+        min={0}
+        max={OFFLINE_LEASE_MAX_DAYS}
+        step={1}
+        required
+        value={String(app.offlineLeaseMaxDays)}
+        aria-label={t('apps.offlineDaysFor', { appKey: app.appKey })}
+        title={t('apps.offlineDaysHint')}
+      />
+      <button type="submit" class="secondary">
+        {t('common.save')}
+      </button>
+    </form>
+  );
+}
+
+const statusColumn = (t: ConsoleContext['t']): Column<AppView> => ({
+  kind: 'text',
+  header: t('common.status'),
+  className: 'status',
+  cell: (app) => ({ class: `status status-${app.status}` }),
+  render: (app) => <Badge tone={toneOf(app.status)}>{t(`apps.status.${app.status}` as MessageKey)}</Badge>,
+});
+
+/** The channel apps: the key with its creation time under it (one column less: 1280 pixels). */
+function AppsTable(props: { context: ConsoleContext; apps: AppView[] }) {
+  const { context } = props;
+  const { t } = context;
+  return (
+    <DataTable
+      context={context}
+      className="apps"
+      rows={props.apps}
+      row={(app) => ({ 'data-app': app.appKey })}
+      columns={[
+        {
+          kind: 'id',
+          header: `${t('apps.key')} · ${t('common.inUtc', { header: t('common.created') })}`,
+          className: 'app-key',
+          value: (app) => app.appKey,
+          max: APP_KEY_CHARS,
+          sub: (app) => <CompactTime at={app.createdAt} />,
+        },
+        { kind: 'text', header: t('apps.name'), className: 'app-name', render: (app) => app.name },
+        { kind: 'text', header: t('apps.scopes'), render: (app) => <InlineList items={app.scopes} /> },
+        {
+          kind: 'text',
+          header: t('apps.channels'),
+          render: (app) => <InlineList items={app.channels} max={CHANNEL_CHARS} />,
+        },
+        statusColumn(t),
+        {
+          kind: 'text',
+          header: t('apps.offlineDays'),
+          headerTitle: t('apps.offlineDaysHint'),
+          cell: (app) => ({ 'data-offline-days': app.offlineLeaseMaxDays }),
+          render: (app) => <OfflineDays context={context} app={app} />,
+        },
+        {
+          kind: 'text',
+          header: t('common.actions'),
+          className: 'actions',
+          render: (app) => <AppActions context={context} app={app} />,
+        },
+      ]}
+    />
   );
 }
 
@@ -185,36 +231,19 @@ function ConsoleClientSection(props: { context: ConsoleContext; client: AppView 
     <section class="console-client" data-console-client={client.appKey}>
       <h2>{t('apps.consoleClient')}</h2>
       <p class="hint">{t('apps.consoleClientHint', { appKey: client.appKey })}</p>
-      <div class="table-wrap">
-        <table class="apps">
-          <thead>
-            <tr>
-              <th>{t('apps.key')}</th>
-              <th>{t('apps.name')}</th>
-              <th>{t('apps.scopes')}</th>
-              <th>{t('common.status')}</th>
-              <th>{t('common.created')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            <tr data-app={client.appKey}>
-              <td>
-                <code>{client.appKey}</code>
-              </td>
-              <td class="app-name">{client.name}</td>
-              <td>
-                <InlineList items={client.scopes} />
-              </td>
-              <td class={`status status-${client.status}`}>
-                <Badge tone={toneOf(client.status)}>{t(`apps.status.${client.status}` as MessageKey)}</Badge>
-              </td>
-              <td>
-                <Time at={client.createdAt} />
-              </td>
-            </tr>
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        context={context}
+        className="apps"
+        rows={[client]}
+        row={(app) => ({ 'data-app': app.appKey })}
+        columns={[
+          { kind: 'id', header: t('apps.key'), value: (app) => app.appKey, max: APP_KEY_CHARS },
+          { kind: 'text', header: t('apps.name'), className: 'app-name', render: (app) => app.name },
+          { kind: 'text', header: t('apps.scopes'), render: (app) => <InlineList items={app.scopes} /> },
+          statusColumn(t),
+          { kind: 'time', header: t('common.created'), value: (app) => app.createdAt },
+        ]}
+      />
     </section>
   );
 }
@@ -288,32 +317,7 @@ function AppsPage(props: AppsPageProps) {
         <input type="search" name="q" value={listing.search} aria-label={t('common.search')} />
         <button type="submit">{t('common.search')}</button>
       </form>
-      {apps.length === 0 ? (
-        <Empty>{t('apps.empty')}</Empty>
-      ) : (
-        <div class="table-wrap">
-          <table class="apps">
-            <thead>
-              <tr>
-                <th>
-                  {t('apps.key')} · {t('common.created')}
-                </th>
-                <th>{t('apps.name')}</th>
-                <th>{t('apps.scopes')}</th>
-                <th>{t('apps.channels')}</th>
-                <th>{t('common.status')}</th>
-                <th title={t('apps.offlineDaysHint')}>{t('apps.offlineDays')}</th>
-                <th>{t('common.actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {apps.map((app) => (
-                <AppRow context={context} app={app} />
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      {apps.length === 0 ? <Empty>{t('apps.empty')}</Empty> : <AppsTable context={context} apps={apps} />}
       <Pager
         context={context}
         page={listing.page}

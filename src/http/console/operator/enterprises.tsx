@@ -3,7 +3,8 @@ import type { App } from '../../app-type.js';
 import { operatorContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { Empty, Pager, Time } from '../ui.js';
+import { DataTable, Empty, Ident, Pager } from '../ui.js';
+import { operatorLinks } from './links.js';
 import { pageOf } from '../form-fields.js';
 import { operatorMay } from '../../access/access.js';
 
@@ -12,6 +13,11 @@ export const ENTERPRISES = '/console/operator/enterprises';
 
 export const enterpriseHref = (globalId: string) => `${ENTERPRISES}/${encodeURIComponent(globalId)}`;
 
+/** Characters of a channel or enterprise code on screen; the whole one on hover. */
+const CODE_CHARS = 20;
+/** Characters of a global id on screen (a UUID: its start and end). */
+const GLOBAL_ID_CHARS = 14;
+
 export function CustomerList(props: { context: ConsoleContext; enterprise: DirectoryEnterprise }) {
   const { t } = props.context;
   const { customers } = props.enterprise;
@@ -19,12 +25,50 @@ export function CustomerList(props: { context: ConsoleContext; enterprise: Direc
     <ul class="customers">
       {customers.map((c) => (
         <li>
-          <code>{c.channelCode ?? '—'}</code> {c.channelCustomerId ?? c.crmCustomerId ?? c.id}
+          {c.channelCode === null ? '—' : <Ident value={c.channelCode} max={CODE_CHARS} />}{' '}
+          {c.channelCustomerId ?? c.crmCustomerId ?? c.id}
           {c.name !== null && ` · ${c.name}`}
           {c.isDefault && ` (${t('ent.default')})`}
         </li>
       ))}
     </ul>
+  );
+}
+
+function EnterprisesTable(props: { context: ConsoleContext; enterprises: DirectoryEnterprise[] }) {
+  const { context } = props;
+  const { t } = context;
+  return (
+    <DataTable
+      context={context}
+      className="enterprises"
+      rows={props.enterprises}
+      row={(e) => ({ 'data-enterprise': e.globalId })}
+      columns={[
+        {
+          kind: 'text',
+          header: t('ent.name'),
+          className: 'name',
+          render: (e) => <a href={operatorLinks.enterprise(e.globalId)}>{e.name}</a>,
+        },
+        {
+          kind: 'id',
+          header: t('ent.globalId'),
+          value: (e) => e.globalId,
+          href: (e) => operatorLinks.enterprise(e.globalId),
+          max: GLOBAL_ID_CHARS,
+        },
+        { kind: 'code', header: t('ent.code'), value: (e) => e.code, max: CODE_CHARS },
+        {
+          kind: 'text',
+          header: t('ent.customers'),
+          render: (e) => <CustomerList context={context} enterprise={e} />,
+        },
+        { kind: 'number', header: t('ent.members'), value: (e) => e.memberCount },
+        { kind: 'number', header: t('ent.memberLimit'), value: (e) => e.memberLimit ?? t('ent.noLimit') },
+        { kind: 'time', header: t('common.created'), value: (e) => e.createdAt },
+      ]}
+    />
   );
 }
 
@@ -57,44 +101,7 @@ export function enterprisesRoute(app: App): void {
           {found.list.length === 0 ? (
             <Empty>{keyword === '' ? t('ent.empty') : t('ent.noMatch', { q: keyword })}</Empty>
           ) : (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th>{t('ent.name')}</th>
-                    <th>{t('ent.code')}</th>
-                    <th>{t('ent.customers')}</th>
-                    <th>{t('ent.members')}</th>
-                    <th>{t('ent.memberLimit')}</th>
-                    <th>{t('common.created')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {found.list.map((e) => (
-                    <tr>
-                      <td>
-                        <a href={enterpriseHref(e.globalId)}>{e.name}</a>
-                        <br />
-                        <small>
-                          <code>{e.globalId}</code>
-                        </small>
-                      </td>
-                      <td>
-                        <code>{e.code}</code>
-                      </td>
-                      <td>
-                        <CustomerList context={context} enterprise={e} />
-                      </td>
-                      <td>{e.memberCount}</td>
-                      <td>{e.memberLimit ?? t('ent.noLimit')}</td>
-                      <td>
-                        <Time at={e.createdAt} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <EnterprisesTable context={context} enterprises={found.list} />
           )}
           <Pager context={context} page={page} pageSize={PAGE_SIZE} total={found.total} href={href} />
         </Layout>,

@@ -1,9 +1,12 @@
 import type { ExpiringLicense } from '../../../domain/licenses/licenses.service.js';
 import type { ConsoleContext } from '../context.js';
-import { Badge, Empty, Time } from '../ui.js';
-import { enterpriseHref } from './enterprises.js';
+import { Badge, DataTable, Empty } from '../ui.js';
+import { operatorLinks } from './links.js';
 
 const DAY_MS = 86_400_000;
+
+/** Characters of a product's id on screen; the whole one on hover. */
+const PRODUCT_CHARS = 24;
 
 /** A week or less is a renewal to chase now; more is one to plan. */
 const URGENT_DAYS = 7;
@@ -40,60 +43,57 @@ export function ExpiringLicenses(props: {
       {licenses.length === 0 ? (
         <Empty>{t('renew.none', { days })}</Empty>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>{t('renew.ends')}</th>
-                <th>{t('renew.left')}</th>
-                {showEnterprise && <th>{t('renew.enterprise')}</th>}
-                <th>{t('renew.asset')}</th>
-                <th>{t('renew.product')}</th>
-                <th>{t('renew.seats')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {licenses.map((l) => (
-                <tr data-asset={l.assetNum}>
-                  <td>
-                    <Time at={l.endsAt} />
-                  </td>
-                  <td>
-                    <Badge tone={l.endsAt - now <= URGENT_DAYS * DAY_MS ? 'bad' : 'warn'}>
-                      {left(context, l.endsAt, now)}
-                    </Badge>
-                  </td>
-                  {showEnterprise && (
-                    <td>
-                      {l.enterpriseGlobalId === null ? (
-                        '—'
-                      ) : (
-                        <a href={enterpriseHref(l.enterpriseGlobalId)}>
-                          {l.enterpriseName ?? l.enterpriseGlobalId}
-                        </a>
-                      )}
-                    </td>
-                  )}
-                  <td>
-                    <code>{l.assetNum}</code>
-                  </td>
-                  <td>
-                    {l.productName ?? '—'}
-                    <br />
-                    <small>
-                      <code>{l.crmProductId ?? l.productUri ?? '—'}</code>
-                    </small>
-                  </td>
-                  <td data-seats>
-                    {l.seatsLicensed === null
-                      ? t('renew.unlimited', { used: l.seatsUsed })
-                      : t('renew.seatsOf', { used: l.seatsUsed, licensed: l.seatsLicensed })}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          context={context}
+          rows={licenses}
+          row={(l) => ({ 'data-asset': l.assetNum })}
+          columns={[
+            { kind: 'time', header: t('renew.ends'), value: (l) => l.endsAt },
+            {
+              kind: 'text',
+              header: t('renew.left'),
+              render: (l) => (
+                <Badge tone={l.endsAt - now <= URGENT_DAYS * DAY_MS ? 'bad' : 'warn'}>
+                  {left(context, l.endsAt, now)}
+                </Badge>
+              ),
+            },
+            showEnterprise && {
+              kind: 'text',
+              header: t('renew.enterprise'),
+              render: (l) =>
+                l.enterpriseGlobalId === null ? (
+                  '—'
+                ) : (
+                  <a href={operatorLinks.enterprise(l.enterpriseGlobalId)}>
+                    {l.enterpriseName ?? l.enterpriseGlobalId}
+                  </a>
+                ),
+            },
+            {
+              kind: 'id',
+              header: t('renew.asset'),
+              value: (l) => l.assetNum,
+              href: (l) => operatorLinks.asset(l.assetNum),
+            },
+            {
+              kind: 'code',
+              header: t('renew.product'),
+              value: (l) => l.crmProductId ?? l.productUri,
+              max: PRODUCT_CHARS,
+              sub: (l) => l.productName,
+            },
+            {
+              kind: 'number',
+              header: t('renew.seats'),
+              cell: () => ({ 'data-seats': true }),
+              value: (l) =>
+                l.seatsLicensed === null
+                  ? t('renew.unlimited', { used: l.seatsUsed })
+                  : t('renew.seatsOf', { used: l.seatsUsed, licensed: l.seatsLicensed }),
+            },
+          ]}
+        />
       )}
       <p>
         <small>

@@ -7,7 +7,8 @@ import { mayChangeOperator } from '../can.js';
 import { operatorContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { ActionButton, Csrf, Field, Notice, SelectField, Time, type ConsoleError } from '../ui.js';
+import { ActionButton, Csrf, DataTable, Field, Notice, SelectField, type ConsoleError } from '../ui.js';
+import { operatorLinks } from './links.js';
 
 export const OPERATORS = '/console/operator/operators';
 export const operatorHref = (id: string, act: string) => `${OPERATORS}/${encodeURIComponent(id)}/${act}`;
@@ -20,72 +21,107 @@ export interface OperatorsShown {
   status?: number;
 }
 
-function OperatorRow(props: { context: ConsoleContext; operator: OperatorView; self: string | null }) {
-  const { context, operator, self } = props;
+/** An operator's role: a choice that applies at once, where it may be changed. */
+function RoleCell(props: { context: ConsoleContext; operator: OperatorView }) {
+  const { context, operator } = props;
+  const { t } = context;
+  if (!mayChangeOperator(context, operator.id)) return <>{t(`operators.role.${operator.role}`)}</>;
+  return (
+    <form method="post" action={operatorHref(operator.id, 'role')} class="inline">
+      <Csrf context={context} />
+      <select name="role" aria-label={t('operators.role')} data-autosubmit>
+        {OPERATOR_ROLES.map((role) => (
+          <option value={role} selected={role === operator.role}>
+            {t(`operators.role.${role}`)}
+          </option>
+        ))}
+      </select>
+      <noscript>
+        <button type="submit">OK</button>
+      </noscript>
+    </form>
+  );
+}
+
+/** Disable or enable (not on the operator's own row), reset the password or the second factor. */
+function OperatorActions(props: { context: ConsoleContext; operator: OperatorView }) {
+  const { context, operator } = props;
   const { t } = context;
   const active = operator.status === 'active';
-  // Not on the operator's own row: their own role and status are another owner's to change.
-  const changeable = mayChangeOperator(context, operator.id);
   return (
-    <tr data-operator={operator.email}>
-      <td>
-        {operator.name}
-        {operator.id === self && ` (${t('operators.you')})`}
-        <br />
-        <small>{operator.email}</small>
-      </td>
-      <td>
-        {changeable ? (
-          <form method="post" action={operatorHref(operator.id, 'role')} class="inline">
-            <Csrf context={context} />
-            <select name="role" aria-label={t('operators.role')} data-autosubmit>
-              {OPERATOR_ROLES.map((role) => (
-                <option value={role} selected={role === operator.role}>
-                  {t(`operators.role.${role}`)}
-                </option>
-              ))}
-            </select>
-            <noscript>
-              <button type="submit">OK</button>
-            </noscript>
-          </form>
-        ) : (
-          t(`operators.role.${operator.role}`)
-        )}
-      </td>
-      <td>
-        <span class={`badge ${active ? 'ok' : 'off'}`}>
-          {t(active ? 'operators.active' : 'operators.disabled')}
-        </span>
-      </td>
-      <td>
-        <Time at={operator.lastSignInAt} />
-      </td>
-      <td class="actions">
-        {changeable && (
-          <ActionButton
-            context={context}
-            action={operatorHref(operator.id, active ? 'disable' : 'enable')}
-            label={t(active ? 'operators.disable' : 'operators.enable')}
-            {...(active
-              ? { confirm: t('operators.disableConfirm', { email: operator.email }), danger: true }
-              : {})}
-          />
-        )}
+    <>
+      {mayChangeOperator(context, operator.id) && (
         <ActionButton
           context={context}
-          action={operatorHref(operator.id, 'reset')}
-          label={t('operators.resetPassword')}
-          confirm={t('operators.resetConfirm', { email: operator.email })}
+          action={operatorHref(operator.id, active ? 'disable' : 'enable')}
+          label={t(active ? 'operators.disable' : 'operators.enable')}
+          {...(active
+            ? { confirm: t('operators.disableConfirm', { email: operator.email }), danger: true }
+            : {})}
         />
-        <ActionButton
-          context={context}
-          action={operatorHref(operator.id, 'reset-two-factor')}
-          label={t('operators.resetTwoFactor')}
-          confirm={t('operators.resetTwoFactorConfirm', { email: operator.email })}
-        />
-      </td>
-    </tr>
+      )}
+      <ActionButton
+        context={context}
+        action={operatorHref(operator.id, 'reset')}
+        label={t('operators.resetPassword')}
+        confirm={t('operators.resetConfirm', { email: operator.email })}
+      />
+      <ActionButton
+        context={context}
+        action={operatorHref(operator.id, 'reset-two-factor')}
+        label={t('operators.resetTwoFactor')}
+        confirm={t('operators.resetTwoFactorConfirm', { email: operator.email })}
+      />
+    </>
+  );
+}
+
+function OperatorsTable(props: { context: ConsoleContext; operators: OperatorView[]; self: string | null }) {
+  const { context, self } = props;
+  const { t } = context;
+  return (
+    <DataTable
+      context={context}
+      className="operators"
+      rows={props.operators}
+      row={(o) => ({ 'data-operator': o.email })}
+      columns={[
+        {
+          kind: 'text',
+          header: t('operators.name'),
+          className: 'name',
+          render: (o) => (
+            <>
+              <a href={operatorLinks.operator(o.id)}>{o.name}</a>
+              {o.id === self && ` (${t('operators.you')})`}
+            </>
+          ),
+          sub: (o) => o.email,
+        },
+        {
+          kind: 'text',
+          header: t('operators.role'),
+          render: (o) => <RoleCell context={context} operator={o} />,
+        },
+        {
+          kind: 'text',
+          header: t('operators.status'),
+          className: 'status',
+          render: (o) => (
+            <span class={`badge ${o.status === 'active' ? 'ok' : 'off'}`}>
+              {t(o.status === 'active' ? 'operators.active' : 'operators.disabled')}
+            </span>
+          ),
+        },
+        { kind: 'time', header: t('operators.lastSignIn'), value: (o) => o.lastSignInAt },
+        {
+          kind: 'text',
+          header: '',
+          className: 'actions',
+          render: (o) => <OperatorActions context={context} operator={o} />,
+        },
+      ]}
+    />
   );
 }
 
@@ -112,24 +148,7 @@ export async function showOperators(
           <pre class="secret">{shown.password.password}</pre>
         </div>
       )}
-      <div class="table-wrap">
-        <table class="operators">
-          <thead>
-            <tr>
-              <th>{t('operators.name')}</th>
-              <th>{t('operators.role')}</th>
-              <th>{t('operators.status')}</th>
-              <th>{t('operators.lastSignIn')}</th>
-              <th />
-            </tr>
-          </thead>
-          <tbody>
-            {operators.map((operator) => (
-              <OperatorRow context={context} operator={operator} self={context.session.operator.id} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <OperatorsTable context={context} operators={operators} self={context.session.operator.id} />
       <section>
         <h2>{t('operators.add')}</h2>
         <form method="post" action={OPERATORS}>

@@ -9,7 +9,8 @@ import { operatorContext, type ConsoleContext } from '../context.js';
 import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { Badge, Empty, Time, toneOf } from '../ui.js';
+import { Badge, DataTable, Empty, Ident, toneOf } from '../ui.js';
+import { operatorLinks } from './links.js';
 import { prettyJson } from './form.js';
 import { operatorMay } from '../../access/access.js';
 
@@ -66,56 +67,93 @@ function Received(props: { context: ConsoleContext; batch: LoggedBatch }) {
   );
 }
 
-function BatchRow(props: { context: ConsoleContext; batch: LoggedBatch }) {
+/** An app key is shown whole: `kw_` and 16 characters. */
+const APP_KEY_CHARS = 20;
+/** Characters of a channel code and of a channel's order id on screen; the whole one on hover. */
+const CODE_CHARS = 20;
+
+/** What became of a batch's orders: each linked to its page, and the whole answer folded. */
+function Outcome(props: { context: ConsoleContext; batch: LoggedBatch }) {
   const { context, batch } = props;
   const { t } = context;
   return (
-    <tr data-batch={batch.id} data-channel-order={batch.channelOrderId}>
-      <td>
-        <code>{batch.appKey ?? batch.appId}</code>
-        {batch.appName !== null && (
-          <>
-            <br />
-            {batch.appName}
-          </>
-        )}
-      </td>
-      <td>
-        <code>{batch.channelCode}</code>
-        <br />
-        {batch.channelOrderId}
-      </td>
-      <td class={`status status-${batch.status}`} data-status={batch.status}>
-        <Badge tone={toneOf(batch.status)}>{t(`orders.status.${batch.status}` as MessageKey)}</Badge>
-        <br />
-        <small>
-          {batch.syncMode}
-          {batch.attempts > 0 && ` · ${t('orders.attempts', { attempts: batch.attempts })}`}
-        </small>
-      </td>
-      <td>
-        <Time at={batch.receivedAt} />
-      </td>
-      <td class="request">
-        <Received context={context} batch={batch} />
-      </td>
-      <td class="outcome">
-        <small>{t('orders.ordersOf', { count: batch.orderCount })}</small>
-        <ul>
-          {batch.orders.map((o) => (
-            <li data-order={o.licenseOrderId}>
-              #{o.sequence} {o.orderType} · {t(`orders.status.${o.status}` as MessageKey)}
-              {o.reason !== null && (
-                <>
-                  : <span class="reason">{o.reason}</span>
-                </>
-              )}
-            </li>
-          ))}
-        </ul>
-        <Json context={context} value={batch.result} max={RESULT_CHARS} summary={t('orders.answer')} />
-      </td>
-    </tr>
+    <>
+      <small>{t('orders.ordersOf', { count: batch.orderCount })}</small>
+      <ul>
+        {batch.orders.map((o) => (
+          <li data-order={o.licenseOrderId}>
+            <a href={operatorLinks.order(o.licenseOrderId)} title={o.licenseOrderId}>
+              #{o.sequence}
+            </a>{' '}
+            {o.orderType} · {t(`orders.status.${o.status}` as MessageKey)}
+            {o.reason !== null && (
+              <>
+                : <span class="reason">{o.reason}</span>
+              </>
+            )}
+          </li>
+        ))}
+      </ul>
+      <Json context={context} value={batch.result} max={RESULT_CHARS} summary={t('orders.answer')} />
+    </>
+  );
+}
+
+function BatchesTable(props: { context: ConsoleContext; batches: LoggedBatch[] }) {
+  const { context } = props;
+  const { t } = context;
+  return (
+    <DataTable
+      context={context}
+      className="orders"
+      rows={props.batches}
+      row={(b) => ({ 'data-batch': b.id, 'data-channel-order': b.channelOrderId })}
+      columns={[
+        {
+          kind: 'id',
+          header: t('orders.app'),
+          value: (b) => b.appKey ?? b.appId,
+          href: (b) => (b.appKey === null ? undefined : operatorLinks.app(b.appKey)),
+          max: APP_KEY_CHARS,
+          sub: (b) => b.appName,
+        },
+        {
+          kind: 'id',
+          header: t('orders.channelOrder'),
+          className: 'channel-order',
+          value: (b) => b.channelOrderId,
+          max: CODE_CHARS,
+          sub: (b) => <Ident value={b.channelCode} max={CODE_CHARS} />,
+        },
+        {
+          kind: 'text',
+          header: t('common.status'),
+          cell: (b) => ({ class: `status status-${b.status}`, 'data-status': b.status }),
+          render: (b) => (
+            <>
+              <Badge tone={toneOf(b.status)}>{t(`orders.status.${b.status}` as MessageKey)}</Badge>
+              <small class="sub">
+                {b.syncMode}
+                {b.attempts > 0 && ` · ${t('orders.attempts', { attempts: b.attempts })}`}
+              </small>
+            </>
+          ),
+        },
+        { kind: 'time', header: t('orders.received'), value: (b) => b.receivedAt },
+        {
+          kind: 'text',
+          header: t('orders.request'),
+          className: 'request',
+          render: (b) => <Received context={context} batch={b} />,
+        },
+        {
+          kind: 'text',
+          header: t('orders.outcome'),
+          className: 'outcome',
+          render: (b) => <Outcome context={context} batch={b} />,
+        },
+      ]}
+    />
   );
 }
 
@@ -161,25 +199,7 @@ export function ordersRoute(app: App): void {
               {status === undefined && after === undefined ? t('orders.empty') : t('orders.emptyFiltered')}
             </Empty>
           ) : (
-            <div class="table-wrap">
-              <table class="orders">
-                <thead>
-                  <tr>
-                    <th>{t('orders.app')}</th>
-                    <th>{t('orders.channel')}</th>
-                    <th>{t('common.status')}</th>
-                    <th>{t('orders.received')}</th>
-                    <th>{t('orders.request')}</th>
-                    <th>{t('orders.outcome')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {batches.map((batch) => (
-                    <BatchRow context={context} batch={batch} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <BatchesTable context={context} batches={batches} />
           )}
           <nav class="pager">
             {after !== undefined ? <a href={query({})}>{t('orders.newest')}</a> : <span />}

@@ -6,7 +6,16 @@ import {
 } from '../../../domain/webhooks/webhook-admin.repository.js';
 import type { ConsoleContext } from '../context.js';
 import type { MessageKey } from '../i18n/index.js';
-import { ActionButton, Badge, Empty, Time, toneOf, type ConsoleError } from '../ui.js';
+import {
+  ActionButton,
+  Badge,
+  CompactTime,
+  DataTable,
+  Empty,
+  Ident,
+  toneOf,
+  type ConsoleError,
+} from '../ui.js';
 import { StoredError } from './webhook-errors.js';
 import { errorBeyondStatus, Outcome } from './webhook-parts.js';
 import { endpointHref, WEBHOOKS } from './webhooks-filter.js';
@@ -16,69 +25,99 @@ export const DELIVERIES_PAGE_SIZE = 50;
 
 const deliveryStatusKey = (status: DeliveryStatus): MessageKey => `webhooks.delivery.${status}`;
 
-function DeliveryRow(props: { context: ConsoleContext; endpointId: string; delivery: AdminDeliveryRow }) {
-  const { context, endpointId, delivery } = props;
+/** Characters of an event's id on screen; the whole one on hover. */
+const EVENT_ID_CHARS = 14;
+
+function DeliveriesTable(props: {
+  context: ConsoleContext;
+  endpointId: string;
+  deliveries: AdminDeliveryRow[];
+}) {
+  const { context, endpointId } = props;
   const { t } = context;
-  const error = errorBeyondStatus(delivery.lastError, delivery.lastStatusCode);
   return (
-    <tr data-delivery={delivery.id} data-status={delivery.status}>
-      <td>{delivery.id}</td>
-      <td>
-        <code>{delivery.eventType}</code>
-        <br />
-        <small>
-          <code class="event-id">{delivery.eventId}</code>
-        </small>
-      </td>
-      <td class={`status status-${delivery.status}`}>
-        <Badge tone={toneOf(delivery.status)}>{t(deliveryStatusKey(delivery.status))}</Badge>
-      </td>
-      <td>{delivery.attempts}</td>
-      <td>
-        {delivery.lastAttemptAt === null ? (
-          <span class="hint">{t('webhooks.never')}</span>
-        ) : (
-          <>
-            <Time at={delivery.lastAttemptAt} />
-            {delivery.attempts > 0 && (
+    <DataTable
+      context={context}
+      className="deliveries"
+      rows={props.deliveries}
+      row={(d) => ({ 'data-delivery': d.id, 'data-status': d.status })}
+      columns={[
+        { kind: 'number', header: t('webhooks.delivery'), value: (d) => d.id },
+        {
+          kind: 'code',
+          header: t('webhooks.event'),
+          value: (d) => d.eventType,
+          sub: (d) => <Ident context={context} value={d.eventId} max={EVENT_ID_CHARS} />,
+        },
+        {
+          kind: 'text',
+          header: t('common.status'),
+          cell: (d) => ({ class: `status status-${d.status}` }),
+          render: (d) => <Badge tone={toneOf(d.status)}>{t(deliveryStatusKey(d.status))}</Badge>,
+        },
+        { kind: 'number', header: t('webhooks.attempts'), value: (d) => d.attempts },
+        {
+          kind: 'text',
+          header: t('common.inUtc', { header: t('webhooks.lastAttempt') }),
+          render: (d) =>
+            d.lastAttemptAt === null ? (
+              <span class="hint">{t('webhooks.never')}</span>
+            ) : (
               <>
-                <br />
-                <Outcome
-                  context={context}
-                  statusCode={delivery.lastStatusCode}
-                  error={delivery.lastStatusCode === null ? delivery.lastError : null}
-                  latencyMs={delivery.lastLatencyMs}
-                />
+                <CompactTime at={d.lastAttemptAt} />
+                {d.attempts > 0 && (
+                  <small class="sub">
+                    <Outcome
+                      context={context}
+                      statusCode={d.lastStatusCode}
+                      error={d.lastStatusCode === null ? d.lastError : null}
+                      latencyMs={d.lastLatencyMs}
+                    />
+                  </small>
+                )}
               </>
-            )}
-          </>
-        )}
-      </td>
-      <td class="error">
-        {error === null ? (
-          '—'
-        ) : (
-          <small>
-            <StoredError context={context} error={error} />
-          </small>
-        )}
-      </td>
-      <td>{delivery.status === 'pending' ? <Time at={delivery.nextAttemptAt} /> : '—'}</td>
-      <td class="actions">
-        {delivery.status === 'delivered' ? (
-          <small class="hint">{t('webhooks.deliveredHint')}</small>
-        ) : !may(context, 'retry') ? (
-          '—'
-        ) : (
-          <ActionButton
-            context={context}
-            action={`${WEBHOOKS}/deliveries/${delivery.id}/retry`}
-            label={t('webhooks.retry')}
-            fields={{ endpoint: endpointId }}
-          />
-        )}
-      </td>
-    </tr>
+            ),
+        },
+        {
+          kind: 'text',
+          header: t('webhooks.error'),
+          className: 'error',
+          render: (d) => {
+            const error = errorBeyondStatus(d.lastError, d.lastStatusCode);
+            return error === null ? (
+              '—'
+            ) : (
+              <small>
+                <StoredError context={context} error={error} />
+              </small>
+            );
+          },
+        },
+        {
+          kind: 'time',
+          header: t('webhooks.nextAttempt'),
+          value: (d) => (d.status === 'pending' ? d.nextAttemptAt : null),
+        },
+        {
+          kind: 'text',
+          header: t('common.actions'),
+          className: 'actions',
+          render: (d) =>
+            d.status === 'delivered' ? (
+              <small class="hint">{t('webhooks.deliveredHint')}</small>
+            ) : !may(context, 'retry') ? (
+              '—'
+            ) : (
+              <ActionButton
+                context={context}
+                action={`${WEBHOOKS}/deliveries/${d.id}/retry`}
+                label={t('webhooks.retry')}
+                fields={{ endpoint: endpointId }}
+              />
+            ),
+        },
+      ]}
+    />
   );
 }
 
@@ -141,27 +180,7 @@ export function Deliveries(props: {
           </Empty>
         )
       ) : (
-        <div class="table-wrap">
-          <table class="deliveries">
-            <thead>
-              <tr>
-                <th>{t('webhooks.delivery')}</th>
-                <th>{t('webhooks.event')}</th>
-                <th>{t('common.status')}</th>
-                <th>{t('webhooks.attempts')}</th>
-                <th>{t('webhooks.lastAttempt')}</th>
-                <th>{t('webhooks.error')}</th>
-                <th>{t('webhooks.nextAttempt')}</th>
-                <th>{t('common.actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.map((delivery) => (
-                <DeliveryRow context={context} endpointId={endpointId} delivery={delivery} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DeliveriesTable context={context} endpointId={endpointId} deliveries={deliveries} />
       )}
       <nav class="pager">
         {before !== undefined ? <a href={pageHref({})}>{t('webhooks.newest')}</a> : <span />}

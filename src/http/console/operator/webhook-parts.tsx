@@ -1,6 +1,6 @@
 import type { AdminEndpointRow } from '../../../domain/webhooks/webhook-admin.repository.js';
 import type { ConsoleContext } from '../context.js';
-import { Badge, InlineList, Time, toneOf } from '../ui.js';
+import { Badge, CompactTime, InlineList, Time, toneOf } from '../ui.js';
 import { StoredError } from './webhook-errors.js';
 
 /** Characters of an attempt's error shown in a table: the stored ones are short sentences. */
@@ -88,13 +88,24 @@ export function Outcome(props: {
   );
 }
 
-/** When the endpoint was last tried, and how that went. */
-export function LastAttempt(props: { context: ConsoleContext; endpoint: AdminEndpointRow }) {
+/**
+ * When the endpoint was last tried, and how that went. `compact` in a table, whose header says
+ * UTC.
+ */
+export function LastAttempt(props: {
+  context: ConsoleContext;
+  endpoint: AdminEndpointRow;
+  compact?: boolean;
+}) {
   const { context, endpoint } = props;
   if (endpoint.lastAttemptAt === null) return <span class="hint">{context.t('webhooks.never')}</span>;
   return (
     <>
-      <Time at={endpoint.lastAttemptAt} />
+      {props.compact === true ? (
+        <CompactTime at={endpoint.lastAttemptAt} />
+      ) : (
+        <Time at={endpoint.lastAttemptAt} />
+      )}
       <br />
       <Outcome context={context} statusCode={endpoint.lastStatusCode} error={endpoint.lastError} />
     </>

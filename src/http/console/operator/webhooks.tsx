@@ -4,7 +4,8 @@ import type { App } from '../../app-type.js';
 import { operatorContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { Empty, Field, type ConsoleError } from '../ui.js';
+import { DataTable, Empty, Field, Ident, type ConsoleError } from '../ui.js';
+import { operatorLinks } from './links.js';
 import { EndpointStatus, EventFilter, Failures, LastAttempt } from './webhook-parts.js';
 import { APP_KEY_MAX, endpointHref, parseEndpointsQuery, WEBHOOKS } from './webhooks-filter.js';
 import { operatorMay } from '../../access/access.js';
@@ -12,40 +13,63 @@ import { operatorMay } from '../../access/access.js';
 /** `GET /admin/webhooks/endpoints` has no offset: the page shows the first endpoints and says so. */
 const MAX_ROWS = 100;
 
-function EndpointRow(props: { context: ConsoleContext; endpoint: AdminEndpointRow }) {
-  const { context, endpoint } = props;
+/** An app key is shown whole: `kw_` and 16 characters. */
+const APP_KEY_CHARS = 20;
+/** Characters of an endpoint's id on screen; the whole one on hover. */
+const ENDPOINT_ID_CHARS = 16;
+
+function EndpointsTable(props: { context: ConsoleContext; endpoints: AdminEndpointRow[] }) {
+  const { context } = props;
   const { t } = context;
-  const href = endpointHref(endpoint.id);
   return (
-    <tr data-endpoint={endpoint.id}>
-      <td>
-        <a href={`/console/operator/apps?${new URLSearchParams({ q: endpoint.appKey })}`}>
-          <code>{endpoint.appKey}</code>
-        </a>
-      </td>
-      <td class="endpoint-url">
-        <a href={href}>{endpoint.url}</a>
-        <br />
-        <small>
-          <code>{endpoint.id}</code>
-        </small>
-      </td>
-      <td>
-        <EventFilter context={context} types={endpoint.eventTypes} />
-      </td>
-      <td>
-        <EndpointStatus context={context} endpoint={endpoint} />
-      </td>
-      <td>
-        <Failures context={context} endpoint={endpoint} />
-      </td>
-      <td>
-        <LastAttempt context={context} endpoint={endpoint} />
-      </td>
-      <td class="actions">
-        <a href={href}>{t('webhooks.deliveries')}</a>
-      </td>
-    </tr>
+    <DataTable
+      context={context}
+      className="webhooks"
+      rows={props.endpoints}
+      row={(e) => ({ 'data-endpoint': e.id })}
+      columns={[
+        {
+          kind: 'id',
+          header: t('webhooks.app'),
+          value: (e) => e.appKey,
+          href: (e) => operatorLinks.app(e.appKey),
+          max: APP_KEY_CHARS,
+        },
+        {
+          kind: 'text',
+          header: t('webhooks.endpoint'),
+          className: 'endpoint-url',
+          render: (e) => <a href={endpointHref(e.id)}>{e.url}</a>,
+          sub: (e) => <Ident context={context} value={e.id} max={ENDPOINT_ID_CHARS} />,
+        },
+        {
+          kind: 'text',
+          header: t('webhooks.events'),
+          render: (e) => <EventFilter context={context} types={e.eventTypes} />,
+        },
+        {
+          kind: 'text',
+          header: t('common.status'),
+          render: (e) => <EndpointStatus context={context} endpoint={e} />,
+        },
+        {
+          kind: 'text',
+          header: t('webhooks.failures'),
+          render: (e) => <Failures context={context} endpoint={e} />,
+        },
+        {
+          kind: 'text',
+          header: t('common.inUtc', { header: t('webhooks.lastAttempt') }),
+          render: (e) => <LastAttempt context={context} endpoint={e} compact />,
+        },
+        {
+          kind: 'text',
+          header: t('common.actions'),
+          className: 'actions',
+          render: (e) => <a href={endpointHref(e.id)}>{t('webhooks.deliveries')}</a>,
+        },
+      ]}
+    />
   );
 }
 
@@ -95,26 +119,7 @@ export function webhooksRoute(app: App): void {
           {error !== undefined ? null : endpoints.length === 0 ? (
             <Empty>{appKey === '' ? t('webhooks.empty') : t('webhooks.emptyApp', { appKey })}</Empty>
           ) : (
-            <div class="table-wrap">
-              <table class="webhooks">
-                <thead>
-                  <tr>
-                    <th>{t('webhooks.app')}</th>
-                    <th>{t('webhooks.endpoint')}</th>
-                    <th>{t('webhooks.events')}</th>
-                    <th>{t('common.status')}</th>
-                    <th>{t('webhooks.failures')}</th>
-                    <th>{t('webhooks.lastAttempt')}</th>
-                    <th>{t('common.actions')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {endpoints.map((endpoint) => (
-                    <EndpointRow context={context} endpoint={endpoint} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <EndpointsTable context={context} endpoints={endpoints} />
           )}
           {rows.length > MAX_ROWS && (
             <p class="hint" role="status">
