@@ -2,7 +2,7 @@ import type { EnterpriseUsage, ProductPoint, ProductUsage } from '../../../domai
 import type { ConsoleContext } from '../context.js';
 import { memberPath } from '../enterprise/forms.js';
 import { csvLine } from '../operator/csv.js';
-import { Empty, Time } from '../ui.js';
+import { DataTable, Empty } from '../ui.js';
 import { RefusalReason } from './refusal-reason.js';
 import {
   ChartPanel,
@@ -13,6 +13,10 @@ import {
   seatSeries,
   UsageSection,
 } from './usage-section.js';
+
+/** Characters of a product's id and of a machine's fingerprint on screen; the whole one on hover. */
+const PRODUCT_CHARS = 24;
+const FINGERPRINT_CHARS = 16;
 
 /** One product: its summary, its chart (peak against licensed) and the same numbers as a table. */
 function ProductPanel(props: { context: ConsoleContext; usage: EnterpriseUsage; product: ProductUsage }) {
@@ -102,40 +106,35 @@ export function Refusals(props: { context: ConsoleContext; usage: EnterpriseUsag
       {rows.length === 0 ? (
         <Empty>{t('usage.ent.refusalsNone')}</Empty>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>{t('usage.ent.day')}</th>
-                <th>{t('usage.ent.employee')}</th>
-                <th>{t('usage.product')}</th>
-                <th>{t('usage.ent.times')}</th>
-                <th>{t('usage.ent.last')}</th>
-                <th>{t('usage.ent.reason')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr>
-                  <td>{r.at.toISOString().slice(0, 10)}</td>
-                  <td>
-                    <Employee account={r.account} name={r.memberName} globalId={r.memberGlobalId} />
-                  </td>
-                  <td>
-                    <code>{r.product}</code>
-                  </td>
-                  <td class="times">{r.times}</td>
-                  <td>
-                    <time dateTime={r.at.toISOString()}>{r.at.toISOString().slice(11, 19)}</time>
-                  </td>
-                  <td class="reason">
-                    <RefusalReason context={props.context} code={r.code} message={r.reason} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          context={props.context}
+          rows={rows}
+          columns={[
+            { kind: 'code', header: t('usage.ent.day'), value: (r) => r.at.toISOString().slice(0, 10) },
+            {
+              kind: 'text',
+              header: t('usage.ent.employee'),
+              render: (r) => <Employee account={r.account} name={r.memberName} globalId={r.memberGlobalId} />,
+            },
+            { kind: 'code', header: t('usage.product'), value: (r) => r.product, max: PRODUCT_CHARS },
+            { kind: 'number', header: t('usage.ent.times'), className: 'times', value: (r) => r.times },
+            {
+              kind: 'text',
+              header: t('usage.ent.last'),
+              render: (r) => (
+                <time dateTime={r.at.toISOString()} title={r.at.toISOString()}>
+                  {r.at.toISOString().slice(11, 19)}
+                </time>
+              ),
+            },
+            {
+              kind: 'text',
+              header: t('usage.ent.reason'),
+              className: 'reason',
+              render: (r) => <RefusalReason context={props.context} code={r.code} message={r.reason} />,
+            },
+          ]}
+        />
       )}
       {rows.length >= props.limit && <p class="note">{t('usage.ent.limited', { count: props.limit })}</p>}
     </section>
@@ -152,44 +151,38 @@ export function Holders(props: { context: ConsoleContext; usage: EnterpriseUsage
       {rows.length === 0 ? (
         <Empty>{t('usage.ent.holdersNone')}</Empty>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>{t('usage.ent.employee')}</th>
-                <th>{t('usage.product')}</th>
-                <th>{t('usage.assetNum')}</th>
-                <th>{t('usage.ent.machine')}</th>
-                <th>{t('usage.ent.since')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((h) => (
-                <tr>
-                  <td>
-                    {h.holderKind === 'lock' ? (
-                      t('usage.ent.lock', { lock: h.holder })
-                    ) : (
-                      <Employee account={h.holder} name={h.memberName} globalId={h.memberGlobalId} />
-                    )}
-                  </td>
-                  <td>
-                    <code>{h.product}</code>
-                    {h.productName !== null && ` ${h.productName}`}
-                  </td>
-                  <td>{h.assetNum}</td>
-                  <td>
-                    <code class="id">{h.fingerprint}</code>
-                    {h.offline && ` (${t('usage.ent.offline')})`}
-                  </td>
-                  <td>
-                    <Time at={h.since} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          context={props.context}
+          rows={rows}
+          columns={[
+            {
+              kind: 'text',
+              header: t('usage.ent.employee'),
+              render: (h) =>
+                h.holderKind === 'lock' ? (
+                  t('usage.ent.lock', { lock: h.holder })
+                ) : (
+                  <Employee account={h.holder} name={h.memberName} globalId={h.memberGlobalId} />
+                ),
+            },
+            {
+              kind: 'code',
+              header: t('usage.product'),
+              value: (h) => h.product,
+              max: PRODUCT_CHARS,
+              sub: (h) => h.productName,
+            },
+            { kind: 'id', header: t('usage.assetNum'), value: (h) => h.assetNum },
+            {
+              kind: 'id',
+              header: t('usage.ent.machine'),
+              value: (h) => h.fingerprint,
+              max: FINGERPRINT_CHARS,
+              sub: (h) => (h.offline ? t('usage.ent.offline') : undefined),
+            },
+            { kind: 'time', header: t('usage.ent.since'), value: (h) => h.since },
+          ]}
+        />
       )}
       {rows.length >= props.limit && <p class="note">{t('usage.ent.limited', { count: props.limit })}</p>}
     </section>

@@ -3,7 +3,8 @@ import type { Bucket } from '../../../domain/usage/usage.repository.js';
 import type { LicenseLine, UsagePoint, UsageReport } from '../../../domain/usage/usage.service.js';
 import type { ConsoleContext } from '../context.js';
 import { csvLine } from '../operator/csv.js';
-import { Empty } from '../ui.js';
+import { DataTable, Empty } from '../ui.js';
+import { operatorLinks } from '../operator/links.js';
 import {
   ChartPanel,
   deniedColumn,
@@ -133,6 +134,9 @@ export function PlatformCharts(props: { context: ConsoleContext; report: UsageRe
   );
 }
 
+/** Characters of a product's id on screen; the whole one on hover. */
+const PRODUCT_CHARS = 24;
+
 export function LicenseTable(props: {
   context: ConsoleContext;
   title: string;
@@ -149,36 +153,24 @@ export function LicenseTable(props: {
       {props.lines.length === 0 ? (
         <Empty>{t('usage.none')}</Empty>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>{t('usage.product')}</th>
-                <th>{t('usage.assetNum')}</th>
-                <th>{t('usage.enterpriseColumn')}</th>
-                <th>{t('usage.licensed')}</th>
-                <th>{t('usage.peak')}</th>
-                <th>{t('usage.utilization')}</th>
-                <th>{t('usage.bucketsAtCapacity')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.lines.map((l) => (
-                <tr>
-                  <td>
-                    <code>{l.product}</code>
-                  </td>
-                  <td>{l.assetNum}</td>
-                  <td>{l.enterpriseName ?? '—'}</td>
-                  <td>{l.licensedSeats ?? '—'}</td>
-                  <td>{l.peakSeats}</td>
-                  <td>{percent(l.utilization)}</td>
-                  <td>{l.bucketsAtCapacity}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          context={props.context}
+          rows={props.lines}
+          columns={[
+            { kind: 'code', header: t('usage.product'), value: (l) => l.product, max: PRODUCT_CHARS },
+            {
+              kind: 'id',
+              header: t('usage.assetNum'),
+              value: (l) => l.assetNum,
+              href: (l) => operatorLinks.asset(l.assetNum),
+            },
+            { kind: 'text', header: t('usage.enterpriseColumn'), render: (l) => l.enterpriseName ?? '—' },
+            { kind: 'number', header: t('usage.licensed'), value: (l) => l.licensedSeats },
+            { kind: 'number', header: t('usage.peak'), value: (l) => l.peakSeats },
+            { kind: 'number', header: t('usage.utilization'), value: (l) => percent(l.utilization) },
+            { kind: 'number', header: t('usage.bucketsAtCapacity'), value: (l) => l.bucketsAtCapacity },
+          ]}
+        />
       )}
     </section>
   );

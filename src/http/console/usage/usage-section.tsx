@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import type { Bucket } from '../../../domain/usage/usage.repository.js';
 import type { ConsoleContext } from '../context.js';
 import type { Translate } from '../i18n/index.js';
-import { Empty } from '../ui.js';
+import { DataTable, Empty, type Column as DataColumn } from '../ui.js';
 import { LineChart, type ChartSeries } from './chart.js';
 
 /**
@@ -71,28 +71,22 @@ export function PointsTable<P extends { at: number }>(props: {
   return (
     <details class="table-view">
       <summary>{t('usage.tableView')}</summary>
-      <div class="table-wrap">
-        <table class="usage-table">
-          <thead>
-            <tr>
-              <th>{t('usage.at')}</th>
-              {props.columns.map((c) => (
-                <th>{c.label}</th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {props.points.map((p) => (
-              <tr data-at={p.at}>
-                <td>{when(p.at, props.bucket)}</td>
-                {props.columns.map((c) => (
-                  <td class={c.className}>{c.cell(p)}</td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        context={props.context}
+        className="usage-table"
+        rows={props.points}
+        row={(p) => ({ 'data-at': p.at })}
+        columns={[
+          // A bucket's hour or day, UTC as the header says: one line.
+          { kind: 'code', header: t('usage.at'), className: 'at', value: (p) => when(p.at, props.bucket) },
+          ...props.columns.map((c): DataColumn<P> => ({
+            kind: 'number',
+            header: c.label,
+            className: c.className,
+            value: c.cell,
+          })),
+        ]}
+      />
       {props.note !== undefined && <p class="note">{props.note}</p>}
     </details>
   );
