@@ -5,11 +5,14 @@ import { sendErrorPage } from '../error-page.js';
 import { enterpriseContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { Empty, Time } from '../ui.js';
+import { DataTable, Empty, Ident } from '../ui.js';
 import { productsOf } from './asset-products.js';
 import { enterpriseAssets } from './enterprise-assets.js';
 import { memberPath } from './forms.js';
 import { ACCESS } from '../../access/access.js';
+
+/** Characters of a product's URI on screen; the whole one on hover. */
+const PRODUCT_CHARS = 28;
 
 /** GET /console/enterprise/assets/:assetId: what is on one asset (member op 7) and who holds it. */
 export function assetPageRoute(app: App): void {
@@ -56,38 +59,28 @@ export function assetPageRoute(app: App): void {
           {lines.length === 0 ? (
             <Empty>{t('asset.noProducts')}</Empty>
           ) : (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th>{t('asset.product')}</th>
-                    <th>{t('asset.merchandise')}</th>
-                    <th>{t('asset.validFrom')}</th>
-                    <th>{t('asset.validTo')}</th>
-                    <th>{t('asset.concurrent')}</th>
-                    <th>{t('asset.trial')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {lines.map((p) => (
-                    <tr>
-                      <td>
-                        {p.name} <small>{p.uri}</small>
-                      </td>
-                      <td>{p.merchandise ?? '—'}</td>
-                      <td>
-                        <Time at={p.start} />
-                      </td>
-                      <td>
-                        <Time at={p.end} />
-                      </td>
-                      <td>{p.concurrent ?? '—'}</td>
-                      <td>{p.trial ? t('common.yes') : t('common.no')}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              context={context}
+              className="asset-products"
+              rows={lines}
+              columns={[
+                {
+                  kind: 'text',
+                  header: t('asset.product'),
+                  render: (p) => p.name,
+                  sub: (p) => <Ident value={p.uri} max={PRODUCT_CHARS} />,
+                },
+                { kind: 'text', header: t('asset.merchandise'), render: (p) => p.merchandise ?? '—' },
+                { kind: 'time', header: t('asset.validFrom'), value: (p) => p.start },
+                { kind: 'time', header: t('asset.validTo'), value: (p) => p.end },
+                { kind: 'number', header: t('asset.concurrent'), value: (p) => p.concurrent },
+                {
+                  kind: 'text',
+                  header: t('asset.trial'),
+                  render: (p) => (p.trial ? t('common.yes') : t('common.no')),
+                },
+              ]}
+            />
           )}
         </Layout>,
       );

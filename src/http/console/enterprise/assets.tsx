@@ -5,12 +5,26 @@ import type { App } from '../../app-type.js';
 import { enterpriseContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { ActionButton, Csrf, Empty, Field, Notice, Pager, Time, type ConsoleError } from '../ui.js';
+import {
+  ActionButton,
+  CompactTime,
+  Csrf,
+  DataTable,
+  Empty,
+  Field,
+  Notice,
+  Pager,
+  type ConsoleError,
+} from '../ui.js';
+import { enterpriseLinks } from '../operator/links.js';
 import { productsOf, type ProductLine } from './asset-products.js';
 import { enterpriseAssets } from './enterprise-assets.js';
 import { doneOf, memberPath } from './forms.js';
 import { pageOf } from '../form-fields.js';
 import { ACCESS } from '../../access/access.js';
+
+/** Characters of an asset number on screen; the whole one on hover. */
+const ASSET_CHARS = 20;
 
 /** Assets a page: each row asks member op 7 for its products, so pages stay short. */
 export const ASSETS_PAGE_SIZE = 20;
@@ -30,7 +44,7 @@ function Products(props: { lines: ProductLine[] }) {
     <ul class="plain">
       {props.lines.map((p) => (
         <li>
-          {p.name} (<Time at={p.start} /> – <Time at={p.end} />)
+          {p.name} (<CompactTime at={p.start} /> – <CompactTime at={p.end} />)
         </li>
       ))}
     </ul>
@@ -54,57 +68,64 @@ function AssetsPage(props: {
       {total === 0 ? (
         <Empty>{t('asset.emptyAll')}</Empty>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>{t('asset.number')}</th>
-                <th>{t('asset.products')}</th>
-                <th>{t('asset.holder')}</th>
-                <th>{t('asset.lent')}</th>
-                <th>{t('common.actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((r) => (
-                <tr>
-                  <td>
-                    <a href={`/console/enterprise/assets/${encodeURIComponent(r.assetId)}`}>{r.assetNum}</a>
-                    {r.isLock && <small class="tag">{t('asset.isLock')}</small>}
-                  </td>
-                  <td>
-                    <Products lines={r.products} />
-                  </td>
-                  <td>
-                    {r.holder === undefined ? (
-                      r.isLock ? (
-                        '—'
-                      ) : (
-                        t('asset.unassigned')
-                      )
-                    ) : (
-                      <a href={memberPath(r.holder.globalId)}>
-                        {r.holder.account} ({r.holder.name ?? ''})
-                      </a>
-                    )}
-                  </td>
-                  <td>{r.lent ? t('common.yes') : t('common.no')}</td>
-                  <td>
-                    {r.holder !== undefined && !r.isLock && (
-                      <ActionButton
-                        context={context}
-                        action={`${memberPath(r.holder.globalId)}/unassign`}
-                        label={t('asset.unassign')}
-                        confirm={t('asset.unassignConfirm', { asset: r.assetNum })}
-                        fields={{ assetNum: r.assetNum, next: 'assets' }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          context={context}
+          className="assets"
+          rows={rows}
+          row={(r) => ({ 'data-asset': r.assetNum })}
+          columns={[
+            {
+              kind: 'id',
+              header: t('asset.number'),
+              value: (r) => r.assetNum,
+              href: (r) => enterpriseLinks.asset(r.assetId),
+              max: ASSET_CHARS,
+              sub: (r) => r.isLock && <span class="tag">{t('asset.isLock')}</span>,
+            },
+            {
+              kind: 'text',
+              header: t('common.inUtc', { header: t('asset.products') }),
+              render: (r) => <Products lines={r.products} />,
+            },
+            {
+              kind: 'text',
+              header: t('asset.holder'),
+              render: (r) =>
+                r.holder === undefined ? (
+                  r.isLock ? (
+                    '—'
+                  ) : (
+                    t('asset.unassigned')
+                  )
+                ) : (
+                  <a href={enterpriseLinks.member(r.holder.globalId)}>
+                    {r.holder.account} ({r.holder.name ?? ''})
+                  </a>
+                ),
+            },
+            {
+              kind: 'text',
+              header: t('asset.lent'),
+              render: (r) => (r.lent ? t('common.yes') : t('common.no')),
+            },
+            {
+              kind: 'text',
+              header: t('common.actions'),
+              className: 'actions',
+              render: (r) =>
+                r.holder !== undefined &&
+                !r.isLock && (
+                  <ActionButton
+                    context={context}
+                    action={`${memberPath(r.holder.globalId)}/unassign`}
+                    label={t('asset.unassign')}
+                    confirm={t('asset.unassignConfirm', { asset: r.assetNum })}
+                    fields={{ assetNum: r.assetNum, next: 'assets' }}
+                  />
+                ),
+            },
+          ]}
+        />
       )}
       {total > 0 && (
         <Pager

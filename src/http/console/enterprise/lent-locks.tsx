@@ -2,7 +2,8 @@ import type { App } from '../../app-type.js';
 import { enterpriseContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { ActionButton, Empty, Notice } from '../ui.js';
+import { ActionButton, DataTable, Empty, Notice } from '../ui.js';
+import { enterpriseLinks } from '../operator/links.js';
 import { enterpriseAssets } from './enterprise-assets.js';
 import { doneOf, memberPath } from './forms.js';
 import { ACCESS } from '../../access/access.js';
@@ -24,6 +25,8 @@ export function lentLocksRoute(app: App): void {
         enterpriseId,
         locks.flatMap((l) => (l.cloudAccountGlobalId === null ? [] : [l.cloudAccountGlobalId])),
       );
+      const holderOf = (lock: (typeof locks)[number]) =>
+        lock.cloudAccountGlobalId === null ? undefined : holders.get(lock.cloudAccountGlobalId);
       const done = doneOf(request);
       return sendPage(
         reply,
@@ -33,52 +36,56 @@ export function lentLocksRoute(app: App): void {
           {locks.length === 0 ? (
             <Empty>{t('lent.emptyAll')}</Empty>
           ) : (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th>{t('lent.lock')}</th>
-                    <th>{t('common.status')}</th>
-                    <th>{t('lent.lentTo')}</th>
-                    <th>{t('common.actions')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {locks.map((l) => {
-                    const holder =
-                      l.cloudAccountGlobalId === null ? undefined : holders.get(l.cloudAccountGlobalId);
-                    return (
-                      <tr>
-                        <td>
-                          <a href={`/console/enterprise/assets/${encodeURIComponent(l.assetId)}`}>
-                            {l.assetNum}
-                          </a>
-                        </td>
-                        <td>{l.borrowedFlag ? t('lent.statusLent') : t('lent.statusFree')}</td>
-                        <td>
-                          {holder === undefined ? (
-                            '—'
-                          ) : (
-                            <a href={memberPath(holder.globalId)}>{holder.account}</a>
-                          )}
-                        </td>
-                        <td>
-                          {holder !== undefined && (
-                            <ActionButton
-                              context={context}
-                              action={`${memberPath(holder.globalId)}/return`}
-                              label={t('lent.return')}
-                              confirm={t('lent.returnConfirm', { lock: l.assetNum })}
-                              fields={{ lock: l.assetNum, next: 'lent-locks' }}
-                            />
-                          )}
-                        </td>
-                      </tr>
+            <DataTable
+              context={context}
+              className="lent-locks"
+              rows={locks}
+              row={(l) => ({ 'data-lock': l.assetNum })}
+              columns={[
+                {
+                  kind: 'id',
+                  header: t('lent.lock'),
+                  value: (l) => l.assetNum,
+                  href: (l) => enterpriseLinks.asset(l.assetId),
+                },
+                {
+                  kind: 'text',
+                  header: t('common.status'),
+                  render: (l) => (l.borrowedFlag ? t('lent.statusLent') : t('lent.statusFree')),
+                },
+                {
+                  kind: 'text',
+                  header: t('lent.lentTo'),
+                  render: (l) => {
+                    const holder = holderOf(l);
+                    return holder === undefined ? (
+                      '—'
+                    ) : (
+                      <a href={memberPath(holder.globalId)}>{holder.account}</a>
                     );
-                  })}
-                </tbody>
-              </table>
-            </div>
+                  },
+                },
+                {
+                  kind: 'text',
+                  header: t('common.actions'),
+                  className: 'actions',
+                  render: (l) => {
+                    const holder = holderOf(l);
+                    return (
+                      holder !== undefined && (
+                        <ActionButton
+                          context={context}
+                          action={`${memberPath(holder.globalId)}/return`}
+                          label={t('lent.return')}
+                          confirm={t('lent.returnConfirm', { lock: l.assetNum })}
+                          fields={{ lock: l.assetNum, next: 'lent-locks' }}
+                        />
+                      )
+                    );
+                  },
+                },
+              ]}
+            />
           )}
         </Layout>,
       );

@@ -7,7 +7,7 @@ import { enterpriseContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { FORM_LIMIT_BYTES, UPLOAD_LIMIT_BYTES } from '../limits.js';
 import { sendPage } from '../render.js';
-import { Csrf, Notice, type ConsoleError } from '../ui.js';
+import { Csrf, DataTable, Notice, type ConsoleError } from '../ui.js';
 import { parseCsv } from './csv.js';
 import { actorOf } from './forms.js';
 import { consoleErrorOf, FIELD_LABELS, rowFailure, type MemberField } from './member-errors.js';
@@ -46,37 +46,31 @@ function ImportPage(props: { context: ConsoleContext; error?: ConsoleError; resu
         }
       />
       {results !== undefined && results.length > 0 && (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>{t('import.line')}</th>
-                <th>{t('member.userName')}</th>
-                <th>{t('import.result')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {results.map((r) => (
-                <tr class={r.error === undefined ? 'row-ok' : 'row-failed'}>
-                  <td>{r.line}</td>
-                  <td>{r.userName}</td>
-                  <td>
-                    {r.error === undefined ? (
-                      t('import.added')
-                    ) : (
-                      <span class="field-error">
-                        {r.error.code !== undefined && <span class="code">{r.error.code}</span>}{' '}
-                        {r.error.field !== undefined &&
-                          `${t(FIELD_LABELS[r.error.field as MemberField] ?? 'import.file')}: `}
-                        {r.error.message}
-                      </span>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          context={context}
+          className="import-results"
+          rows={results}
+          row={(r) => ({ class: r.error === undefined ? 'row-ok' : 'row-failed' })}
+          columns={[
+            { kind: 'number', header: t('import.line'), value: (r) => r.line },
+            { kind: 'code', header: t('member.userName'), value: (r) => r.userName, max: 32 },
+            {
+              kind: 'text',
+              header: t('import.result'),
+              render: (r) =>
+                r.error === undefined ? (
+                  t('import.added')
+                ) : (
+                  <span class="field-error">
+                    {r.error.code !== undefined && <span class="code">{r.error.code}</span>}{' '}
+                    {r.error.field !== undefined &&
+                      `${t(FIELD_LABELS[r.error.field as MemberField] ?? 'import.file')}: `}
+                    {r.error.message}
+                  </span>
+                ),
+            },
+          ]}
+        />
       )}
       <p>{t('import.hint')}</p>
       <pre class="sample">

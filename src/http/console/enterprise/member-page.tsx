@@ -5,7 +5,8 @@ import { sendErrorPage } from '../error-page.js';
 import { enterpriseContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { ActionButton, Csrf, Empty, Field, Notice, type ConsoleError } from '../ui.js';
+import { ActionButton, Csrf, DataTable, Empty, Field, Notice, type ConsoleError } from '../ui.js';
+import { enterpriseLinks } from '../operator/links.js';
 import { enterpriseAssets, type EnterpriseAssets } from './enterprise-assets.js';
 import { doneOf, memberPath } from './forms.js';
 import { ACCESS } from '../../access/access.js';
@@ -104,34 +105,39 @@ function AssetsSection(props: { context: ConsoleContext; view: MemberView; error
       {held.length === 0 ? (
         <Empty>{t('member.noAssets')}</Empty>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>{t('asset.number')}</th>
-              <th>{t('asset.lent')}</th>
-              <th>{t('common.actions')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {held.map((a) => (
-              <tr>
-                <td>
-                  <a href={`/console/enterprise/assets/${encodeURIComponent(a.assetId)}`}>{a.assetNum}</a>
-                </td>
-                <td>{a.borrowedFlag ? t('common.yes') : t('common.no')}</td>
-                <td>
-                  <ActionButton
-                    context={context}
-                    action={`${memberPath(id)}/unassign`}
-                    label={t('asset.unassign')}
-                    confirm={t('asset.unassignConfirm', { asset: a.assetNum })}
-                    fields={{ assetNum: a.assetNum }}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          context={context}
+          bare
+          rows={held}
+          row={(a) => ({ 'data-asset': a.assetNum })}
+          columns={[
+            {
+              kind: 'id',
+              header: t('asset.number'),
+              value: (a) => a.assetNum,
+              href: (a) => enterpriseLinks.asset(a.assetId),
+            },
+            {
+              kind: 'text',
+              header: t('asset.lent'),
+              render: (a) => (a.borrowedFlag ? t('common.yes') : t('common.no')),
+            },
+            {
+              kind: 'text',
+              header: t('common.actions'),
+              className: 'actions',
+              render: (a) => (
+                <ActionButton
+                  context={context}
+                  action={`${memberPath(id)}/unassign`}
+                  label={t('asset.unassign')}
+                  confirm={t('asset.unassignConfirm', { asset: a.assetNum })}
+                  fields={{ assetNum: a.assetNum }}
+                />
+              ),
+            },
+          ]}
+        />
       )}
       <form method="post" action={`${memberPath(id)}/assign`} class="filters">
         <Csrf context={context} />

@@ -3,31 +3,58 @@ import type { App } from '../../app-type.js';
 import { enterpriseContext, type ConsoleContext } from '../context.js';
 import { Layout } from '../layout.js';
 import { sendPage } from '../render.js';
-import { Empty, Notice, Pager } from '../ui.js';
-import { doneOf, memberPath } from './forms.js';
+import { DataTable, Empty, InlineList, Notice, Pager } from '../ui.js';
+import { enterpriseLinks } from '../operator/links.js';
+import { doneOf } from './forms.js';
 import { pageOf } from '../form-fields.js';
 import { ACCESS } from '../../access/access.js';
 
 /** Employees a page: small enough that a page stays light at any enterprise size. */
 export const MEMBERS_PAGE_SIZE = 50;
 
-function MemberRow(props: { context: ConsoleContext; member: ListedMemberView }) {
-  const { context, member: m } = props;
+/** Characters of an account and of an asset number on screen; the whole one on hover. */
+const ACCOUNT_CHARS = 24;
+const ASSET_CHARS = 20;
+
+function MembersTable(props: { context: ConsoleContext; members: ListedMemberView[] }) {
+  const { context } = props;
   const { t } = context;
   return (
-    <tr>
-      <td>
-        <a href={memberPath(m.globalId)}>{m.userName}</a>
-      </td>
-      <td>{m.name}</td>
-      <td>{m.passwordMobile ?? '—'}</td>
-      <td>{m.departmentName ?? (m.departmentId === null ? '—' : String(m.departmentId))}</td>
-      <td>{m.assetNums.length === 0 ? '—' : m.assetNums.join(', ')}</td>
-      <td>{m.borrowNum ?? '—'}</td>
-      <td>
-        <a href={memberPath(m.globalId)}>{t('member.manage')}</a>
-      </td>
-    </tr>
+    <DataTable
+      context={context}
+      className="members"
+      rows={props.members}
+      row={(m) => ({ 'data-member': m.globalId })}
+      columns={[
+        {
+          kind: 'id',
+          header: t('member.account'),
+          value: (m) => m.userName,
+          href: (m) => enterpriseLinks.member(m.globalId),
+          max: ACCOUNT_CHARS,
+        },
+        { kind: 'text', header: t('member.name'), className: 'name', render: (m) => m.name },
+        { kind: 'code', header: t('member.mobile'), value: (m) => m.passwordMobile },
+        {
+          kind: 'text',
+          header: t('member.department'),
+          render: (m) => m.departmentName ?? (m.departmentId === null ? '—' : String(m.departmentId)),
+        },
+        {
+          kind: 'text',
+          header: t('member.assetsHeld'),
+          render: (m) =>
+            m.assetNums.length === 0 ? '—' : <InlineList items={m.assetNums} max={ASSET_CHARS} />,
+        },
+        { kind: 'id', header: t('member.lentLock'), value: (m) => m.borrowNum, max: ASSET_CHARS },
+        {
+          kind: 'text',
+          header: t('common.actions'),
+          className: 'actions',
+          render: (m) => <a href={enterpriseLinks.member(m.globalId)}>{t('member.manage')}</a>,
+        },
+      ]}
+    />
   );
 }
 
@@ -71,26 +98,7 @@ export function membersRoute(app: App): void {
           {list.list.length === 0 ? (
             <Empty>{keyword === '' ? t('member.emptyAll') : t('member.emptySearch', { q: keyword })}</Empty>
           ) : (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th>{t('member.account')}</th>
-                    <th>{t('member.name')}</th>
-                    <th>{t('member.mobile')}</th>
-                    <th>{t('member.department')}</th>
-                    <th>{t('member.assetsHeld')}</th>
-                    <th>{t('member.lentLock')}</th>
-                    <th>{t('common.actions')}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.list.map((m) => (
-                    <MemberRow context={context} member={m} />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <MembersTable context={context} members={list.list} />
           )}
           <Pager context={context} page={page} pageSize={MEMBERS_PAGE_SIZE} total={list.total} href={href} />
         </Layout>,
