@@ -407,11 +407,12 @@ async function edgeCases(claims: OfflineLeaseClaims, token: string): Promise<Lea
   const standardSignature = S.replace(/-/g, '+').replace(/_/g, '/');
   if (standardSignature === S) throw new Error('the signature has no - or _');
   const json = JSON.stringify(claims);
-  const notUtf8 = Buffer.concat([
-    Buffer.from(json.slice(0, json.indexOf('Modeler') + 'Modeler'.length)),
-    Buffer.from([0xff, 0xfe]),
-    Buffer.from(json.slice(json.indexOf('Modeler') + 'Modeler'.length)),
-  ]);
+  /** The text's UTF-8 with these bytes put after `after`. */
+  const withBytes = (text: string, after: string, bytes: number[]) => {
+    const at = text.indexOf(after) + after.length;
+    return Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(bytes), Buffer.from(text.slice(at))]);
+  };
+  const notUtf8 = withBytes(json, 'Modeler', [0xff, 0xfe]);
   const timeCase = (
     name: string,
     description: string,
@@ -586,6 +587,20 @@ async function edgeCases(claims: OfflineLeaseClaims, token: string): Promise<Lea
       name: 'payload-not-utf8',
       description: 'the bytes FF FE inside the product’s name: no UTF-8',
       token: signedAsWritten(H, segment(notUtf8)),
+      ...base,
+      expect: malformed,
+    },
+    {
+      name: 'payload-overlong-utf8',
+      description: 'C0 AF inside the product’s name: "/" in two bytes, which UTF-8 forbids',
+      token: signedAsWritten(H, segment(withBytes(json, 'Modeler', [0xc0, 0xaf]))),
+      ...base,
+      expect: malformed,
+    },
+    {
+      name: 'payload-utf8-surrogate',
+      description: 'ED A0 80 inside the product’s name: a UTF-16 surrogate, which UTF-8 cannot encode',
+      token: signedAsWritten(H, segment(withBytes(json, 'Modeler', [0xed, 0xa0, 0x80]))),
       ...base,
       expect: malformed,
     },
