@@ -6,6 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
 import dev.keyward.LeaseVerificationException.Reason;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.PublicKey;
 import java.time.Instant;
@@ -161,8 +164,17 @@ public final class LeaseVerifier {
 
     /** A header or payload: UTF-8 JSON of one object (no byte order mark), no name given twice. */
     private static JsonNode jsonObject(byte[] bytes) {
-        // Jackson skips a byte order mark; a lease has none.
+        // Jackson skips a byte order mark, and reads an overlong form or an encoded surrogate as a
+        // character: the JDK's decoder refuses both, as UTF-8 does.
         if (bytes.length >= 3 && (bytes[0] & 0xff) == 0xef && (bytes[1] & 0xff) == 0xbb && (bytes[2] & 0xff) == 0xbf) {
+            return null;
+        }
+        try {
+            StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes));
+        } catch (CharacterCodingException e) {
             return null;
         }
         try {
