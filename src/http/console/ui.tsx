@@ -262,6 +262,8 @@ interface ColumnBase<Row> {
   className?: string;
   /** Under the value, smaller, on a line of its own (an app's name under its key). */
   sub?: (row: Row) => ComponentChildren;
+  /** What `sub` shows, under the header. */
+  subHeader?: string;
   /** More attributes of the cell (`data-seats`). */
   cell?: (row: Row) => Attributes;
 }
@@ -437,6 +439,7 @@ export function DataTable<Row>(props: {
           {columns.map((c) => (
             <th data-kind={c.kind} title={c.headerTitle}>
               {c.kind === 'time' ? context.t('common.inUtc', { header: c.header }) : c.header}
+              {c.subHeader !== undefined && <small class="sub">{c.subHeader}</small>}
             </th>
           ))}
         </tr>

@@ -15,7 +15,7 @@ const PAGE_SIZE = 50;
 /** Characters of an id (an enterprise's, a request's) on screen, and of a subject (an email). */
 const ID_CHARS = 14;
 const REQUEST_CHARS = 10;
-const SUBJECT_CHARS = 24;
+const SUBJECT_CHARS = 20;
 /** An app key is shown whole (`kw_` and 16 characters). */
 const APP_KEY_CHARS = 20;
 /** Rows one CSV export holds at most; narrow the filters (or use `keyward audit`) for more. */
@@ -105,7 +105,15 @@ function AuditTable(props: {
       row={(row) => ({ 'data-action': row.action })}
       columns={[
         { kind: 'number', header: t('audit.id'), value: (row) => row.id },
-        { kind: 'time', header: t('audit.time'), value: (row) => row.createdAt },
+        {
+          // The request that made the change under its time: one column less, so the log fits.
+          kind: 'time',
+          header: t('audit.time'),
+          subHeader: t('audit.request'),
+          value: (row) => row.createdAt,
+          sub: (row) =>
+            row.requestId !== null && <Ident context={context} value={row.requestId} max={REQUEST_CHARS} />,
+        },
         { kind: 'code', header: t('audit.action'), className: 'action', value: (row) => row.action },
         { kind: 'id', header: t('audit.subject'), value: (row) => row.subject, max: SUBJECT_CHARS },
         {
@@ -130,7 +138,6 @@ function AuditTable(props: {
           ),
         },
         { kind: 'json', header: t('audit.detail'), className: 'detail', value: (row) => row.detail },
-        { kind: 'id', header: t('audit.request'), value: (row) => row.requestId, max: REQUEST_CHARS },
       ]}
     />
   );
