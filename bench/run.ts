@@ -423,7 +423,10 @@ async function consoleScenarios(url: string, db: Db): Promise<void> {
   const assets = (LARGE_TENANTS * TENANT.assets).toLocaleString('en');
   const lastTenant = LARGE_TENANTS;
   const searches: Array<[string, string]> = [
-    [`an asset number among ${assets} assets`, `BK${String(lastTenant * TENANT.assets - 7).padStart(9, '0')}`],
+    [
+      `an asset number among ${assets} assets`,
+      `BK${String(lastTenant * TENANT.assets - 7).padStart(9, '0')}`,
+    ],
     ["an enterprise by its name's beginning", `bench tenant ${lastTenant - 1}`],
     ['an employee account', `m17@b${String(lastTenant - 2).padStart(5, '0')}`],
   ];
@@ -437,8 +440,14 @@ async function consoleScenarios(url: string, db: Db): Promise<void> {
       pass: time.p50 <= 50,
     });
   }
-  const enterprise = await sql<{ global_id: string }>`select global_id from enterprises where id = ${lastTenant}`.execute(db);
-  const pageOf = await measure(url, operatorEnterprisePage(operator, enterprise.rows[0]?.global_id ?? ''), sequential);
+  const enterprise = await sql<{
+    global_id: string;
+  }>`select global_id from enterprises where id = ${lastTenant}`.execute(db);
+  const pageOf = await measure(
+    url,
+    operatorEnterprisePage(operator, enterprise.rows[0]?.global_id ?? ''),
+    sequential,
+  );
   row(`console: an enterprise's page (${TENANT.assets} assets: licenses, machines, usage, changes)`, pageOf, {
     reference: null,
     referenceValue: null,

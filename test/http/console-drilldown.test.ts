@@ -4,7 +4,14 @@ import { operatorClient, type ConsoleClient } from '../support/console-client.js
 import { userToken } from '../support/fixtures.js';
 import { ADMIN_KEY, startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import { addMember, assign, buy, okData, productSpec } from '../support/order-fixtures.js';
-import { checkIn, checkOut, fingerprint, leaseOf, runtimeWorld, type RuntimeWorld } from './runtime-helpers.js';
+import {
+  checkIn,
+  checkOut,
+  fingerprint,
+  leaseOf,
+  runtimeWorld,
+  type RuntimeWorld,
+} from './runtime-helpers.js';
 
 // The operator's drill-down (issue 41): dashboard → enterprise → its licenses → one license's
 // machines → that machine's lease, each one click; and the side bar's search, which opens the page
@@ -36,14 +43,20 @@ beforeAll(async () => {
   op = await operatorClient(h);
   assetNum = `A${uniqueCode('').slice(-10)}`;
   licenseOrderId = await buy(world, [{ assetNos: [assetNum], products: [product] }]);
-  liveLease = leaseOf(await checkOut(world, { assetNum, crmProductId: product.crmProductId as string, fingerprint: fpLive })).leaseId;
-  endedLease = leaseOf(await checkOut(world, { assetNum, crmProductId: product.crmProductId as string, fingerprint: fpEnded })).leaseId;
+  liveLease = leaseOf(
+    await checkOut(world, { assetNum, crmProductId: product.crmProductId as string, fingerprint: fpLive }),
+  ).leaseId;
+  endedLease = leaseOf(
+    await checkOut(world, { assetNum, crmProductId: product.crmProductId as string, fingerprint: fpEnded }),
+  ).leaseId;
   leaseOf(await checkIn(world, { leaseId: endedLease }, fpEnded));
   const added = await addMember(world);
   member = { globalId: added.globalId, account: added.account };
   await assign(world, added.globalId, [assetNum]);
   const token = await userToken(h, world.app, added.account, added.password);
-  leaseOf(await checkOut(world, { crmProductId: product.crmProductId as string, fingerprint: fpMember }, token));
+  leaseOf(
+    await checkOut(world, { crmProductId: product.crmProductId as string, fingerprint: fpMember }, token),
+  );
 });
 afterAll(async () => h?.close());
 
@@ -66,10 +79,9 @@ describe('one click from an enterprise to its licenses, their machines and a lea
   it("the asset's page lists the machines, those holding a seat first, each a link to its lease", async () => {
     const page = await op.get(operatorLinks.asset(assetNum));
     expect(page.statusCode).toBe(200);
-    const leases = [...page.body.matchAll(/<tr data-lease="([^"]+)" data-holding="(true|false)"/g)].map((m) => [
-      m[1],
-      m[2],
-    ]);
+    const leases = [...page.body.matchAll(/<tr data-lease="([^"]+)" data-holding="(true|false)"/g)].map(
+      (m) => [m[1], m[2]],
+    );
     expect(leases.slice(0, 2).every(([, holding]) => holding === 'true')).toBe(true);
     expect(leases).toContainEqual([liveLease, 'true']);
     expect(leases).toContainEqual([endedLease, 'false']);
@@ -124,7 +136,11 @@ describe('one click from an enterprise to its licenses, their machines and a lea
   });
 
   it('is behind the operator sign-in', async () => {
-    for (const url of [operatorLinks.asset(assetNum), operatorLinks.lease(liveLease), operatorLinks.search(assetNum)]) {
+    for (const url of [
+      operatorLinks.asset(assetNum),
+      operatorLinks.lease(liveLease),
+      operatorLinks.search(assetNum),
+    ]) {
       const page = await h.app.inject({ method: 'GET', url });
       expect(page.statusCode, url).toBe(303);
       expect(String(page.headers.location)).toMatch(/sign-in/);
@@ -143,8 +159,12 @@ describe('the side bar search', () => {
     expect(await searchLeadsTo(`  ${assetNum}  `)).toBe(operatorLinks.asset(assetNum));
     expect(await searchLeadsTo(liveLease)).toBe(operatorLinks.lease(liveLease));
     expect(await searchLeadsTo(world.app.appKey)).toBe(operatorLinks.app(world.app.appKey));
-    expect(await searchLeadsTo(world.enterpriseCode)).toBe(operatorLinks.enterprise(world.enterpriseGlobalId));
-    expect(await searchLeadsTo(world.enterpriseGlobalId)).toBe(operatorLinks.enterprise(world.enterpriseGlobalId));
+    expect(await searchLeadsTo(world.enterpriseCode)).toBe(
+      operatorLinks.enterprise(world.enterpriseGlobalId),
+    );
+    expect(await searchLeadsTo(world.enterpriseGlobalId)).toBe(
+      operatorLinks.enterprise(world.enterpriseGlobalId),
+    );
     expect(await searchLeadsTo(member.account.toUpperCase())).toBe(operatorLinks.member(member.globalId));
   });
 
@@ -196,19 +216,25 @@ describe('filters take names', () => {
   beforeAll(bindTwins);
 
   it("the Usage and Audit filters take an enterprise's code or name as well as its id", async () => {
-    const shown = (await h.app.inject({
-      method: 'GET',
-      url: `/console/operator/audit?enterprise=${encodeURIComponent(world.enterpriseCode)}`,
-      headers: { cookie: op.cookie },
-    })).body;
+    const shown = (
+      await h.app.inject({
+        method: 'GET',
+        url: `/console/operator/audit?enterprise=${encodeURIComponent(world.enterpriseCode)}`,
+        headers: { cookie: op.cookie },
+      })
+    ).body;
     expect(shown).toContain('data-action="order.accepted"');
-    const usage = await op.get(`/console/operator/usage?enterprise=${encodeURIComponent(world.enterpriseCode)}`);
+    const usage = await op.get(
+      `/console/operator/usage?enterprise=${encodeURIComponent(world.enterpriseCode)}`,
+    );
     expect(usage.statusCode, usage.body.slice(0, 500)).toBe(200);
     expect(usage.body).not.toContain('no enterprise');
     const unknown = await op.get('/console/operator/usage?enterprise=no-such-enterprise-name');
     expect(unknown.body).toContain('no enterprise no-such-enterprise-name');
     // A name two enterprises share is not enough: the filter asks for its code instead.
-    const shared = await op.get(`/console/operator/usage?enterprise=${encodeURIComponent(twin.toLowerCase())}`);
+    const shared = await op.get(
+      `/console/operator/usage?enterprise=${encodeURIComponent(twin.toLowerCase())}`,
+    );
     expect(shared.body).toContain(`more than one enterprise is named ${twin.toLowerCase()}`);
   });
 
@@ -221,7 +247,8 @@ describe('filters take names', () => {
     expect(byName.statusCode).toBe(200);
     const rows = (byName.json() as { items?: Array<{ enterpriseId: string | null }> }).items ?? byName.json();
     expect(Array.isArray(rows) && rows.length > 0).toBe(true);
-    for (const row of rows as Array<{ enterpriseId: string | null }>) expect(row.enterpriseId).toBe(world.enterpriseGlobalId);
+    for (const row of rows as Array<{ enterpriseId: string | null }>)
+      expect(row.enterpriseId).toBe(world.enterpriseGlobalId);
     const shared = await h.app.inject({
       method: 'GET',
       url: `/admin/usage?enterprise=${encodeURIComponent(twin)}`,

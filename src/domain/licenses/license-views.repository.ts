@@ -127,7 +127,8 @@ interface LicenseRow {
   ends_at: number | string | null;
 }
 
-const numberOrNull = (value: number | string | null): number | null => (value === null ? null : Number(value));
+const numberOrNull = (value: number | string | null): number | null =>
+  value === null ? null : Number(value);
 
 function licenseOf(r: LicenseRow): LicenseView {
   return {
@@ -230,7 +231,10 @@ export class LicenseViewsRepository {
   }
 
   /** Machines holding a seat of the enterprise's licenses now: online and offline apart. */
-  async enterpriseMachines(enterpriseGlobalId: string, now: Date): Promise<{ online: number; offline: number }> {
+  async enterpriseMachines(
+    enterpriseGlobalId: string,
+    now: Date,
+  ): Promise<{ online: number; offline: number }> {
     const products = sql`
       select p.id from enterprises e
         join customers c on c.enterprise_id = e.id

@@ -45,7 +45,10 @@ export class LicenseViewsService {
     const last = licenses.at(-1);
     return {
       licenses,
-      next: rows.length > ENTERPRISE_LICENSES_PAGE && last !== undefined ? [last.assetNum, last.productId] : undefined,
+      next:
+        rows.length > ENTERPRISE_LICENSES_PAGE && last !== undefined
+          ? [last.assetNum, last.productId]
+          : undefined,
     };
   }
 
@@ -86,6 +89,9 @@ export class LicenseViewsService {
   async member(globalId: string): Promise<{ member: MemberView; machines: MachineRow[] } | undefined> {
     const member = await this.repo.member(globalId);
     if (member === undefined) return undefined;
-    return { member, machines: await this.repo.memberMachines(globalId, new Date(this.now()), MACHINES_SHOWN) };
+    return {
+      member,
+      machines: await this.repo.memberMachines(globalId, new Date(this.now()), MACHINES_SHOWN),
+    };
   }
 }

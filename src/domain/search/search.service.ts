@@ -30,7 +30,10 @@ export class SearchService {
   async enterprise(text: string): Promise<{ globalId: string; name: string } | 'none' | SearchHit[]> {
     const hits = (await this.find(text)).filter((h) => h.kind === 'enterprise');
     const exact = hits.filter(
-      (h) => h.key === text.trim() || h.detail === text.trim() || h.label.toLowerCase() === text.trim().toLowerCase(),
+      (h) =>
+        h.key === text.trim() ||
+        h.detail === text.trim() ||
+        h.label.toLowerCase() === text.trim().toLowerCase(),
     );
     const chosen = exact.length === 1 ? exact : hits;
     if (chosen.length === 0) return 'none';

@@ -134,9 +134,9 @@ export function Layout(props: { context: ConsoleContext; title: string; children
           <a class="brand" href="/console">
             <span>{product}</span>
           </a>
-          {session?.kind === 'operator' && session.step === 'ready' && mayAct([session.operator.role], 'read') && (
-            <SearchBox context={context} />
-          )}
+          {session?.kind === 'operator' &&
+            session.step === 'ready' &&
+            mayAct([session.operator.role], 'read') && <SearchBox context={context} />}
           <nav class="main-nav" aria-label={product}>
             {nav.map(([href, key]) => (
               <a href={href} aria-current={current === href ? 'page' : undefined}>

@@ -26,7 +26,7 @@ export function assetRoute(app: App): void {
         asset.revoked && ['bad', t('drill.revoked')],
         asset.locked && ['bad', t('drill.locked')],
         asset.freezing && ['warn', t('drill.frozen')],
-      ].filter((s): s is [ 'bad' | 'warn', string ] => s !== false);
+      ].filter((s): s is ['bad' | 'warn', string] => s !== false);
       return sendPage(
         reply,
         <Layout context={context} title={t('drill.assetTitle', { assetNum: asset.assetNum })}>

@@ -124,7 +124,9 @@ async function showEnterprise(
         <nav class="pager">
           {after !== undefined ? <a href={`${here}#licenses`}>{t('drill.first')}</a> : <span />}
           {licenses.next !== undefined ? (
-            <a href={`${here}?after=${encodeURIComponent(`${licenses.next[0]}~${licenses.next[1]}`)}#licenses`}>
+            <a
+              href={`${here}?after=${encodeURIComponent(`${licenses.next[0]}~${licenses.next[1]}`)}#licenses`}
+            >
               {t('drill.more')}
             </a>
           ) : (
@@ -195,7 +197,9 @@ async function showEnterprise(
           </ul>
         )}
         <p>
-          <a href={`/console/operator/audit?enterprise=${encodeURIComponent(globalId)}`}>{t('drill.auditLink')}</a>
+          <a href={`/console/operator/audit?enterprise=${encodeURIComponent(globalId)}`}>
+            {t('drill.auditLink')}
+          </a>
         </p>
       </section>
       <Can context={context} permission="write">

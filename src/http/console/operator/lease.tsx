@@ -38,7 +38,9 @@ export function leaseRoute(app: App): void {
               ) : (
                 <Badge tone="neutral">{t('drill.ended')}</Badge>
               )}
-              {lease.endReason !== null && <small class="hint"> {reasonText(context, lease.endReason)}</small>}
+              {lease.endReason !== null && (
+                <small class="hint"> {reasonText(context, lease.endReason)}</small>
+              )}
             </dd>
             <dt>{t('renew.asset')}</dt>
             <dd>

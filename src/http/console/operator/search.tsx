@@ -43,8 +43,7 @@ function Hits(props: { context: ConsoleContext; hits: readonly SearchHit[] }) {
     <ul class="search-hits">
       {props.hits.map((hit) => (
         <li data-hit={hit.kind}>
-          <span class="badge neutral">{t(KIND_NAMES[hit.kind])}</span>{' '}
-          <a href={hitHref(hit)}>{hit.label}</a>
+          <span class="badge neutral">{t(KIND_NAMES[hit.kind])}</span> <a href={hitHref(hit)}>{hit.label}</a>
           {hit.detail !== null && hit.detail !== hit.label && <small class="hint"> · {hit.detail}</small>}
         </li>
       ))}
