@@ -29,8 +29,22 @@ export type VerifyLeaseOptions = LeaseKeys & {
  */
 const remoteKeySets = new Map<string, JWTVerifyGetKey>();
 
+/**
+ * A saved key set's imported keys, per key set object: jose imports a key on first use and keeps it
+ * in the set it made, so a set made anew for each call imported the key every time (a lease
+ * checked before each feature paid that each time).
+ */
+const localKeySets = new WeakMap<object, JWTVerifyGetKey>();
+
 function keySetOf(keys: LeaseKeys): JWTVerifyGetKey {
-  if ('jwks' in keys) return createLocalJWKSet(keys.jwks);
+  if ('jwks' in keys) {
+    let local = localKeySets.get(keys.jwks);
+    if (local === undefined) {
+      local = createLocalJWKSet(keys.jwks);
+      localKeySets.set(keys.jwks, local);
+    }
+    return local;
+  }
   let keySet = remoteKeySets.get(keys.jwksUrl);
   if (keySet === undefined) {
     keySet = createRemoteJWKSet(new URL(keys.jwksUrl));
