@@ -11,10 +11,13 @@ import {
   buyAsset,
   buyLentLock,
   okData,
+  productSpec,
   setLocked,
   type AssetWorld,
 } from '../support/order-fixtures.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
+import { runtimeCaller } from '../http/runtime-helpers.js';
+import { operatorLinks } from '../../src/http/console/operator/links.js';
 import {
   browserAvailable,
   signInEnterprise,
@@ -154,7 +157,24 @@ describe.runIf(browserAvailable())('every console page fits 1280 pixels (Chromiu
     await setLocked(enterprise, [assets[5]!], true);
     await h.app.services.webhookDeliveries.deliverDue(10, [endpoint.id]);
 
+    // A license with a long name, checked out by a machine with a long fingerprint: the
+    // drill-down pages (its asset, its lease, its employee, its order) with data to fit.
+    const spec = productSpec({ productName: LONG_NAME });
+    const drillAsset = await buyAsset(enterprise, [spec]);
+    await assign(enterprise, first.globalId, [drillAsset]);
+    const checkedOut = await runtimeCaller(h, enterprise.token)('/leases', {
+      assetNum: drillAsset,
+      crmProductId: spec.crmProductId,
+      fingerprint: `fp-${LONG_WORD}`,
+    });
+    const leaseId = okData<{ leaseId: string }>(checkedOut).leaseId;
+    const batchId = (await h.database.db.selectFrom('order_batches').select('id').executeTakeFirstOrThrow()).id;
+
     operatorPages.push(
+      operatorLinks.asset(drillAsset),
+      operatorLinks.lease(leaseId),
+      operatorLinks.member(first.globalId),
+      operatorLinks.order(batchId),
       '/console/operator',
       '/console/operator/apps',
       '/console/operator/enterprises',

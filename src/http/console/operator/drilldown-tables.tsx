@@ -37,10 +37,11 @@ export function LicensesTable(props: {
           sub: (l) => l.licenseType,
         },
         {
-          kind: 'text',
+          kind: 'code',
           header: t('renew.product'),
-          render: (l) => l.productName ?? l.crmProductId ?? l.productUri ?? '—',
-          sub: (l) => (l.productName === null ? undefined : (l.crmProductId ?? l.productUri)),
+          value: (l) => l.crmProductId ?? l.productUri,
+          max: 24,
+          sub: (l) => l.productName,
         },
         {
           kind: 'id',
@@ -92,11 +93,16 @@ export function MachinesTable(props: { context: ConsoleContext; machines: readon
               <Badge tone="neutral">{t('drill.ended')}</Badge>
             ),
         },
-        { kind: 'text', header: t('leases.product'), render: (m) => m.productName ?? m.crmProductId ?? '—' },
-        { kind: 'code', header: t('leases.holder'), value: (m) => m.holder },
-        { kind: 'id', header: t('leases.fingerprint'), value: (m) => m.fingerprint, max: 14 },
+        {
+          kind: 'code',
+          header: t('leases.product'),
+          value: (m) => m.crmProductId,
+          max: 24,
+          sub: (m) => m.productName,
+        },
+        { kind: 'id', header: t('leases.holder'), value: (m) => m.holder, max: 24 },
+        { kind: 'id', header: t('leases.machine'), value: (m) => m.fingerprint, max: 14 },
         { kind: 'time', header: t('leases.created'), value: (m) => m.createdAt },
-        { kind: 'time', header: t('leases.heartbeat'), value: (m) => m.heartbeatAt },
         { kind: 'time', header: t('drill.endsOrEnded'), value: (m) => m.endedAt ?? m.expiresAt },
       ]}
     />

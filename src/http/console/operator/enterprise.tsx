@@ -4,7 +4,7 @@ import { operatorContext } from '../context.js';
 import { sendErrorPage } from '../error-page.js';
 import { Layout } from '../layout.js';
 import { redirectTo, sendPage } from '../render.js';
-import { CompactTime, Csrf, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
+import { CompactTime, Csrf, DataTable, Empty, Field, Notice, Time, type ConsoleError } from '../ui.js';
 import type { LicenseCursor } from '../../../domain/licenses/license-views.service.js';
 import { Sparkline } from '../usage/chart.js';
 import { LicensesTable } from './drilldown-tables.js';
@@ -146,32 +146,22 @@ async function showEnterprise(
       {entry.customers.length === 0 ? (
         <Empty>{t('ent.noCustomers')}</Empty>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th>{t('ent.channel')}</th>
-                <th>{t('ent.channelCustomerId')}</th>
-                <th>{t('ent.crmCustomerId')}</th>
-                <th>{t('ent.customerName')}</th>
-                <th>{t('ent.default')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entry.customers.map((c) => (
-                <tr>
-                  <td>
-                    <code>{c.channelCode ?? '—'}</code>
-                  </td>
-                  <td>{c.channelCustomerId ?? '—'}</td>
-                  <td>{c.crmCustomerId ?? '—'}</td>
-                  <td>{c.name ?? '—'}</td>
-                  <td>{c.isDefault ? t('common.yes') : t('common.no')}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          context={context}
+          rows={entry.customers}
+          className="customers"
+          columns={[
+            { kind: 'code', header: t('ent.channel'), value: (c) => c.channelCode },
+            { kind: 'id', header: t('ent.channelCustomerId'), value: (c) => c.channelCustomerId },
+            { kind: 'id', header: t('ent.crmCustomerId'), value: (c) => c.crmCustomerId },
+            { kind: 'text', header: t('ent.customerName'), render: (c) => c.name ?? '—' },
+            {
+              kind: 'text',
+              header: t('ent.default'),
+              render: (c) => (c.isDefault ? t('common.yes') : t('common.no')),
+            },
+          ]}
+        />
       )}
       <section data-recent-audit>
         <h2>{t('drill.recentAudit')}</h2>
