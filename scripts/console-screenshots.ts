@@ -80,7 +80,7 @@ async function postJson(url: string, body: unknown, headers: Record<string, stri
  * The demo has no running software: a second app of the demo's channel, with auth_runtime, checks
  * out a few seats as licensed software would, for a lock and for employees, and checks one in.
  */
-async function checkOutDemoLeases(url: string, demo: Demo): Promise<void> {
+async function checkOutDemoLeases(url: string, demo: Demo): Promise<{ lock: string; leaseId: string }> {
   const basic = (key: string, secret: string) =>
     `Basic ${Buffer.from(`${key}:${secret}`).toString('base64')}`;
   const app = (await postJson(
@@ -104,7 +104,11 @@ async function checkOutDemoLeases(url: string, demo: Demo): Promise<void> {
     ).data;
   const lock = demo.assets.find((a) => a.licenseType === 'normal_recover_usbkey')?.assetNum ?? '';
   const workstation = (n: number) => `WS-${String(n).padStart(3, '0')}-${randomBytes(6).toString('hex')}`;
-  await runtime('/leases', { assetNum: lock, crmProductId: 'demo-viewer', fingerprint: workstation(1) });
+  const viewer = await runtime('/leases', {
+    assetNum: lock,
+    crmProductId: 'demo-viewer',
+    fingerprint: workstation(1),
+  });
   const done = workstation(2);
   const analyzer = await runtime('/leases', {
     assetNum: lock,
@@ -127,6 +131,7 @@ async function checkOutDemoLeases(url: string, demo: Demo): Promise<void> {
     });
     await runtime('/leases', { crmProductId: product, fingerprint: workstation(n) }, userToken);
   }
+  return { lock, leaseId: viewer.leaseId };
 }
 
 /** A local receiver of the demo's webhooks: /crm answers 204, /erp is down (503). */
@@ -218,7 +223,7 @@ const server = await startServer();
 try {
   const since = new Date();
   const demo = await loadDemo(server.url);
-  await checkOutDemoLeases(server.url, demo);
+  const drill = await checkOutDemoLeases(server.url, demo);
   const failingEndpoint = await registerDemoWebhooks(server.url, demo, receiver.url, since);
   mkdirSync(out, { recursive: true });
   const browser = await chromium.launch({
@@ -243,6 +248,9 @@ try {
     ['apps', 'console-operator-apps'],
     ['enterprises', 'console-operator-enterprises'],
     [`enterprises/${enterpriseId}`, 'console-operator-enterprise'],
+    // One click on: the lock's page (its licenses and machines), then a machine's lease.
+    [`assets/${encodeURIComponent(drill.lock)}`, 'console-operator-asset'],
+    [`leases/${encodeURIComponent(drill.leaseId)}`, 'console-operator-lease'],
     ['orders', 'console-operator-orders'],
     // With the ended lease too: its reason and used time are part of what the page shows.
     ['leases?all=1', 'console-operator-leases'],

@@ -44,12 +44,6 @@ export function LicensesTable(props: {
           sub: (l) => l.productName,
         },
         {
-          kind: 'id',
-          header: t('leases.app'),
-          value: (l) => l.appKey,
-          href: (l) => (l.appKey === null ? undefined : operatorLinks.app(l.appKey)),
-        },
-        {
           kind: 'number',
           header: t('renew.seats'),
           value: (l) => seatsText(context, l.seatsUsed, l.seatsLicensed),
