@@ -168,7 +168,8 @@ describe.runIf(browserAvailable())('every console page fits 1280 pixels (Chromiu
       fingerprint: `fp-${LONG_WORD}`,
     });
     const leaseId = okData<{ leaseId: string }>(checkedOut).leaseId;
-    const batchId = (await h.database.db.selectFrom('order_batches').select('id').executeTakeFirstOrThrow()).id;
+    const batchId = (await h.database.db.selectFrom('order_batches').select('id').executeTakeFirstOrThrow())
+      .id;
 
     operatorPages.push(
       operatorLinks.asset(drillAsset),
