@@ -114,7 +114,10 @@ describe.runIf(browserAvailable())('the packed @keyward/client in Chromium', () 
       const claims = await verifyLease(args.token, { jwks: args.jwks, fingerprint: args.fingerprint });
       const [header, payload, signature] = args.token.split('.');
       const reasons = [];
-      for (const [bad, machine] of [[header + '.' + payload + 'x.' + signature, args.fingerprint], [args.token, 'fp-another-machine']]) {
+      // Another signature of the same length and form: a token that is well formed, signed wrong
+      // (appending a character makes it malformed, a verdict of its own).
+      const forged = (signature[0] === 'A' ? 'B' : 'A') + signature.slice(1);
+      for (const [bad, machine] of [[header + '.' + payload + '.' + forged, args.fingerprint], [args.token, 'fp-another-machine']]) {
         await verifyLease(bad, { jwks: args.jwks, fingerprint: machine }).catch((error) => {
           reasons.push(error instanceof KeywardLeaseError ? error.reason : String(error));
         });

@@ -40,11 +40,14 @@ function series(body: string): string {
 
 /** The table view's times, one a bucket. */
 function times(body: string): string[] {
-  return [...series(body).matchAll(/<tr data-at="\d+"><td>([^<]*)<\/td>/g)].map((m) => m[1] ?? '');
+  return [...series(body).matchAll(/<tr data-at="\d+"><td[^>]*>(?:<[^>]+>)*([^<]*)</g)].map(
+    (m) => m[1] ?? '',
+  );
 }
 
 function cells(body: string, cls: string): string[] {
-  return [...series(body).matchAll(new RegExp(`<td class="${cls}">([^<]*)</td>`, 'g'))].map(
+  // A DataTable cell: its kind and class, the value inside whatever elements its kind wraps it in.
+  return [...series(body).matchAll(new RegExp(`<td [^>]*class="${cls}"[^>]*>(?:<[^>]+>)*([^<]*)<`, 'g'))].map(
     (m) => m[1] ?? '',
   );
 }

@@ -40,7 +40,10 @@ beforeAll(async () => {
 afterAll(async () => h.close());
 
 function cells(body: string, cls: string): string[] {
-  return [...body.matchAll(new RegExp(`<td class="${cls}">([^<]*)</td>`, 'g'))].map((m) => m[1] ?? '');
+  // A DataTable cell: its kind and class, the value inside whatever elements its kind wraps it in.
+  return [...body.matchAll(new RegExp(`<td [^>]*class="${cls}"[^>]*>(?:<[^>]+>)*([^<]*)<`, 'g'))].map(
+    (m) => m[1] ?? '',
+  );
 }
 
 describe('/console/operator/usage', () => {

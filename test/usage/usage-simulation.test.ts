@@ -105,7 +105,9 @@ describe('POST /admin/usage/simulate', () => {
     const page = await (
       await enterpriseClient(h, world.admin.account, world.admin.password)
     ).get('/console/enterprise/usage');
-    const lines = [...page.body.matchAll(/<td class="times">(\d+)<\/td>/g)].map((m) => Number(m[1]));
+    const lines = [...page.body.matchAll(/<td [^>]*class="times"[^>]*>(\d+)<\/td>/g)].map((m) =>
+      Number(m[1]),
+    );
     const since = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 29 * 86_400_000;
     const shown = rows.filter((r) => r.created_at.getTime() >= since);
     expect(lines.reduce((sum, n) => sum + n, 0)).toBe(shown.length);
