@@ -20,7 +20,10 @@ beforeAll(async () => {
 afterAll(async () => h.close());
 
 function cells(body: string, cls: string): string[] {
-  return [...body.matchAll(new RegExp(`<td class="${cls}">([^<]*)</td>`, 'g'))].map((m) => m[1] ?? '');
+  // A DataTable cell: its kind and class, the value inside whatever elements its kind wraps it in.
+  return [...body.matchAll(new RegExp(`<td [^>]*class="${cls}"[^>]*>(?:<[^>]+>)*([^<]*)<`, 'g'))].map(
+    (m) => m[1] ?? '',
+  );
 }
 
 function nothingOf(body: string, other: ConsoleTenant): void {
@@ -45,7 +48,7 @@ describe('/console/enterprise/usage', () => {
       // Refused and holding a seat: the same employee, by account.
       expect(page.body.split(a.account).length - 1).toBeGreaterThanOrEqual(2);
       // The refusal's reason in the page's language; the runtime's code and words kept for support.
-      const reason = /<td class="reason">(.*?)<\/td>/s.exec(page.body)?.[1] ?? '';
+      const reason = /<td [^>]*class="reason"[^>]*>(.*?)<\/td>/s.exec(page.body)?.[1] ?? '';
       expect(reason).toMatch(
         lang === 'en'
           ? /^All 1 seats of the product are in use \(1 in use\)\.<details/
