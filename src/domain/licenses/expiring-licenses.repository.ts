@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { seatsUsedOf } from './license-views.repository.js';
 
 /** A license (a product on an asset) ending soon, with its seats' use now. */
 export interface ExpiringLicense {
@@ -121,13 +122,7 @@ export class ExpiringLicensesRepository {
          order by 7, a.asset_num, p.id
          limit ${query.limit}
       )
-      select s.*,
-             (select count(*)::int from (
-                select holder_key, fingerprint from runtime_leases l
-                 where l.product_id = s.id and l.ended_at is null and l.expires_at > ${now}
-                union
-                select holder_key, fingerprint from runtime_leases l
-                 where l.product_id = s.id and l.seat_held_until > ${now}) seats) as seats_used
+      select s.*, ${seatsUsedOf(sql`s.id`, now)} as seats_used
         from soonest s
        order by s.ends_at, s.asset_num, s.id
     `.execute(this.db);

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
+import type { LeaseListing } from '../runtime/runtime.repository.js';
 
 /** A license as the operator reads it: a product on an asset, with its seats in use now. */
 export interface LicenseView {
@@ -9,7 +10,6 @@ export interface LicenseView {
   crmProductId: string | null;
   productUri: string | null;
   productName: string | null;
-  appKey: string | null;
   /** limitConcurrent: the seats licensed; null when the license does not count them. */
   seatsLicensed: number | null;
   /** Machines holding a seat now, as check-out counts them. */
@@ -40,31 +40,14 @@ export interface AssetView {
   licenses: LicenseView[];
 }
 
-/** One lease, every field: what the Leases table folds away. */
-export interface LeaseView {
-  id: string;
-  appKey: string;
+/** One lease, every field: the Leases table's row and what it folds away. */
+export interface LeaseView extends LeaseListing {
   appName: string;
-  assetNum: string;
   productId: number;
-  crmProductId: string | null;
-  productUri: string | null;
-  productName: string | null;
-  holderKind: 'member' | 'lock';
-  /** The member's account or the lock's asset number. */
-  holder: string;
   memberGlobalId: string | null;
   enterpriseGlobalId: string | null;
   enterpriseName: string | null;
   pool: 'own' | 'lent';
-  fingerprint: string;
-  offline: boolean;
-  createdAt: Date;
-  heartbeatAt: Date;
-  expiresAt: Date;
-  endedAt: Date | null;
-  endReason: string | null;
-  usedMs: number;
   seatHeldUntil: Date | null;
 }
 
@@ -102,7 +85,11 @@ export interface MachineRow {
 /** Where a page of an enterprise's licenses starts: after this asset number and product. */
 export type LicenseCursor = readonly [assetNum: string, productId: number];
 
-const seatsUsedOf = (productId: RawBuilder<unknown>, now: Date) => sql<number>`
+/**
+ * Machines holding a seat of a product now, as check-out counts them: live leases, and checked-in
+ * offline leases still holding theirs. A read of the product's seat indexes.
+ */
+export const seatsUsedOf = (productId: RawBuilder<unknown>, now: Date) => sql<number>`
   (select count(*)::int from (
      select holder_key, fingerprint from runtime_leases l
       where l.product_id = ${productId} and l.ended_at is null and l.expires_at > ${now}
@@ -120,7 +107,6 @@ interface LicenseRow {
   crm_product_id: string | null;
   product_uri: string | null;
   product_name: string | null;
-  app_key: string | null;
   limit_concurrent: number | null;
   seats_used: number;
   starts_at: number | string | null;
@@ -138,7 +124,6 @@ function licenseOf(r: LicenseRow): LicenseView {
     crmProductId: r.crm_product_id,
     productUri: r.product_uri,
     productName: r.product_name,
-    appKey: r.app_key,
     seatsLicensed: r.limit_concurrent,
     seatsUsed: r.seats_used,
     startsAt: numberOrNull(r.starts_at),
@@ -148,7 +133,7 @@ function licenseOf(r: LicenseRow): LicenseView {
 
 const licenseColumns = (now: Date) => sql`
   p.id as product_id, a.asset_num, a.license_type, p.crm_product_id, p.product_uri, p.product_name,
-  p.app_key, p.limit_concurrent, ${seatsUsedOf(sql`p.id`, now)} as seats_used,
+  p.limit_concurrent, ${seatsUsedOf(sql`p.id`, now)} as seats_used,
   greatest(a.limit_start_time, p.limit_start_time) as starts_at,
   least(a.limit_end_time, p.limit_end_time) as ends_at`;
 

@@ -22,23 +22,4 @@ export class SearchService {
     if (wanted === '' || wanted.length > SEARCH_MAX_CHARS) return [];
     return this.repo.find(wanted, SEARCH_LIMIT);
   }
-
-  /**
-   * The one enterprise a filter's text names: its global id, its code, or a name only one
-   * enterprise begins with. Filters take what people know, not only ids.
-   */
-  async enterprise(text: string): Promise<{ globalId: string; name: string } | 'none' | SearchHit[]> {
-    const hits = (await this.find(text)).filter((h) => h.kind === 'enterprise');
-    const exact = hits.filter(
-      (h) =>
-        h.key === text.trim() ||
-        h.detail === text.trim() ||
-        h.label.toLowerCase() === text.trim().toLowerCase(),
-    );
-    const chosen = exact.length === 1 ? exact : hits;
-    if (chosen.length === 0) return 'none';
-    const only = chosen[0];
-    if (chosen.length === 1 && only !== undefined) return { globalId: only.key, name: only.label };
-    return chosen;
-  }
 }
