@@ -135,6 +135,20 @@ describe('one click from an enterprise to its licenses, their machines and a lea
     }
   });
 
+  it('refuses a control character in an id or a search with 400, never reaching the database', async () => {
+    for (const url of [
+      operatorLinks.search('a\u0000b'),
+      operatorLinks.asset('a\u0000b'),
+      operatorLinks.lease('a\u0000b'),
+      operatorLinks.member('a\u0000b'),
+      operatorLinks.order('a\u0000b'),
+      operatorLinks.operator('a\u0000b'),
+    ]) {
+      const page = await op.get(url);
+      expect(page.statusCode, url).toBe(400);
+    }
+  });
+
   it('is behind the operator sign-in', async () => {
     for (const url of [
       operatorLinks.asset(assetNum),
