@@ -110,6 +110,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     offlineDaysOf: (appId) => apps.offlineLeaseMaxDays(appId),
     offlineEarlyReturnOf: (appId) => apps.offlineEarlyReturn(appId),
     ...(options.now === undefined ? {} : { now: options.now }),
+    ...(config.databaseUrl === undefined ? {} : { checkOutTurns: checkOutTurnsOf(config.database) }),
   });
   const operatorSignIn = new OperatorSignInService(db, { login, tokenLimits, twoFactor });
   return {
@@ -165,5 +166,18 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
     }),
+  };
+}
+
+/**
+ * Connections a check-out wave leaves to the rest of the instance: the heartbeat batcher's two
+ * statements and one for everything else (the gate, reads, the console).
+ */
+const CONNECTIONS_KEPT_FROM_CHECK_OUTS = 3;
+
+function checkOutTurnsOf(database: Config['database']): { inFlight: number; waitMs: number } {
+  return {
+    inFlight: Math.max(1, database.poolSize - CONNECTIONS_KEPT_FROM_CHECK_OUTS),
+    waitMs: database.poolWaitMs,
   };
 }

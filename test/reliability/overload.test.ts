@@ -33,7 +33,16 @@ interface Answer {
 }
 
 async function checkOut(base: string, token: string, body: Record<string, unknown>): Promise<Answer> {
-  const response = await fetch(`${base}${RUNTIME_PREFIX}/leases?g_nonce=${freshNonce()}`, {
+  return runtimeCall(base, token, '/leases', body);
+}
+
+async function runtimeCall(
+  base: string,
+  token: string,
+  route: string,
+  body: Record<string, unknown>,
+): Promise<Answer> {
+  const response = await fetch(`${base}${RUNTIME_PREFIX}${route}?g_nonce=${freshNonce()}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -127,5 +136,56 @@ describe.runIf(url !== undefined)(`${MACHINES} check-outs of one license on a po
     // The pool's connections and the readiness probe's one.
     expect(Math.max(...peaks)).toBeLessThanOrEqual(POOL + 1);
     expect(server.child.exitCode, server.output().slice(-2000)).toBeNull();
+  });
+
+  it("keeps another license's heartbeats answering while a wave of check-outs waits on one license", async () => {
+    // Check-outs run at most POOL − 3 at once (docs/operations.md, "Sizing the pool"): the two
+    // here block on the held license, the rest wait their turn, and connections stay free for
+    // heartbeats. Unbounded, the wave's transactions would take all five and the heartbeats
+    // would queue behind every one of them until the hold ends.
+    const target = await lockWith(world, { limitConcurrent: SEATS });
+    const bystander = await lockWith(world, { limitConcurrent: 1 });
+    const bystanderFp = fingerprint();
+    const first = await checkOut(server.url, world.runtimeToken, { ...bystander, fingerprint: bystanderFp });
+    const leaseId = (JSON.parse(first.body) as { data?: { leaseId?: string } }).data?.leaseId;
+    expect(leaseId, first.body).toBeDefined();
+
+    let released = false;
+    const beats: Array<{ status: number; code: unknown; beforeRelease: boolean }> = [];
+    let waving = true;
+    const hold = h.database.db.transaction().execute(async (trx) => {
+      await sql`select p.id from product_instances p join assets a on a.id = p.asset_id
+        where a.asset_num = ${target.assetNum} and p.crm_product_id = ${target.crmProductId} for update`.execute(
+        trx,
+      );
+      await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+      released = true;
+    });
+    const wave = Promise.all(
+      Array.from({ length: 100 }, () =>
+        checkOut(server.url, world.runtimeToken, { ...target, fingerprint: fingerprint() }),
+      ),
+    ).finally(() => {
+      waving = false;
+    });
+    // Beats start once the wave is in: its first check-outs hold their connections by then.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    while (waving && !released) {
+      const beat = await runtimeCall(server.url, world.runtimeToken, `/leases/${leaseId}/heartbeat`, {
+        fingerprint: bystanderFp,
+      });
+      beats.push({ status: beat.status, code: beat.code, beforeRelease: !released });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const answers = await wave;
+    await hold;
+
+    expect(beats.filter((b) => b.status !== 200 || b.code !== 0)).toEqual([]);
+    expect(
+      beats.filter((b) => b.beforeRelease).length,
+      'heartbeats answered while the license was held',
+    ).toBeGreaterThan(3);
+    expect(answers.filter((a) => a.status === 500 || a.code === '500').map((a) => a.body)).toEqual([]);
+    expect(answers.filter((a) => a.code === 0).length).toBeGreaterThan(0);
   });
 });

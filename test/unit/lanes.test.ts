@@ -69,4 +69,23 @@ describe('Lanes', () => {
     await expect(lanes.run('a', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await lanes.run('a', async () => 'next')).toBe('next');
   });
+
+  it('fails a piece that gets no lane within the wait, skips it when its turn comes, and runs the rest', async () => {
+    const lanes = new Lanes(1, { ms: 30, tooLong: () => new Error('waited too long') });
+    let release!: () => void;
+    const holder = lanes.run('a', () => new Promise<string>((resolve) => (release = () => resolve('held'))));
+    const ran: string[] = [];
+    const starved = lanes.run('b', async () => void ran.push('b'));
+    await expect(starved).rejects.toThrow('waited too long');
+    // Queued after the one that gave up: its turn comes next, and the lane is not lost to the skip.
+    const after = lanes.run('c', async () => 'ran');
+    release();
+    expect(await holder).toBe('held');
+    expect(await after).toBe('ran');
+    await Promise.all([
+      lanes.run('d', async () => void ran.push('d')),
+      lanes.run('e', async () => void ran.push('e')),
+    ]);
+    expect(ran).toEqual(['d', 'e']);
+  });
 });

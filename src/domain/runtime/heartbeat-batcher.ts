@@ -6,9 +6,12 @@ import { HeartbeatRepository, type Beat, type BeatVisit } from './heartbeat.repo
  * Heartbeats that arrive together share one statement and one commit (as the gate's checks do,
  * ADR 0010): a heartbeat is tiny, so a statement and a round trip of its own would cost the
  * server more than the work. Two statements may run at once on PostgreSQL, one on the embedded
- * database, which runs one statement at a time anyway.
+ * database, which runs one statement at a time anyway. A round carries what arrived during the
+ * one before, up to BEATS_PER_STATEMENT: when rounds fall behind (a check-out wave sharing the
+ * commits' flushes) they grow, so one commit answers more beats and the backlog drains rather
+ * than builds.
  */
-const BEATS_PER_STATEMENT = 200;
+const BEATS_PER_STATEMENT = 1000;
 const IN_FLIGHT = { postgres: 2, embedded: 1 } as const;
 
 export class HeartbeatBatcher {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DatabaseBusyError } from '../../db/busy.js';
 import type { Db } from '../../db/client.js';
 import { fillMessage, KeywardError } from '../../errors/keyward-error.js';
 import { RuntimeCode, runtimeMessages, type RuntimeCodeValue } from '../../errors/runtime-codes.js';
@@ -21,6 +22,7 @@ import {
   type LeaseSigner,
   type OfflineLeaseClaims,
 } from './lease-claims.js';
+import { Lanes } from '../shared/lanes.js';
 import { HeartbeatBatcher } from './heartbeat-batcher.js';
 import { SeatSlotsRepository } from './seat-slots.repository.js';
 import { MachineThrottle } from './machine-throttle.js';
@@ -120,6 +122,11 @@ export interface RuntimeOptions {
   settings: RuntimeSettings;
   /** The clock, injectable so tests can expire leases and end validity windows. */
   now?: () => number;
+  /**
+   * How many check-out transactions this instance runs at once, and how long one waits for its
+   * turn before it is answered 503; absent: no bound (the embedded database runs one at a time).
+   */
+  checkOutTurns?: { inFlight: number; waitMs: number };
 }
 
 /** A check-out found the machine's lease taken by its own racing check-out: tried again. */
@@ -156,6 +163,8 @@ export class RuntimeService {
   private readonly now: () => number;
   private readonly heartbeats: HeartbeatBatcher;
   private readonly machines: MachineThrottle;
+  /** Check-out transactions in flight, each license in its own line (see RuntimeOptions.checkOutTurns). */
+  private readonly checkOutTurns: Lanes | undefined;
   private readonly denialListeners: Array<(code: RuntimeCodeValue) => void> = [];
 
   constructor(
@@ -165,6 +174,15 @@ export class RuntimeService {
     this.now = options.now ?? Date.now;
     this.heartbeats = new HeartbeatBatcher(db);
     this.machines = new MachineThrottle(options.settings.machineRateLimitPerMinute ?? 0);
+    const turns = options.checkOutTurns;
+    // A check-out holds its connection across its transaction's statements: unbounded, a wave of
+    // them takes every connection of the pool and heartbeats, which need one short statement,
+    // queue behind the whole wave. Bounded below the pool, heartbeats always find a connection,
+    // and licenses take turns, so one busy license does not hold back the others' check-outs.
+    this.checkOutTurns =
+      turns === undefined
+        ? undefined
+        : new Lanes(turns.inFlight, { ms: turns.waitMs, tooLong: () => new DatabaseBusyError(turns.waitMs) });
   }
 
   get settings(): RuntimeSettings {
@@ -229,10 +247,12 @@ export class RuntimeService {
     nowMs: number,
     offlineDays: number,
   ): Promise<{ answer: Granted } | { refusal: Refusal }> {
-    const run = () =>
+    const transaction = () =>
       this.db
         .transaction()
         .execute((trx) => this.take(trx, input, candidate, lockAssetId, nowMs, offlineDays));
+    const turns = this.checkOutTurns;
+    const run = turns === undefined ? transaction : () => turns.run(String(candidate.productId), transaction);
     try {
       return await run();
     } catch (error) {
