@@ -1,12 +1,10 @@
 import { createPrivateKey, sign as signBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
-import { format } from 'prettier';
+import { decodeJwt, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   KeywardLeaseError,
-  LEASE_ISSUER,
   LEASE_TYP,
   verifyLease,
   verifyWebhook,
@@ -14,11 +12,25 @@ import {
   type LeaseFailure,
   type OfflineLeaseClaims,
 } from '@keyward/client';
-import { thumbprintOf } from '../../src/domain/runtime-keys/ed25519.js';
 import { eventBody } from '../../src/domain/webhooks/delivery.service.js';
 import { signatureHeader } from '../../src/domain/webhooks/secrets.js';
 import { leaseOf, lockWith, runtimeWorld, fingerprint } from '../http/runtime-helpers.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import {
+  AUDIENCE,
+  baseClaims,
+  DAY,
+  document,
+  FINGERPRINT,
+  keySet,
+  KEYS,
+  kidOf,
+  NOW,
+  valid,
+  type KeyName,
+  type LeaseCase,
+  type LeaseExpectation,
+} from './conformance-keys.js';
 
 // The offline half of the SDK conformance suite: sdks/conformance/leases.json and webhooks.json,
 // made here by the server's own signing code and checked against the TypeScript client. Every SDK
@@ -28,62 +40,6 @@ import { startHarness, type Harness } from '../support/harness.js';
 
 const DIR = path.resolve(import.meta.dirname, '../../sdks/conformance');
 const WRITE = process.env.KEYWARD_WRITE_VECTORS === '1';
-
-// Keys of this suite alone, never of a server: A signs, B is an older key still published (a
-// rotation), C is no key of the set.
-const KEYS = {
-  A: {
-    kty: 'OKP',
-    crv: 'Ed25519',
-    x: '6SVDqvbVE-VLwIL4TKinRPng9SGZ-yhduJKFSNiXRBA',
-    d: 'gzIAaph1fZAqhZAVZ93kZtCeZALUmhRem14QB6aaVgg',
-  },
-  B: {
-    kty: 'OKP',
-    crv: 'Ed25519',
-    x: 'xOx8JLIxliLK99DH_9HhPCWQ5zaxEN-r1-muh6RjQfg',
-    d: 'cN2pCL_wuTtZ8NT-M4bCA6_5mB0pd333JSKgv6_WYvE',
-  },
-  C: {
-    kty: 'OKP',
-    crv: 'Ed25519',
-    x: 'vk31Dlu7FuYAwOYNrZV1CiL27cY_X8AoNoDcwRps14c',
-    d: 'zInRLT1sgql4eKkaS6v4amU6845QjC4_4ifkkyi_oWg',
-  },
-} satisfies Record<string, JWK>;
-type KeyName = keyof typeof KEYS;
-
-/** The moment every case is judged at (2027-01-15T08:00:00Z), in seconds as JWT times are. */
-const NOW = 1_800_000_000;
-const DAY = 86_400;
-const FINGERPRINT = 'fp-conformance-machine-0001';
-const AUDIENCE = 'kw_conformance_app';
-
-const baseClaims = (): OfflineLeaseClaims => ({
-  iss: LEASE_ISSUER,
-  sub: '01938f2e-7c1a-7000-8000-000000000001',
-  jti: '01938f2e-7c1a-7000-8000-000000000001',
-  aud: AUDIENCE,
-  iat: NOW - 3600,
-  nbf: NOW - 3600,
-  exp: NOW + 7 * DAY,
-  holder: { kind: 'lock', assetNum: 'A-CONFORMANCE-0001' },
-  fingerprint: FINGERPRINT,
-  assetNum: 'A-CONFORMANCE-0001',
-  product: { crmProductId: 'P-CONFORMANCE', productUri: 'gms-2001', productName: 'Modeler' },
-  limits: {
-    concurrent: 1,
-    timeDurationSeconds: null,
-    amount: 100,
-    startDate: (NOW - 30 * DAY) * 1000,
-    endDate: (NOW + 60 * DAY) * 1000,
-  },
-  expBound: 'offline-days',
-});
-
-async function kidOf(name: KeyName): Promise<string> {
-  return thumbprintOf(KEYS[name] as Parameters<typeof thumbprintOf>[0]);
-}
 
 /** Signed as RuntimeKeysService.sign signs: EdDSA, the key's thumbprint as kid, typ keyward-lease+jwt. */
 async function sign(claims: object, name: KeyName = 'A', header: { typ?: string } = {}): Promise<string> {
@@ -133,28 +89,6 @@ function withUnusedBitsSet(text: string): string {
   const last = alphabet.indexOf(text.slice(-1));
   return text.slice(0, -1) + alphabet.charAt(last | spare);
 }
-
-type LeaseExpectation =
-  | { valid: true; sub: string; assetNum: string; holderKind: string; expBound: string | null }
-  | { valid: false; reason: LeaseFailure };
-
-interface LeaseCase {
-  name: string;
-  description: string;
-  token: string;
-  fingerprint: string;
-  audience?: string;
-  now: number;
-  expect: LeaseExpectation;
-}
-
-const valid = (claims: OfflineLeaseClaims): LeaseExpectation => ({
-  valid: true,
-  sub: claims.sub,
-  assetNum: claims.assetNum,
-  holderKind: claims.holder.kind,
-  expBound: claims.expBound ?? null,
-});
 
 async function leaseCases(): Promise<LeaseCase[]> {
   const claims = baseClaims();
@@ -822,14 +756,6 @@ async function edgeCases(claims: OfflineLeaseClaims, token: string): Promise<Lea
   ];
 }
 
-async function keySet(): Promise<JSONWebKeySet> {
-  const published = async (name: 'A' | 'B') => {
-    const { d: _private, ...pub } = KEYS[name];
-    return { ...pub, kid: await kidOf(name), alg: 'EdDSA', use: 'sig' };
-  };
-  return { keys: [await published('A'), await published('B')] };
-}
-
 interface WebhookCase {
   name: string;
   description: string;
@@ -986,10 +912,6 @@ function webhookCases(): WebhookCase[] {
       expect: { valid: false },
     },
   ];
-}
-
-async function document(value: object): Promise<string> {
-  return format(JSON.stringify(value), { parser: 'json' });
 }
 
 let h: Harness;

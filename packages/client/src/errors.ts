@@ -54,6 +54,10 @@ export type LeaseFailure =
   | 'audience'
   | 'jwks-unavailable'
   | 'license-ended'
+  /** A relay's lease whose pool grant has ended. */
+  | 'grant-expired'
+  /** A relay's lease that says more than its pool grant gives (license, seats, machine, time). */
+  | 'beyond-grant'
   /** An activation answer to another request than the machine's own (verifyActivation). */
   | 'request';
 

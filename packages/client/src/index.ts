@@ -14,6 +14,13 @@ export {
   type LeaseHolderClaim,
   type OfflineLeaseClaims,
 } from './lease-claims.js';
+export {
+  GRANT_HEADER,
+  GRANT_TYP,
+  type GrantedLicense,
+  type PoolGrantClaims,
+  type RelayPublicJwk,
+} from './pool-grant.js';
 export { DEFAULT_RETRY_POLICY, newIdempotencyKey, type RetryPolicy } from './retry.js';
 export type { KeywardPaths } from './paths.js';
 export type { components, paths } from './schema.js';

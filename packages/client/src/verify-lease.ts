@@ -3,11 +3,14 @@ import {
   createLocalJWKSet,
   createRemoteJWKSet,
   errors,
+  importJWK,
+  type CryptoKey,
   type JSONWebKeySet,
   type JWTVerifyGetKey,
 } from 'jose';
 import { KeywardLeaseError, type LeaseFailure } from './errors.js';
 import { LEASE_EXP_BOUNDS, LEASE_ISSUER, LEASE_TYP, type OfflineLeaseClaims } from './lease-claims.js';
+import { GRANT_HEADER, GRANT_TYP, type PoolGrantClaims, type RelayPublicJwk } from './pool-grant.js';
 
 // WebCrypto and fetch only, nothing of Node: this file runs in browsers as well.
 
@@ -143,15 +146,19 @@ function jsonObjectOf(bytes: Uint8Array): Record<string, unknown> | undefined {
 }
 
 /**
- * The first of verifyLease's checks, before any key: three segments, each exactly base64url, the
- * header and the payload JSON objects with each name once, and no `crit` in the header (a lease
- * uses no extension, RFC 7515 §4.1.11).
+ * The first of verifyLease's checks, before any key, of a lease or of the pool grant a relay's
+ * lease carries: three segments, each exactly base64url, the header and the payload JSON objects
+ * with each name once, and no `crit` in the header (neither uses an extension, RFC 7515 §4.1.11).
  */
-function compactParts(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
+function compactParts(
+  token: unknown,
+  what: 'lease' | 'grant' = 'lease',
+): { header: Record<string, unknown>; payload: Record<string, unknown> } {
   const parts = typeof token === 'string' ? token.split('.') : [];
   const [header, payload, signature] = parts.map(segmentBytes);
   const headerJson = header === undefined ? undefined : jsonObjectOf(header);
   const payloadJson = payload === undefined ? undefined : jsonObjectOf(payload);
+  const about = what === 'lease' ? '' : 'its grant has ';
   if (
     parts.length !== 3 ||
     signature === undefined ||
@@ -160,23 +167,23 @@ function compactParts(token: string): { header: Record<string, unknown>; payload
   ) {
     throw new KeywardLeaseError(
       'malformed',
-      'lease refused (malformed): not three base64url segments, or a header or payload that is no JSON object',
+      `lease refused (malformed): ${about}not three base64url segments, or a header or payload that is no JSON object`,
     );
   }
   if (Object.hasOwn(headerJson, 'crit')) {
     throw new KeywardLeaseError(
       'malformed',
-      'lease refused (malformed): its header names critical extensions',
+      `lease refused (malformed): ${what === 'lease' ? 'its' : "its grant's"} header names critical extensions`,
     );
   }
   return { header: headerJson, payload: payloadJson };
 }
 
 /** RFC 7515 §4.1.9: a media type compares without case, and `application/` may be left out. */
-function typMatches(typ: unknown): boolean {
+function typMatches(typ: unknown, expected: string = LEASE_TYP): boolean {
   if (typeof typ !== 'string') return false;
   const lower = typ.toLowerCase();
-  return (lower.startsWith('application/') ? lower.slice('application/'.length) : lower) === LEASE_TYP;
+  return (lower.startsWith('application/') ? lower.slice('application/'.length) : lower) === expected;
 }
 
 /** The latest time a lease may name: 9999-12-31T23:59:59Z, in seconds. */
@@ -216,6 +223,126 @@ function asLeaseClaims(payload: Record<string, unknown>): OfflineLeaseClaims | u
   return ok ? (payload as unknown as OfflineLeaseClaims) : undefined;
 }
 
+/** An Ed25519 public key: exactly the unpadded base64url of 32 bytes. */
+const isEd25519X = (value: unknown): value is string =>
+  typeof value === 'string' && value.length === 43 && segmentBytes(value)?.length === 32;
+
+const isRelayKey = (value: unknown): value is RelayPublicJwk =>
+  isObject(value) &&
+  value.kty === 'OKP' &&
+  value.crv === 'Ed25519' &&
+  isEd25519X(value.x) &&
+  isText(value.kid);
+
+const isSeats = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 1_000_000_000;
+
+/** A pool grant's claims past its signature's check, when they have the grant's shape. */
+function asGrantClaims(payload: Record<string, unknown>): PoolGrantClaims | undefined {
+  const { relay, licenses, machines } = payload;
+  const ok =
+    payload.iss === LEASE_ISSUER &&
+    isText(payload.sub) &&
+    isText(payload.jti) &&
+    isWholeSeconds(payload.iat) &&
+    isWholeSeconds(payload.nbf) &&
+    isWholeSeconds(payload.exp) &&
+    isObject(relay) &&
+    isRelayKey(relay.key) &&
+    isText(relay.fingerprint) &&
+    Array.isArray(licenses) &&
+    licenses.length > 0 &&
+    licenses.every(
+      (l) =>
+        isObject(l) &&
+        isText(l.assetNum) &&
+        (l.crmProductId === null || isText(l.crmProductId)) &&
+        isSeats(l.seats),
+    ) &&
+    (machines === undefined || machines === null || (Array.isArray(machines) && machines.every(isText)));
+  return ok ? (payload as unknown as PoolGrantClaims) : undefined;
+}
+
+/** Relay keys already imported, by their x: a relay signs with one key for its grant's life. */
+const relayKeys = new Map<string, CryptoKey>();
+
+async function relayKeyOf(jwk: RelayPublicJwk): Promise<CryptoKey> {
+  let key = relayKeys.get(jwk.x);
+  if (key === undefined) {
+    const imported = await importJWK({ kty: 'OKP', crv: 'Ed25519', x: jwk.x }, 'EdDSA');
+    if (imported instanceof Uint8Array) throw new Error('an Ed25519 JWK imported as a secret');
+    key = imported;
+    if (relayKeys.size >= 16) relayKeys.delete(relayKeys.keys().next().value as string);
+    relayKeys.set(jwk.x, key);
+  }
+  return key;
+}
+
+type Refuse = (reason: LeaseFailure, why: string) => KeywardLeaseError;
+
+/** compactVerify, its failures said as a lease's reasons. */
+async function verifiedBy(
+  token: string,
+  key: JWTVerifyGetKey | CryptoKey,
+  remote: boolean,
+  what: string,
+): Promise<void> {
+  try {
+    await (typeof key === 'function'
+      ? compactVerify(token, key, { algorithms: ['EdDSA'] })
+      : compactVerify(token, key, { algorithms: ['EdDSA'] }));
+  } catch (error) {
+    const reason = reasonOf(error, remote);
+    if (reason === undefined) throw error;
+    throw new KeywardLeaseError(reason, `lease refused (${reason}): ${what}${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * The pool grant a relay's lease carries, checked as a lease is up to its times: its form, a
+ * vendor key of the set and its signature, its type and claims, then its period. Its relay key is
+ * then the only key the lease may be signed with.
+ */
+async function verifiedGrant(
+  token: unknown,
+  keySet: JWTVerifyGetKey,
+  remote: boolean,
+  nowSeconds: number,
+  refuse: Refuse,
+): Promise<PoolGrantClaims> {
+  const { header, payload } = compactParts(token, 'grant');
+  if (header.alg !== 'EdDSA') throw refuse('signature', 'its grant is not signed with EdDSA');
+  if (typeof header.kid !== 'string') throw refuse('unknown-key', 'its grant names no key (kid)');
+  await verifiedBy(token as string, keySet, remote, 'its grant: ');
+  if (!typMatches(header.typ, GRANT_TYP)) throw refuse('malformed', `its grant's typ is not ${GRANT_TYP}`);
+  const grant = asGrantClaims(payload);
+  if (grant === undefined) throw refuse('malformed', "its grant's claims are not a pool grant");
+  if (grant.nbf > nowSeconds) throw refuse('not-yet-valid', `its grant is valid from ${grant.nbf}`);
+  if (grant.exp <= nowSeconds) throw refuse('grant-expired', `its grant ended at ${grant.exp}`);
+  return grant;
+}
+
+/** Why a relay's lease says more than its grant lets the relay give, or undefined when it does not. */
+function beyondGrant(claims: OfflineLeaseClaims, grant: PoolGrantClaims): string | undefined {
+  if (claims.exp > grant.exp) return 'it runs past its grant';
+  const license = grant.licenses.find(
+    (l) => l.assetNum === claims.assetNum && l.crmProductId === claims.product.crmProductId,
+  );
+  if (license === undefined) return 'its license and product are not in its grant';
+  const seats = claims.limits.concurrent;
+  if (seats === null || seats > license.seats) return 'it names more seats than its grant gives';
+  if (
+    grant.machines !== null &&
+    grant.machines !== undefined &&
+    !grant.machines.includes(claims.fingerprint)
+  ) {
+    return "its machine is not on its grant's list";
+  }
+  return undefined;
+}
+
 /**
  * Verifies an offline lease where the software runs, without calling the server: an EdDSA
  * signature by a key of the JWKS, issuer `keyward`, header `typ` `keyward-lease+jwt`, `nbf` and
@@ -232,6 +359,12 @@ function asLeaseClaims(payload: Record<string, unknown>): OfflineLeaseClaims | u
  * claims' shape (`malformed`); then the machine (`fingerprint`); then the license's end
  * (`license-ended`). So a forged or stale lease never says anything about a machine or a license,
  * and a lease for another machine never says whether its license still runs.
+ *
+ * A relay's lease carries its pool grant in its header (`grant`): after `alg`, the grant is checked
+ * as a lease is (its form, a vendor key of the set, its signature, its type and claims, its `nbf`,
+ * then its end: `grant-expired`), and the lease must then be signed by the relay key the grant
+ * certifies (`unknown-key` for another kid). Past the lease's claims' shape, it must not say more
+ * than the grant gives (`beyond-grant`: its `exp`, license and product, seats, machine).
  */
 export async function verifyLease(token: string, options: VerifyLeaseOptions): Promise<OfflineLeaseClaims> {
   const nowMs = (options.now ?? new Date()).getTime();
@@ -241,17 +374,17 @@ export async function verifyLease(token: string, options: VerifyLeaseOptions): P
     new KeywardLeaseError(reason, `lease refused (${reason}): ${why}`);
   const { header, payload } = compactParts(token);
   if (header.alg !== 'EdDSA') throw refuse('signature', 'it is not signed with EdDSA');
+  const remote = 'jwksUrl' in options;
+  // A relay's lease: its grant is checked first, and certifies the one key that may have signed it.
+  const grant = Object.hasOwn(header, GRANT_HEADER)
+    ? await verifiedGrant(header[GRANT_HEADER], keySet, remote, nowSeconds, refuse)
+    : undefined;
   // A key is chosen by kid alone: without one, no key is tried.
   if (typeof header.kid !== 'string') throw refuse('unknown-key', 'its header names no key (kid)');
-  try {
-    await compactVerify(token, keySet, { algorithms: ['EdDSA'] });
-  } catch (error) {
-    const reason = reasonOf(error, 'jwksUrl' in options);
-    if (reason === undefined) throw error;
-    throw new KeywardLeaseError(reason, `lease refused (${reason}): ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
+  if (grant === undefined) await verifiedBy(token, keySet, remote, '');
+  else if (header.kid !== grant.relay.key.kid) {
+    throw refuse('unknown-key', 'it is not signed by the relay key its grant certifies');
+  } else await verifiedBy(token, await relayKeyOf(grant.relay.key), remote, '');
   // Signed by a key of the set: the claims may be read.
   if (!typMatches(header.typ)) throw refuse('malformed', `its typ is not ${LEASE_TYP}`);
   if (payload.iss !== LEASE_ISSUER) throw refuse('malformed', `its iss is not ${LEASE_ISSUER}`);
@@ -282,6 +415,8 @@ export async function verifyLease(token: string, options: VerifyLeaseOptions): P
       'lease refused (malformed): its claims are not an offline lease',
     );
   }
+  const beyond = grant === undefined ? undefined : beyondGrant(claims, grant);
+  if (beyond !== undefined) throw refuse('beyond-grant', beyond);
   if (claims.fingerprint !== options.fingerprint) {
     throw new KeywardLeaseError(
       'fingerprint',

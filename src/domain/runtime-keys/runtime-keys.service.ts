@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.js';
 import { NO_REQUEST, operatorActor, type OperatorRequest } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
 import { LEASE_TYP, type LeaseSigner, type OfflineLeaseClaims } from '../runtime/lease-claims.js';
+import { GRANT_TYP, type PoolGrantClaims } from '../relay/pool-grant.js';
 import {
   generateEd25519,
   LEASE_ALGORITHM,
@@ -114,6 +115,15 @@ export class RuntimeKeysService implements LeaseSigner {
     const { kid, key } = await this.current();
     const token = await new SignJWT({ ...claims })
       .setProtectedHeader({ alg: LEASE_ALGORITHM, kid, typ: LEASE_TYP })
+      .sign(key);
+    return { token, kid };
+  }
+
+  /** A relay's pool grant, signed as a lease is but typed as a grant (docs/relay.md). */
+  async signGrant(claims: PoolGrantClaims): Promise<{ token: string; kid: string }> {
+    const { kid, key } = await this.current();
+    const token = await new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: LEASE_ALGORITHM, kid, typ: GRANT_TYP })
       .sign(key);
     return { token, kid };
   }
