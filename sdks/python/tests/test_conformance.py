@@ -1,5 +1,5 @@
-"""Every case of sdks/conformance/leases.json and webhooks.json, read from the repository at test
-time: a case added there is judged here without a change to this file, and an expectation this
+"""Every case of sdks/conformance/leases.json, relay-leases.json and webhooks.json, read from the
+repository at test time: a case added there is judged here without a change to this file, and an expectation this
 file does not know fails instead of passing unchecked."""
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ WEBHOOK_EXPECT_KEYS = {"valid", "id", "type"}
 
 
 class LeaseVectors(unittest.TestCase):
+    FILE = "leases.json"
+
     @classmethod
     def setUpClass(cls) -> None:
-        cls.vectors = load_conformance("leases.json")
+        cls.vectors = load_conformance(cls.FILE)
         # The key set is loaded as an SDK loads a saved JWKS file.
         cls.directory = tempfile.TemporaryDirectory()
         path = os.path.join(cls.directory.name, "jwks.json")
@@ -65,6 +67,22 @@ class LeaseVectors(unittest.TestCase):
         for case in valid:
             claims = verify_lease(case["token"], self.vectors["jwks"], case["fingerprint"], now=case["now"])
             self.assertEqual(claims.sub, case["expect"]["sub"])
+
+
+class RelayLeaseVectors(LeaseVectors):
+    """Leases a relay signed, each carrying the pool grant that certifies its key: the same file
+    and case shape, judged the same way, with the vendor's key set alone."""
+
+    FILE = "relay-leases.json"
+
+    def test_a_valid_relay_lease_answers_its_grant(self) -> None:
+        valid = [c for c in self.vectors["cases"] if c["expect"]["valid"]]
+        self.assertTrue(valid)
+        for case in valid:
+            claims = verify_lease(case["token"], self.jwks, case["fingerprint"], now=case["now"])
+            assert claims.grant is not None
+            self.assertEqual(len(claims.grant.relay_key), 32)
+            self.assertIsNotNone(claims.grant.license_for(claims.asset_num, claims.product.crm_product_id))
 
 
 class WebhookVectors(unittest.TestCase):

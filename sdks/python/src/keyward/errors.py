@@ -148,8 +148,9 @@ class KeywardConnectionError(ConnectionError):
     """Keyward could not be reached: refused or dropped connection, DNS, TLS, timeout."""
 
 
-#: The reasons :class:`LeaseError` may carry (sdks/conformance/README.md; ``request`` is
-#: :func:`keyward.verify_activation`'s alone, docs/activation.md).
+#: The reasons :class:`LeaseError` may carry (sdks/conformance/README.md; ``grant-expired`` and
+#: ``beyond-grant`` are a relay's lease's alone; ``request`` is :func:`keyward.verify_activation`'s
+#: alone, docs/activation.md).
 LEASE_REASONS = frozenset(
     {
         "malformed",
@@ -160,6 +161,8 @@ LEASE_REASONS = frozenset(
         "audience",
         "fingerprint",
         "license-ended",
+        "grant-expired",
+        "beyond-grant",
         "request",
     }
 )
@@ -170,9 +173,12 @@ class LeaseError(Exception):
     :func:`keyward.verify_activation`.
 
     ``reason`` is one of ``malformed``, ``signature``, ``unknown-key``, ``not-yet-valid``,
-    ``expired``, ``audience``, ``fingerprint``, ``license-ended``, and for an activation
-    ``request`` (it answers another request). ``unknown-key`` with a saved JWKS means a key newer
-    than the copy: fetch the JWKS again when online. ``group`` is set when a typed answer does not
+    ``expired``, ``audience``, ``fingerprint``, ``license-ended``; for a relay's lease
+    ``grant-expired`` (the pool grant it carries has ended: the relay must renew it) and
+    ``beyond-grant`` (the lease says more than its grant gives: a later ``exp``, another license
+    or product, more seats, a machine not on the grant's list); and for an activation ``request``
+    (it answers another request). ``unknown-key`` with a saved JWKS means a key newer than the
+    copy: fetch the JWKS again when online. ``group`` is set when a typed answer does not
     read because of one of its groups (counted from 1, as a person reads): show it, so the person
     types that group again.
     """

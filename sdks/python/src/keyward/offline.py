@@ -2,8 +2,11 @@
 files while online so the program can run offline.
 
 A lease is a compact JWS (EdDSA, Ed25519) whose protected header is
-``{"alg":"EdDSA","kid":…,"typ":"keyward-lease+jwt"}``. :func:`verify_lease` runs the checks of
-sdks/conformance/README.md in its order; the first that fails answers.
+``{"alg":"EdDSA","kid":…,"typ":"keyward-lease+jwt"}``. A relay's lease (a license server inside a
+closed network, docs/relay.md) is signed by the relay's own key, and its header carries ``grant``:
+the pool grant the vendor signed, which certifies that key, so it too verifies with the vendor's
+key set alone. :func:`verify_lease` runs the checks of sdks/conformance/README.md in its order; the
+first that fails answers.
 """
 
 from __future__ import annotations
@@ -31,8 +34,11 @@ __all__ = [
     "LeaseHolder",
     "LeaseProduct",
     "LeaseLimits",
+    "PoolGrant",
+    "GrantedLicense",
     "LEASE_ISSUER",
     "LEASE_TYP",
+    "GRANT_TYP",
     "EXP_BOUNDS",
     "verify_lease",
     "save_lease",
@@ -41,6 +47,10 @@ __all__ = [
 
 LEASE_ISSUER = "keyward"
 LEASE_TYP = "keyward-lease+jwt"
+#: The ``typ`` of a pool grant's protected header.
+GRANT_TYP = "keyward-grant+jwt"
+#: The protected header parameter of a relay's lease that carries its pool grant.
+GRANT_HEADER = "grant"
 #: What set a lease's ``exp`` (its ``expBound`` claim).
 EXP_BOUNDS = ("offline-days", "license-end", "time-duration")
 
@@ -83,6 +93,44 @@ def _json_object(data: bytes) -> Dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError("not a JSON object")
     return value
+
+
+@dataclass(frozen=True)
+class _Compact:
+    """A compact JWS past its form's checks, not yet its signature's."""
+
+    header: Dict[str, Any]
+    payload: Dict[str, Any]
+    signing_input: bytes
+    signature: bytes
+
+
+def _compact(token: Any, what: str) -> _Compact:
+    """The form's checks, before any key, of a lease (``what`` "") or of the pool grant a relay's
+    lease carries ("its grant"): three segments, each exactly base64url; header and payload JSON
+    objects naming each member once; no ``crit`` (neither uses an extension, RFC 7515 §4.1.11)."""
+    about = f"{what} is " if what else ""
+    parts = token.split(".") if isinstance(token, str) else []
+    if len(parts) != 3:
+        raise LeaseError("malformed", f"{about}not a compact JWS (three base64url parts)")
+    try:
+        header = _json_object(_segment_bytes(parts[0]))
+        payload = _json_object(_segment_bytes(parts[1]))
+        signature = _segment_bytes(parts[2])
+    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError) as error:
+        raise LeaseError("malformed", f"{about}not a compact JWS: {error}") from None
+    if "crit" in header:
+        whose = f"{what}'s" if what else "the"
+        raise LeaseError("malformed", f"{whose} header names critical extensions")
+    return _Compact(header, payload, f"{parts[0]}.{parts[1]}".encode("ascii"), signature)
+
+
+def _signed_by(key: Ed25519PublicKey, jws: _Compact) -> bool:
+    try:
+        key.verify(jws.signature, jws.signing_input)
+    except InvalidSignature:
+        return False
+    return True
 
 
 def _write_atomically(path: Union[str, "os.PathLike[str]"], text: str, mode: int) -> None:
@@ -206,6 +254,45 @@ class LeaseLimits:
 
 
 @dataclass(frozen=True)
+class GrantedLicense:
+    """Seats a pool grant gives its relay: of one license (the lock's ``asset_num``) and product
+    (``crm_product_id``, None for a product without one)."""
+
+    asset_num: str
+    crm_product_id: Optional[str]
+    seats: int
+
+
+@dataclass(frozen=True)
+class PoolGrant:
+    """The pool grant a relay's lease carries, verified: the vendor's word that the relay
+    ``relay_id``, whose key is ``relay_kid``, may hand out ``licenses``' seats until
+    ``expires_at``, to ``machines`` (None: any machine of its network). ``raw`` is the whole
+    payload as signed (``overage`` is the relay's to apply; :func:`verify_lease` does not read
+    it)."""
+
+    relay_id: str
+    grant_id: str
+    issued_at: datetime
+    not_before: datetime
+    expires_at: datetime
+    relay_kid: str
+    #: The relay's Ed25519 public key (``relay.key.x``): its 32 bytes.
+    relay_key: bytes
+    relay_fingerprint: str
+    licenses: Tuple[GrantedLicense, ...]
+    machines: Optional[Tuple[str, ...]]
+    raw: Mapping[str, Any] = field(repr=False, compare=False)
+
+    def license_for(self, asset_num: str, crm_product_id: Optional[str]) -> Optional[GrantedLicense]:
+        """The granted license of this asset number and product (None matches None), if any."""
+        for granted in self.licenses:
+            if granted.asset_num == asset_num and granted.crm_product_id == crm_product_id:
+                return granted
+        return None
+
+
+@dataclass(frozen=True)
 class LeaseClaims:
     """What a verified offline lease says. Times (``issued_at``, ``not_before``, ``expires_at``,
     and the limits' ``start_date`` and ``end_date``) are aware UTC datetimes; ``raw`` is the whole
@@ -227,6 +314,9 @@ class LeaseClaims:
     #: before the claim existed.
     exp_bound: Optional[str]
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    #: The pool grant of a relay's lease (the relay that signed it); None for a lease the vendor's
+    #: server signed.
+    grant: Optional[PoolGrant] = None
 
     @property
     def sub(self) -> str:
@@ -268,7 +358,11 @@ def _is_text(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    # An int of any size is finite (math.isfinite would overflow converting one past a float's
+    # range); a float may be infinite only by overflowing, which json does for 1e400.
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 #: The latest time a lease may name: 9999-12-31T23:59:59Z.
@@ -310,7 +404,7 @@ def _lease_shape(payload: Mapping[str, Any]) -> bool:
     )
 
 
-def _claims_of(payload: Mapping[str, Any]) -> LeaseClaims:
+def _claims_of(payload: Mapping[str, Any], grant: Optional[PoolGrant]) -> LeaseClaims:
     holder: Mapping[str, Any] = payload["holder"]
     product: Mapping[str, Any] = payload["product"]
     limits: Mapping[str, Any] = payload["limits"]
@@ -343,17 +437,148 @@ def _claims_of(payload: Mapping[str, Any]) -> LeaseClaims:
         ),
         exp_bound=payload.get("expBound"),
         raw=payload,
+        grant=grant,
     )
 
 
-def _typ_matches(typ: Any) -> bool:
+def _typ_matches(typ: Any, expected: str = LEASE_TYP) -> bool:
     # Media types compare without case, and "application/" may be left out (RFC 7515 §4.1.9).
     if not isinstance(typ, str):
         return False
     typ = typ.lower()
     if typ.startswith("application/"):
         typ = typ[len("application/") :]
-    return typ == LEASE_TYP
+    return typ == expected
+
+
+_MAX_SEATS = 1_000_000_000
+
+
+def _is_seats(value: Any) -> bool:
+    """A granted license's seats: a whole number from 1 to 1,000,000,000."""
+    return _is_number(value) and (isinstance(value, int) or value.is_integer()) and 1 <= value <= _MAX_SEATS
+
+
+def _is_ed25519_x(value: Any) -> bool:
+    """An Ed25519 public key's ``x``: exactly the unpadded base64url of 32 bytes."""
+    if not isinstance(value, str) or len(value) != 43:
+        return False
+    try:
+        return len(_segment_bytes(value)) == 32
+    except (ValueError, binascii.Error):
+        return False
+
+
+def _is_relay_key(key: Any) -> bool:
+    """The relay's public key a grant certifies: an Ed25519 JWK with a kid."""
+    return (
+        isinstance(key, dict)
+        and key.get("kty") == "OKP"
+        and key.get("crv") == "Ed25519"
+        and _is_ed25519_x(key.get("x"))
+        and _is_text(key.get("kid"))
+    )
+
+
+def _is_granted_license(granted: Any) -> bool:
+    return (
+        isinstance(granted, dict)
+        and _is_text(granted.get("assetNum"))
+        and "crmProductId" in granted
+        and (granted["crmProductId"] is None or _is_text(granted["crmProductId"]))
+        and _is_seats(granted.get("seats"))
+    )
+
+
+def _grant_of(payload: Mapping[str, Any]) -> Optional[PoolGrant]:
+    """A pool grant's claims past its signature's check, when they have the grant's shape."""
+    relay: Any = payload.get("relay")
+    licenses: Any = payload.get("licenses")
+    machines: Any = payload.get("machines")
+    shaped = (
+        payload.get("iss") == LEASE_ISSUER
+        and _is_text(payload.get("sub"))
+        and _is_text(payload.get("jti"))
+        and all(_is_whole_seconds(payload.get(claim)) for claim in ("iat", "nbf", "exp"))
+        and isinstance(relay, dict)
+        and _is_relay_key(relay.get("key"))
+        and _is_text(relay.get("fingerprint"))
+        and isinstance(licenses, list)
+        and len(licenses) > 0
+        and all(_is_granted_license(granted) for granted in licenses)
+        and (machines is None or (isinstance(machines, list) and all(_is_text(m) for m in machines)))
+    )
+    if not shaped:
+        return None
+    return PoolGrant(
+        relay_id=payload["sub"],
+        grant_id=payload["jti"],
+        issued_at=_from_epoch_s(payload["iat"]),
+        not_before=_from_epoch_s(payload["nbf"]),
+        expires_at=_from_epoch_s(payload["exp"]),
+        relay_kid=relay["key"]["kid"],
+        relay_key=_segment_bytes(relay["key"]["x"]),
+        relay_fingerprint=relay["fingerprint"],
+        licenses=tuple(
+            GrantedLicense(granted["assetNum"], granted["crmProductId"], int(granted["seats"]))
+            for granted in licenses
+        ),
+        machines=None if machines is None else tuple(machines),
+        raw=payload,
+    )
+
+
+def _verified_grant(token: Any, keys: Jwks, now_s: int) -> PoolGrant:
+    """The pool grant a relay's lease carries, checked as a lease is up to its times: its form, a
+    vendor key of the set by kid and its signature, its type and claims, then its period."""
+    jws = _compact(token, "its grant")
+    header = jws.header
+    if header.get("alg") != "EdDSA":
+        raise LeaseError("signature", f"its grant's algorithm {header.get('alg')!r} is not EdDSA")
+    kid = header.get("kid")
+    verifiers = keys._verifiers(kid) if isinstance(kid, str) else []
+    if not verifiers:
+        raise LeaseError("unknown-key", f"no key of the set has its grant's kid {kid!r}")
+    if not any(_signed_by(verifier, jws) for verifier in verifiers):
+        raise LeaseError("signature", "its grant's signature does not verify")
+    if not _typ_matches(header.get("typ"), GRANT_TYP):
+        raise LeaseError("malformed", f"its grant's typ {header.get('typ')!r} is not {GRANT_TYP}")
+    grant = _grant_of(jws.payload)
+    if grant is None:
+        raise LeaseError("malformed", "its grant's claims are not a pool grant")
+    if jws.payload["nbf"] > now_s:
+        raise LeaseError("not-yet-valid", f"its grant is valid from {jws.payload['nbf']}, now is {now_s}")
+    if jws.payload["exp"] <= now_s:
+        raise LeaseError("grant-expired", f"its grant ended at {jws.payload['exp']}, now is {now_s}")
+    return grant
+
+
+def _relay_key(grant: PoolGrant) -> Optional[Ed25519PublicKey]:
+    """The relay key a grant certifies; None when its 32 bytes are no key (nothing verifies)."""
+    try:
+        return Ed25519PublicKey.from_public_bytes(grant.relay_key)
+    except ValueError:
+        return None
+
+
+def _beyond_grant(payload: Mapping[str, Any], grant: PoolGrant) -> Optional[str]:
+    """Why a relay's lease says more than its grant lets the relay give; None when it does not."""
+    if payload["exp"] > grant.raw["exp"]:
+        return "it runs past its grant"
+    product = payload["product"]
+    # A product without crmProductId matches no license (a null one matches a null one).
+    granted = grant.license_for(payload["assetNum"], product["crmProductId"]) if "crmProductId" in product else None
+    if granted is None:
+        return "its license and product are not in its grant"
+    # No seat limit (null, absent, or no number) is more than any grant gives.
+    seats = payload["limits"].get("concurrent")
+    if not _is_number(seats):
+        return f"it names no seat limit, and its grant gives {granted.seats} seats"
+    if seats > granted.seats:
+        return f"it names {seats} seats, and its grant gives {granted.seats}"
+    if grant.machines is not None and payload["fingerprint"] not in grant.machines:
+        return "its machine is not on its grant's list"
+    return None
 
 
 def _now_ms(now: Union[None, float, datetime]) -> int:
@@ -380,7 +605,17 @@ def verify_lease(
     :param audience: the appKey the lease must be for; unchecked when None.
     :param now: the clock (seconds since the epoch, or an aware datetime); now when None.
     :raises LeaseError: with ``reason`` ``malformed``, ``signature``, ``unknown-key``,
-        ``not-yet-valid``, ``expired``, ``audience``, ``fingerprint`` or ``license-ended``.
+        ``not-yet-valid``, ``expired``, ``audience``, ``fingerprint`` or ``license-ended``, and
+        for a relay's lease ``grant-expired`` or ``beyond-grant``.
+
+    A relay's lease (its header carries ``grant``) verifies with the same key set: after ``alg``,
+    its grant is checked as a lease is (its form, a key of the set by its ``kid``, its signature,
+    ``typ`` ``keyward-grant+jwt`` and its claims: ``malformed``, ``signature``, ``unknown-key``;
+    then its ``nbf``, ``not-yet-valid``, and its ``exp``, ``grant-expired``), and the lease must be
+    signed by the relay key the grant certifies (``unknown-key`` for another kid). Past the
+    claims' shape, the lease must say no more than the grant gives (``beyond-grant``: an ``exp``
+    past the grant's, a license and product it does not name, no seat limit or more seats than it
+    gives, a machine not on its list). The answer's ``grant`` is the grant.
     """
     keys = jwks if isinstance(jwks, Jwks) else Jwks.from_dict(jwks)
     now_ms = _now_ms(now)
@@ -388,37 +623,30 @@ def verify_lease(
 
     # 1. The compact form: three segments, each exactly base64url; header and payload JSON
     # objects naming each member once; no crit (a lease uses no extension, RFC 7515 §4.1.11).
-    parts = token.split(".") if isinstance(token, str) else []
-    if len(parts) != 3:
-        raise LeaseError("malformed", "not a compact JWS (three base64url parts)")
-    try:
-        header = _json_object(_segment_bytes(parts[0]))
-        payload = _json_object(_segment_bytes(parts[1]))
-        signature = _segment_bytes(parts[2])
-    except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError) as error:
-        raise LeaseError("malformed", f"not a compact JWS: {error}") from None
-    if "crit" in header:
-        raise LeaseError("malformed", "the header names critical extensions")
+    jws = _compact(token, "")
+    header, payload = jws.header, jws.payload
 
     # 2. Only EdDSA: none, HS256 … are no signature of a Keyward key, whatever they claim.
     if header.get("alg") != "EdDSA":
         raise LeaseError("signature", f"algorithm {header.get('alg')!r} is not EdDSA")
 
-    # 3. The key, by kid alone.
+    # A relay's lease: its grant, checked first, certifies the one key that may have signed it.
+    grant = _verified_grant(header[GRANT_HEADER], keys, now_s) if GRANT_HEADER in header else None
+
+    # 3. The key, by kid alone: of the set, or the relay key the grant certifies.
     kid = header.get("kid")
-    verifiers = keys._verifiers(kid) if isinstance(kid, str) else []
-    if not verifiers:
-        raise LeaseError("unknown-key", f"no key of the set has kid {kid!r}")
+    if grant is None:
+        verifiers = keys._verifiers(kid) if isinstance(kid, str) else []
+        if not verifiers:
+            raise LeaseError("unknown-key", f"no key of the set has kid {kid!r}")
+    else:
+        if not isinstance(kid, str) or kid != grant.relay_kid:
+            raise LeaseError("unknown-key", f"kid {kid!r} is not the relay key its grant certifies")
+        relay_key = _relay_key(grant)
+        verifiers = [] if relay_key is None else [relay_key]
 
     # 4. The signature, before any claim is trusted.
-    signed = f"{parts[0]}.{parts[1]}".encode("ascii")
-    for verifier in verifiers:
-        try:
-            verifier.verify(signature, signed)
-            break
-        except InvalidSignature:
-            continue
-    else:
+    if not any(_signed_by(verifier, jws) for verifier in verifiers):
         raise LeaseError("signature", "the signature does not verify")
 
     # 5. A Keyward lease's header and JWT claims.
@@ -452,6 +680,13 @@ def verify_lease(
     if not _lease_shape(payload):
         raise LeaseError("malformed", "its claims are not an offline lease")
 
+    # A relay's lease says no more than its grant gives: its time, license and product, seats and
+    # machine.
+    if grant is not None:
+        beyond = _beyond_grant(payload, grant)
+        if beyond is not None:
+            raise LeaseError("beyond-grant", beyond)
+
     # 10. This machine.
     if payload["fingerprint"] != fingerprint:
         raise LeaseError("fingerprint", "it was checked out for another machine")
@@ -463,7 +698,7 @@ def verify_lease(
         ended = datetime.fromtimestamp(end_date / 1000, tz=timezone.utc)
         raise LeaseError("license-ended", f"the license ended at {ended.isoformat()}")
 
-    return _claims_of(payload)
+    return _claims_of(payload, grant)
 
 
 def save_lease(path: Union[str, "os.PathLike[str]"], token: str) -> None:
