@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Java SDK with javac and jar against Debian's jars and runs its tests (JUnit 5, Debian's
-# junit5 package) offline: the conformance vectors of sdks/conformance (leases, webhooks, offline
-# activation), the lease verifier, offline activation, the keyward-activate program (also through
-# keyward-activate.sh), the webhook verifier and the session against a local stub. Runnable from any
-# directory.
+# junit5 package) offline: the conformance vectors of sdks/conformance (leases, relay leases,
+# webhooks, offline activation), the lease verifier, offline activation, the keyward-activate
+# program (also through keyward-activate.sh), the webhook verifier and the session against a local
+# stub. Runnable from any directory.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -142,12 +142,15 @@ public final class Jwks {
     }
 
     /**
-     * Whether one of {@code keys} (of this set) signed {@code signed} with this Ed25519 signature,
-     * remembering the last {@value #REMEMBERED} signatures that verified, as the C SDK does: a
-     * program checks its one lease again and again (at each start, before each feature), and a
-     * signature that verified once verifies again. A repeat costs a SHA-256 of (key, signature,
-     * signed text) instead of an Ed25519 verification, which the JDK makes slow (about 1 ms on a
-     * busy two-core machine); every claim is still judged at every call. Only successes are kept.
+     * Whether one of {@code keys} (of this set, or the relay key a grant signed by this set
+     * certifies) signed {@code signed} with this Ed25519 signature, remembering the last
+     * {@value #REMEMBERED} signatures that verified, as the C SDK does: a program checks its one
+     * lease again and again (at each start, before each feature), and a signature that verified once
+     * verifies again. A repeat costs a SHA-256 of (key, signature, signed text) instead of an Ed25519
+     * verification, which the JDK makes slow (about 1 ms on a busy two-core machine); every claim is
+     * still judged at every call. Only successes are kept, each under the encoding of the exact key
+     * that verified it: a signature remembered under a relay's key never vouches under a vendor's,
+     * nor the other way round.
      */
     boolean verifies(List<PublicKey> keys, byte[] signed, byte[] signature) {
         if (signature.length != 64) return false;

@@ -14,9 +14,12 @@ public class LeaseVerificationException extends Exception {
         MALFORMED("malformed"),
         /** Not signed with EdDSA, or the signature does not verify. */
         SIGNATURE("signature"),
-        /** Its {@code kid} is not in the key set: fetch the JWKS again when online. */
+        /**
+         * Its {@code kid} is not in the key set: fetch the JWKS again when online. For a relay's lease:
+         * its grant's kid is not in the set, or its own kid is not the relay key's its grant certifies.
+         */
         UNKNOWN_KEY("unknown-key"),
-        /** Its {@code nbf} is later than now. */
+        /** Its {@code nbf} is later than now (or, for a relay's lease, its grant's). */
         NOT_YET_VALID("not-yet-valid"),
         /** Its {@code exp} is past. */
         EXPIRED("expired"),
@@ -27,7 +30,14 @@ public class LeaseVerificationException extends Exception {
         /** The license it came from ended ({@code limits.endDate} is past). */
         LICENSE_ENDED("license-ended"),
         /** An activation's answer that answers another request than the machine's own (its nonce, app, lock or product). */
-        REQUEST("request");
+        REQUEST("request"),
+        /** A relay's lease whose pool grant (its header's {@code grant}) has ended: the relay must renew it. */
+        GRANT_EXPIRED("grant-expired"),
+        /**
+         * A relay's lease that says more than its pool grant gives: it runs past the grant, its license
+         * and product are not in it, it names more seats (or no limit), or its machine is not listed.
+         */
+        BEYOND_GRANT("beyond-grant");
 
         private final String wire;
 

@@ -23,24 +23,35 @@ import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every case of sdks/conformance/leases.json and webhooks.json, read from the repository at test
- * time: a case added there is run here, and one this SDK does not judge as expected fails.
+ * Every case of sdks/conformance/leases.json, relay-leases.json and webhooks.json, read from the
+ * repository at test time: a case added there is run here, and one this SDK does not judge as
+ * expected fails.
  */
 class ConformanceTest {
 
     @TestFactory
     Stream<DynamicTest> leases(@TempDir Path dir) throws Exception {
-        JsonNode vectors = Conformance.read("leases.json");
-        assertEquals(1, vectors.get("version").asInt(), "leases.json version this SDK reads");
+        return leaseCases("leases.json", "lease ", dir);
+    }
+
+    /** The leases a relay signed: verified with the vendor's key set alone, exactly as leases.json's. */
+    @TestFactory
+    Stream<DynamicTest> relayLeases(@TempDir Path dir) throws Exception {
+        return leaseCases("relay-leases.json", "relay lease ", dir);
+    }
+
+    private static Stream<DynamicTest> leaseCases(String file, String prefix, Path dir) throws Exception {
+        JsonNode vectors = Conformance.read(file);
+        assertEquals(1, vectors.get("version").asInt(), file + " version this SDK reads");
         // Loaded as an SDK loads a saved JWKS file.
         Path saved = dir.resolve("jwks.json");
         Files.writeString(saved, vectors.get("jwks").toString(), StandardCharsets.UTF_8);
         Jwks jwks = Jwks.load(saved);
         List<DynamicTest> tests = new ArrayList<>();
         for (JsonNode c : vectors.get("cases")) {
-            tests.add(DynamicTest.dynamicTest("lease " + c.get("name").asText(), () -> judgeLease(jwks, c)));
+            tests.add(DynamicTest.dynamicTest(prefix + c.get("name").asText(), () -> judgeLease(jwks, c)));
         }
-        assertFalse(tests.isEmpty(), "leases.json has no case");
+        assertFalse(tests.isEmpty(), file + " has no case");
         return tests.stream();
     }
 
@@ -128,18 +139,27 @@ class ConformanceTest {
     @Test
     void everyReasonOfTheReadmeIsOneOfOurs() throws Exception {
         String readme = Files.readString(Conformance.dir().resolve("README.md"), StandardCharsets.UTF_8);
-        int table = readme.indexOf("| reason ");
-        assertTrue(table >= 0, "the README's table of reasons");
+        // The leases' table (reason, when) and the relay leases' (step, reason, when).
+        assertTrue(reasonsOfTable(readme, "| reason ", 1) >= 8, "the leases' table of reasons");
+        assertTrue(reasonsOfTable(readme, "| step ", 2) >= 6, "the relay leases' table of reasons");
+    }
+
+    /** Checks every `reason` of a README table's column; answers how many it read. */
+    private static int reasonsOfTable(String readme, String head, int column) {
+        int table = readme.indexOf(head);
+        assertTrue(table >= 0, "the README's table " + head);
         int checked = 0;
         for (String line : readme.substring(table).split("\n")) {
             if (!line.startsWith("|")) break;
-            String cell = line.split("\\|")[1].trim();
-            if (!cell.startsWith("`")) continue;
-            String reason = cell.replace("`", "");
-            assertTrue(LeaseVerificationException.Reason.fromWire(reason).isPresent(), "reason " + reason);
-            checked++;
+            java.util.regex.Matcher reason = java.util.regex.Pattern.compile("`([a-z-]+)`")
+                    .matcher(line.split("\\|")[column]);
+            while (reason.find()) {
+                assertTrue(LeaseVerificationException.Reason.fromWire(reason.group(1)).isPresent(),
+                        "reason " + reason.group(1));
+                checked++;
+            }
         }
-        assertTrue(checked >= 8, "read " + checked + " reasons");
+        return checked;
     }
 
     private static <T> Iterable<T> iterable(java.util.Iterator<T> iterator) {

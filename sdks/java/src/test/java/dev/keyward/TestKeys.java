@@ -81,4 +81,38 @@ final class TestKeys {
         return sign(header(), claims);
     }
 
+    /** A pool grant's header, signed by this (vendor's) key. */
+    ObjectNode grantHeader() {
+        return header().put("typ", "keyward-grant+jwt");
+    }
+
+    /** This key as a pool grant certifies a relay's: kty, crv, x, kid. */
+    ObjectNode relayJwk() {
+        ObjectNode jwk = MAPPER.createObjectNode();
+        jwk.put("kty", "OKP").put("crv", "Ed25519").put("x", x()).put("kid", kid);
+        return jwk;
+    }
+
+    /**
+     * A pool grant's claims certifying {@code relay}, as the server signs them: valid from
+     * 1799913600 to 1802592000, 5 seats of lock A-1's product P-1 ({@link #claims()}'s), any machine.
+     */
+    static ObjectNode grantClaims(TestKeys relay) {
+        ObjectNode grant = MAPPER.createObjectNode();
+        grant.put("iss", "keyward").put("sub", "relay-1").put("jti", "grant-1")
+                .put("iat", 1_799_913_600L).put("nbf", 1_799_913_600L).put("exp", 1_802_592_000L);
+        ObjectNode onRelay = grant.putObject("relay");
+        onRelay.set("key", relay.relayJwk());
+        onRelay.put("fingerprint", "fp-relay-host");
+        grant.putArray("licenses").addObject().put("assetNum", "A-1").put("crmProductId", "P-1").put("seats", 5);
+        grant.putNull("machines");
+        grant.putObject("overage").put("policy", "refuse").put("seats", 0);
+        return grant;
+    }
+
+    /** A lease this (relay's) key signs, carrying {@code grant} in its header. */
+    String signRelayLease(String grant, ObjectNode claims) throws Exception {
+        return sign(header().put("grant", grant), claims);
+    }
+
 }
