@@ -149,6 +149,10 @@ typedef struct kw_error {
 #define KW_REASON_AUDIENCE "audience"
 #define KW_REASON_LICENSE_ENDED "license-ended"
 #define KW_REASON_JWKS_UNAVAILABLE "jwks-unavailable"
+/** A relay's lease whose pool grant has ended (its exp is past). */
+#define KW_REASON_GRANT_EXPIRED "grant-expired"
+/** A relay's lease that says more than its pool grant gives (exp, license and product, seats, machine). */
+#define KW_REASON_BEYOND_GRANT "beyond-grant"
 /** An activation answer that answers another request than the machine's own (kw_verify_activation). */
 #define KW_REASON_REQUEST "request"
 
@@ -439,6 +443,12 @@ typedef struct kw_claims {
   const char *exp_bound;
   /** The whole payload as JSON, for claims this struct does not name. */
   const char *payload_json;
+  /**
+   * A relay's lease (signed by a relay, its pool grant in the header): the relay's id, its grant's
+   * sub. NULL for a lease Keyward signed. Added after the others: kw_claims is only ever made by
+   * the library, so a program built against an earlier header runs unchanged.
+   */
+  const char *relay_id;
 } kw_claims;
 
 /**
@@ -448,6 +458,13 @@ typedef struct kw_claims {
  * first check that fails answers KW_ERR_LEASE_REFUSED with the reason in err->code (see
  * KW_REASON_*). now_ms is the clock to judge by (epoch ms), 0 for the system's. out may be NULL;
  * else it receives claims to free with kw_claims_free. audience may be NULL (not checked).
+ *
+ * A relay's lease (a relay inside a closed network signed it) verifies with the same jwks: its
+ * header carries the pool grant a key of jwks signed for the relay (grant), checked first (its
+ * form, key and signature, claims, nbf, then exp: KW_REASON_GRANT_EXPIRED), and the lease must be
+ * signed by the relay key the grant certifies (KW_REASON_UNKNOWN_KEY for another kid) and say no
+ * more than the grant gives (KW_REASON_BEYOND_GRANT). claims->relay_id names the relay.
+ *
  * The key set remembers the last 16 signatures it verified (by a SHA-256 of key, signed text and
  * signature): checking the same lease again skips the Ed25519 verification, never a claim.
  */

@@ -176,6 +176,7 @@ typedef struct claims_box {
   kw_claims pub; /* first: kw_claims * and claims_box * are the same address */
   cJSON *payload;
   char *payload_json;
+  cJSON *grant; /* a relay's lease: its grant's payload, which relay_id points into */
 } claims_box;
 
 void kw_claims_free(kw_claims *claims) {
@@ -183,6 +184,7 @@ void kw_claims_free(kw_claims *claims) {
   claims_box *box = (claims_box *)claims;
   cJSON_Delete(box->payload);
   free(box->payload_json);
+  cJSON_Delete(box->grant);
   free(box);
 }
 
@@ -355,16 +357,22 @@ static bool is_time(const cJSON *payload, const char *name) {
 }
 
 /* RFC 7515 §4.1.9: typ compares as a media type, without case, "application/" implied. */
-static bool typ_matches(const char *typ) {
+static bool typ_matches(const char *typ, const char *expected) {
   static const char prefix[] = "application/";
   if (typ == NULL) return false;
   if (strncasecmp(typ, prefix, sizeof prefix - 1) == 0) typ += sizeof prefix - 1;
-  return strcasecmp(typ, "keyward-lease+jwt") == 0;
+  return strcasecmp(typ, expected) == 0;
 }
 
 static bool is_object(const cJSON *item) { return cJSON_IsObject(item); }
 
 static bool is_text(const cJSON *object, const char *name) { return kw__json_string(object, name) != NULL; }
+
+/* The string member is exactly want. */
+static bool text_is(const cJSON *object, const char *name, const char *want) {
+  const char *text = kw__json_string(object, name);
+  return text != NULL && strcmp(text, want) == 0;
+}
 
 /* The audience asked for: aud must be that very string (as packages/client compares it). */
 static bool audience_holds(const cJSON *aud, const char *audience) {
@@ -397,6 +405,91 @@ static bool has_lease_shape(const cJSON *p) {
   return true;
 }
 
+/* An Ed25519 public key as a JWK's x: exactly the unpadded base64url of 32 bytes, into raw. */
+static bool ed25519_x(const char *x, unsigned char raw[32]) {
+  if (x == NULL || strlen(x) != 43) return false;
+  size_t n = 0;
+  unsigned char *bytes = kw__b64url_decode(x, 43, &n);
+  bool ok = bytes != NULL && n == 32;
+  if (ok) memcpy(raw, bytes, 32);
+  free(bytes);
+  return ok;
+}
+
+/*
+ * A pool grant's shape (packages/client's asGrantClaims): iss keyward, sub and jti strings, the
+ * times, relay.key an Ed25519 JWK with a kid (its key into relay_raw), relay.fingerprint, licenses
+ * (a non-empty array of {assetNum, crmProductId string or null, seats 1 to 1e9}), machines absent,
+ * null or an array of strings. overage is the relay's to apply, and not read.
+ */
+static bool has_grant_shape(const cJSON *p, unsigned char relay_raw[32]) {
+  if (!text_is(p, "iss", "keyward") || !is_text(p, "sub") || !is_text(p, "jti") || !is_time(p, "iat") ||
+      !is_time(p, "nbf") || !is_time(p, "exp"))
+    return false;
+  const cJSON *relay = cJSON_GetObjectItemCaseSensitive(p, "relay");
+  const cJSON *key = cJSON_GetObjectItemCaseSensitive(relay, "key");
+  if (!is_object(relay) || !is_object(key) || !text_is(key, "kty", "OKP") || !text_is(key, "crv", "Ed25519") ||
+      !is_text(key, "kid") || !ed25519_x(kw__json_string(key, "x"), relay_raw) || !is_text(relay, "fingerprint"))
+    return false;
+  const cJSON *licenses = cJSON_GetObjectItemCaseSensitive(p, "licenses");
+  if (!cJSON_IsArray(licenses) || licenses->child == NULL) return false;
+  const cJSON *license;
+  cJSON_ArrayForEach(license, licenses) {
+    const cJSON *product = cJSON_GetObjectItemCaseSensitive(license, "crmProductId");
+    int64_t seats = kw__json_int(license, "seats");
+    if (!is_object(license) || !is_text(license, "assetNum") || !(cJSON_IsNull(product) || cJSON_IsString(product)) ||
+        seats == KW_UNSET || seats < 1 || seats > 1000000000)
+      return false;
+  }
+  const cJSON *machines = cJSON_GetObjectItemCaseSensitive(p, "machines");
+  if (machines == NULL || cJSON_IsNull(machines)) return true;
+  if (!cJSON_IsArray(machines)) return false;
+  const cJSON *machine;
+  cJSON_ArrayForEach(machine, machines) {
+    if (!cJSON_IsString(machine)) return false;
+  }
+  return true;
+}
+
+/*
+ * Why a relay's lease (of the lease's shape) says more than its grant (of the grant's shape) lets
+ * the relay give, or NULL when it does not: its exp past the grant's; no license of the grant for
+ * its assetNum and product.crmProductId (null matches null, the first such license counts); its
+ * limits.concurrent not a whole number within that license's seats (null is no limit); a machine
+ * not on the grant's list, when it has one.
+ */
+static const char *beyond_grant(const cJSON *lease, const cJSON *grant) {
+  if (kw__json_int(lease, "exp") > kw__json_int(grant, "exp")) return "it runs past its grant";
+  const char *asset_num = kw__json_string(lease, "assetNum");
+  const cJSON *product = cJSON_GetObjectItemCaseSensitive(lease, "product");
+  const cJSON *product_id = cJSON_GetObjectItemCaseSensitive(product, "crmProductId");
+  const cJSON *licenses = cJSON_GetObjectItemCaseSensitive(grant, "licenses");
+  const cJSON *license = NULL, *l;
+  cJSON_ArrayForEach(l, licenses) {
+    const cJSON *granted = cJSON_GetObjectItemCaseSensitive(l, "crmProductId");
+    bool same_product = cJSON_IsNull(granted) ? cJSON_IsNull(product_id)
+                                              : cJSON_IsString(product_id) &&
+                                                    strcmp(granted->valuestring, product_id->valuestring) == 0;
+    if (same_product && strcmp(kw__json_string(l, "assetNum"), asset_num) == 0) {
+      license = l;
+      break;
+    }
+  }
+  if (license == NULL) return "its license and product are not in its grant";
+  int64_t seats = kw__json_int(cJSON_GetObjectItemCaseSensitive(lease, "limits"), "concurrent");
+  if (seats == KW_UNSET || seats > kw__json_int(license, "seats")) return "it names more seats than its grant gives";
+  const cJSON *machines = cJSON_GetObjectItemCaseSensitive(grant, "machines");
+  if (cJSON_IsArray(machines)) {
+    const char *fingerprint = kw__json_string(lease, "fingerprint");
+    const cJSON *machine;
+    cJSON_ArrayForEach(machine, machines) {
+      if (strcmp(machine->valuestring, fingerprint) == 0) return NULL;
+    }
+    return "its machine is not on its grant's list";
+  }
+  return NULL;
+}
+
 static const jwk *key_of(const kw_jwks *jwks, const char *kid) {
   for (size_t i = 0; i < jwks->count; i++) {
     if (strcmp(jwks->keys[i].kid, kid) == 0) return &jwks->keys[i];
@@ -404,24 +497,25 @@ static const jwk *key_of(const kw_jwks *jwks, const char *kid) {
   return NULL;
 }
 
-/* The digest a verified signature is remembered by: which key, what it signed, the signature. */
-static void seen_digest(const kw_jwks *jwks, const jwk *key, const char *signed_part, size_t signed_len,
-                        const unsigned char *sig, size_t sig_len, unsigned char out[32]) {
-  size_t index = (size_t)(key - jwks->keys);
-  unsigned char tag[sizeof index];
-  memcpy(tag, &index, sizeof index);
+/*
+ * The digest a verified signature is remembered by: which key (its 32 bytes: a key of the set, or
+ * the relay key a grant certifies), the signature (64 bytes), what it signed. The first two have
+ * fixed lengths, so no other key, signature and text run together into the same bytes.
+ */
+static void seen_digest(const jwk *key, const char *signed_part, size_t signed_len, const unsigned char sig[64],
+                        unsigned char out[32]) {
 #ifdef KEYWARD_HAVE_SODIUM
   crypto_hash_sha256_state st;
   crypto_hash_sha256_init(&st);
-  crypto_hash_sha256_update(&st, tag, sizeof tag);
-  crypto_hash_sha256_update(&st, sig, sig_len);
+  crypto_hash_sha256_update(&st, key->raw, 32);
+  crypto_hash_sha256_update(&st, sig, 64);
   crypto_hash_sha256_update(&st, (const unsigned char *)signed_part, signed_len);
   crypto_hash_sha256_final(&st, out);
 #else
   EVP_MD_CTX *ctx = EVP_MD_CTX_new();
   unsigned int n = 0;
-  if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 || EVP_DigestUpdate(ctx, tag, sizeof tag) != 1 ||
-      EVP_DigestUpdate(ctx, sig, sig_len) != 1 || EVP_DigestUpdate(ctx, signed_part, signed_len) != 1 ||
+  if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 || EVP_DigestUpdate(ctx, key->raw, 32) != 1 ||
+      EVP_DigestUpdate(ctx, sig, 64) != 1 || EVP_DigestUpdate(ctx, signed_part, signed_len) != 1 ||
       EVP_DigestFinal_ex(ctx, out, &n) != 1)
     memset(out, 0, 32); /* all zero is never looked up: see seen_before */
   EVP_MD_CTX_free(ctx);
@@ -486,6 +580,130 @@ int kw__jwks_verify_prefixed(const kw_jwks *jwks, const unsigned char prefix[4],
   return 0;
 }
 
+/*
+ * A compact JWS as read before any key is tried: a lease, or the pool grant a relay's lease carries
+ * in its header. text is the caller's (the token, or the grant's string in the lease's header).
+ */
+typedef struct jws {
+  const char *text;
+  size_t signed_len; /* of "header.payload", what the signature covers */
+  cJSON *header;
+  cJSON *payload;
+  char *payload_text; /* the payload's JSON text, when asked for */
+  unsigned char *sig;
+  size_t sig_len;
+} jws;
+
+static void jws_free(jws *j) {
+  cJSON_Delete(j->header);
+  cJSON_Delete(j->payload);
+  free(j->payload_text);
+  free(j->sig);
+  memset(j, 0, sizeof *j);
+}
+
+/*
+ * Reads text (len bytes, no NUL among them) into j: NULL when it is a compact JWS by the suite's
+ * rules of the form and the JSON (three parts, each exactly base64url; header and payload UTF-8
+ * JSON objects naming each member once; no crit in the header: neither a lease nor a grant uses an
+ * extension, RFC 7515 §4.1.11), else why not, j left empty. keep_text: j->payload_text receives the
+ * payload's JSON text.
+ */
+static const char *jws_read(const char *text, size_t len, bool keep_text, jws *j) {
+  memset(j, 0, sizeof *j);
+  const char *dot1 = memchr(text, '.', len);
+  const char *dot2 = dot1 == NULL ? NULL : memchr(dot1 + 1, '.', len - (size_t)(dot1 + 1 - text));
+  if (dot1 == NULL || dot2 == NULL || memchr(dot2 + 1, '.', len - (size_t)(dot2 + 1 - text)) != NULL)
+    return "not three base64url parts";
+  size_t header_len = (size_t)(dot1 - text);
+  size_t payload_len = (size_t)(dot2 - dot1 - 1);
+  j->sig = kw__b64url_decode(dot2 + 1, len - (size_t)(dot2 + 1 - text), &j->sig_len);
+  if (j->sig == NULL) return "the signature is not base64url";
+  j->header = json_part(text, header_len, NULL);
+  j->payload = j->header == NULL ? NULL : json_part(dot1 + 1, payload_len, keep_text ? &j->payload_text : NULL);
+  if (j->header == NULL || j->payload == NULL) {
+    jws_free(j);
+    return "the header or the payload is not a base64url JSON object";
+  }
+  if (cJSON_GetObjectItemCaseSensitive(j->header, "crit") != NULL) {
+    jws_free(j);
+    return "the header has crit parameters";
+  }
+  j->text = text;
+  j->signed_len = header_len + 1 + payload_len;
+  return NULL;
+}
+
+/* Whether key signed j: Ed25519 over its "header.payload", or a signature the set remembers. */
+static bool jws_signed_by(kw_jwks *set, const jwk *key, const jws *j) {
+  if (j->sig_len != 64) return false;
+  pthread_mutex_lock(&set->seen_lock); /* the set's memory has a lock of its own */
+  bool use_memory = set->remember;
+  pthread_mutex_unlock(&set->seen_lock);
+  unsigned char digest[32];
+  if (use_memory) {
+    seen_digest(key, j->text, j->signed_len, j->sig, digest);
+    if (seen_before(set, digest)) return true;
+  }
+  if (!signature_holds(key, j->text, j->signed_len, j->sig, j->sig_len)) return false;
+  if (use_memory) remember(set, digest);
+  return true;
+}
+
+/* The pool grant a relay's lease carries, verified: the relay key it certifies, and its claims. */
+typedef struct grant {
+  jws jws;
+  const char *relay_kid; /* in jws.payload */
+  jwk relay;             /* kid unused; key only without libsodium */
+} grant;
+
+static void grant_free(grant *g) {
+  jws_free(&g->jws);
+  EVP_PKEY_free(g->relay.key);
+  memset(g, 0, sizeof *g);
+}
+
+/*
+ * The grant of a relay's lease (item: the header's grant), checked as a lease is up to its times,
+ * in the suite's steps 2 to 5: its form (malformed); alg EdDSA (signature); a key of the set by its
+ * kid (unknown-key); the signature (signature); typ keyward-grant+jwt and the grant's shape
+ * (malformed); nbf (not-yet-valid); exp (grant-expired). On KW_OK g holds the relay key it
+ * certifies; whatever the answer, the caller frees g with grant_free.
+ */
+static kw_status verify_grant(kw_jwks *set, const cJSON *item, int64_t now_s, grant *g, kw_error *err) {
+  if (!cJSON_IsString(item)) return refuse(err, KW_REASON_MALFORMED, "its grant is not a string");
+  /* Within the lease's header, so within MAX_TOKEN_BYTES. */
+  const char *why = jws_read(item->valuestring, strlen(item->valuestring), false, &g->jws);
+  if (why != NULL) {
+    char text[128];
+    snprintf(text, sizeof text, "its grant: %s", why);
+    return refuse(err, KW_REASON_MALFORMED, text);
+  }
+  const cJSON *header = g->jws.header, *claims = g->jws.payload;
+  if (!text_is(header, "alg", "EdDSA")) return refuse(err, KW_REASON_SIGNATURE, "its grant is not signed with EdDSA");
+  const char *kid = kw__json_string(header, "kid");
+  const jwk *vendor = kid == NULL ? NULL : key_of(set, kid);
+  if (vendor == NULL)
+    return refuse(err, KW_REASON_UNKNOWN_KEY,
+                  "no key of the key set has its grant's kid (fetch the JWKS again when online)");
+  if (!jws_signed_by(set, vendor, &g->jws))
+    return refuse(err, KW_REASON_SIGNATURE, "its grant's signature does not verify");
+  /* Signed by a Keyward key from here on. */
+  if (!typ_matches(kw__json_string(header, "typ"), "keyward-grant+jwt"))
+    return refuse(err, KW_REASON_MALFORMED, "its grant's typ is not keyward-grant+jwt");
+  if (!has_grant_shape(claims, g->relay.raw))
+    return refuse(err, KW_REASON_MALFORMED, "its grant's claims are not a pool grant");
+  if (kw__json_int(claims, "nbf") > now_s) return refuse(err, KW_REASON_NOT_YET_VALID, "its grant's nbf is later than now");
+  if (kw__json_int(claims, "exp") <= now_s) return refuse(err, KW_REASON_GRANT_EXPIRED, "its grant's exp is past");
+  const cJSON *relay_key = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(claims, "relay"), "key");
+  g->relay_kid = kw__json_string(relay_key, "kid");
+#ifndef KEYWARD_HAVE_SODIUM
+  g->relay.key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, g->relay.raw, 32);
+  if (g->relay.key == NULL) return kw__fail(err, KW_ERR_NO_MEMORY, NULL, "out of memory");
+#endif
+  return KW_OK;
+}
+
 /* The claims, owning payload and its text. */
 static claims_box *claims_of(cJSON *payload, char *text, kw_error *err) {
   claims_box *box = calloc(1, sizeof *box);
@@ -530,12 +748,17 @@ static claims_box *claims_of(cJSON *payload, char *text, kw_error *err) {
  *   malformed  (three base64url parts, exactly; header and payload UTF-8 JSON objects naming each
  *               member once; no crit)
  *   signature  (alg other than EdDSA)
- *   unknown-key (no key with the header's kid)
- *   signature  (Ed25519 over "header.payload")
+ *   a relay's lease (its header has grant), verify_grant: malformed, signature, unknown-key,
+ *               signature, malformed, not-yet-valid, grant-expired (the grant's own checks)
+ *   unknown-key (no key with the header's kid; for a relay's lease, a kid other than the relay
+ *               key's its grant certifies)
+ *   signature  (Ed25519 over "header.payload", with that key)
  *   malformed  (typ, iss, sub/jti/aud/iat/nbf/exp present; sub/jti/aud strings; the times whole
  *               seconds from 0 to 253402300799)
  *   not-yet-valid, expired, audience
- *   malformed  (the lease's shape), fingerprint, license-ended
+ *   malformed  (the lease's shape)
+ *   beyond-grant (a relay's lease saying more than its grant gives)
+ *   fingerprint, license-ended
  */
 kw_status kw_verify_lease(const kw_jwks *jwks, const char *token, const char *fingerprint, const char *audience,
                           int64_t now_ms, kw_claims **out, kw_error *err) {
@@ -545,77 +768,58 @@ kw_status kw_verify_lease(const kw_jwks *jwks, const char *token, const char *fi
   if (now_ms == 0) now_ms = kw__realtime_ms();
   /* Seconds as jose takes them: the floor of the millisecond clock. */
   int64_t now_s = now_ms >= 0 ? now_ms / 1000 : -((-now_ms + 999) / 1000);
+  kw_jwks *set = (kw_jwks *)jwks; /* its memory of verified signatures has a lock of its own */
 
   size_t len = strnlen(token, MAX_TOKEN_BYTES + 1);
   if (len > MAX_TOKEN_BYTES) return refuse(err, KW_REASON_MALFORMED, "longer than any lease");
-  const char *dot1 = memchr(token, '.', len);
-  const char *dot2 = dot1 == NULL ? NULL : memchr(dot1 + 1, '.', len - (size_t)(dot1 + 1 - token));
-  if (dot1 == NULL || dot2 == NULL || memchr(dot2 + 1, '.', len - (size_t)(dot2 + 1 - token)) != NULL)
-    return refuse(err, KW_REASON_MALFORMED, "not three base64url parts");
-  size_t header_len = (size_t)(dot1 - token);
-  size_t payload_len = (size_t)(dot2 - dot1 - 1);
-  size_t sig_text_len = len - (size_t)(dot2 + 1 - token);
-
-  size_t sig_len = 0;
-  unsigned char *sig = kw__b64url_decode(dot2 + 1, sig_text_len, &sig_len);
-  if (sig == NULL) return refuse(err, KW_REASON_MALFORMED, "the signature is not base64url");
-  char *payload_text = NULL;
-  cJSON *header = json_part(token, header_len, NULL);
-  cJSON *payload = header == NULL ? NULL : json_part(dot1 + 1, payload_len, &payload_text);
+  jws lease;
+  const char *why = jws_read(token, len, true, &lease);
+  if (why != NULL) return refuse(err, KW_REASON_MALFORMED, why);
+  grant g;
+  memset(&g, 0, sizeof g);
+  const cJSON *header = lease.header, *payload = lease.payload;
   kw_status st = KW_OK;
-  if (header == NULL || payload == NULL) {
-    st = refuse(err, KW_REASON_MALFORMED, "the header or the payload is not a base64url JSON object");
-    goto done;
-  }
-  /* A lease uses no extension (RFC 7515 §4.1.11). */
-  if (cJSON_GetObjectItemCaseSensitive(header, "crit") != NULL) {
-    st = refuse(err, KW_REASON_MALFORMED, "the header has crit parameters");
-    goto done;
-  }
 
-  const char *alg = kw__json_string(header, "alg");
-  if (alg == NULL || strcmp(alg, "EdDSA") != 0) {
+  if (!text_is(header, "alg", "EdDSA")) {
     st = refuse(err, KW_REASON_SIGNATURE, "not signed with EdDSA");
     goto done;
   }
+  /* A relay's lease: its grant is checked first, and certifies the one key that may have signed it. */
+  const cJSON *grant_item = cJSON_GetObjectItemCaseSensitive(header, "grant");
+  bool relayed = grant_item != NULL;
+  if (relayed && (st = verify_grant(set, grant_item, now_s, &g, err)) != KW_OK) goto done;
   const char *kid = kw__json_string(header, "kid");
-  const jwk *key = kid == NULL ? NULL : key_of(jwks, kid);
+  const jwk *key;
+  if (relayed) {
+    key = kid != NULL && strcmp(kid, g.relay_kid) == 0 ? &g.relay : NULL;
+    why = "it is not signed by the relay key its grant certifies";
+  } else {
+    key = kid == NULL ? NULL : key_of(jwks, kid);
+    why = "no key of the key set has its kid (fetch the JWKS again when online)";
+  }
   if (key == NULL) {
-    st = refuse(err, KW_REASON_UNKNOWN_KEY, "no key of the key set has its kid (fetch the JWKS again when online)");
+    st = refuse(err, KW_REASON_UNKNOWN_KEY, why);
     goto done;
   }
-  {
-    kw_jwks *set = (kw_jwks *)jwks; /* its memory of verified signatures has a lock of its own */
-    size_t signed_len = header_len + 1 + payload_len;
-    unsigned char digest[32];
-    pthread_mutex_lock(&set->seen_lock);
-    bool use_memory = set->remember;
-    pthread_mutex_unlock(&set->seen_lock);
-    if (use_memory) seen_digest(set, key, token, signed_len, sig, sig_len, digest);
-    if (!use_memory || !seen_before(set, digest)) {
-      if (!signature_holds(key, token, signed_len, sig, sig_len)) {
-        st = refuse(err, KW_REASON_SIGNATURE, "the signature does not verify");
-        goto done;
-      }
-      if (use_memory) remember(set, digest);
-    }
+  if (!jws_signed_by(set, key, &lease)) {
+    st = refuse(err, KW_REASON_SIGNATURE, "the signature does not verify");
+    goto done;
   }
-  /* Signed by a Keyward key from here on. */
-  if (!typ_matches(kw__json_string(header, "typ"))) {
+  /* Signed by a Keyward key, or by a relay's key a Keyward key certifies, from here on. */
+  if (!typ_matches(kw__json_string(header, "typ"), "keyward-lease+jwt")) {
     st = refuse(err, KW_REASON_MALFORMED, "the header's typ is not keyward-lease+jwt");
     goto done;
   }
   static const char *const required[] = {"sub", "jti", "aud", "iat", "nbf", "exp"};
   for (size_t i = 0; i < sizeof required / sizeof *required; i++) {
     if (cJSON_GetObjectItemCaseSensitive(payload, required[i]) == NULL) {
-      char why[64];
-      snprintf(why, sizeof why, "the %s claim is missing", required[i]);
-      st = refuse(err, KW_REASON_MALFORMED, why);
+      char missing[64];
+      snprintf(missing, sizeof missing, "the %s claim is missing", required[i]);
+      st = refuse(err, KW_REASON_MALFORMED, missing);
       goto done;
     }
   }
-  const char *iss = kw__json_string(payload, "iss");
-  if (iss == NULL || strcmp(iss, "keyward") != 0) {
+  if (!text_is(payload, "iss", "keyward")) {
     st = refuse(err, KW_REASON_MALFORMED, "the issuer is not keyward");
     goto done;
   }
@@ -643,6 +847,10 @@ kw_status kw_verify_lease(const kw_jwks *jwks, const char *token, const char *fi
     st = refuse(err, KW_REASON_MALFORMED, "its claims are not an offline lease");
     goto done;
   }
+  if (relayed && (why = beyond_grant(payload, g.jws.payload)) != NULL) {
+    st = refuse(err, KW_REASON_BEYOND_GRANT, why);
+    goto done;
+  }
   if (strcmp(kw__json_string(payload, "fingerprint"), fingerprint) != 0) {
     st = refuse(err, KW_REASON_FINGERPRINT, "it was checked out for another machine");
     goto done;
@@ -653,21 +861,24 @@ kw_status kw_verify_lease(const kw_jwks *jwks, const char *token, const char *fi
     goto done;
   }
   if (out != NULL) {
-    claims_box *box = claims_of(payload, payload_text, err);
+    claims_box *box = claims_of(lease.payload, lease.payload_text, err);
     if (box == NULL) {
       st = KW_ERR_NO_MEMORY;
       goto done;
     }
-    payload = NULL; /* the claims own them */
-    payload_text = NULL;
+    lease.payload = NULL; /* the claims own them */
+    lease.payload_text = NULL;
+    if (relayed) {
+      box->grant = g.jws.payload;
+      g.jws.payload = NULL;
+      box->pub.relay_id = kw__json_string(box->grant, "sub");
+    }
     *out = &box->pub;
   }
   kw__clear(err);
 
 done:
-  free(payload_text);
-  free(sig);
-  cJSON_Delete(header);
-  cJSON_Delete(payload);
+  jws_free(&lease);
+  grant_free(&g);
   return st;
 }

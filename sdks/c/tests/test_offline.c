@@ -1,7 +1,8 @@
 /*
  * Offline verification beyond the suite's one-defect cases: leases signed here with a key of the
  * test's own, so a token may carry several defects (the first check in the README's order must
- * answer), strict base64url and JSON, the key set, files, and webhook refusals by kind.
+ * answer), strict base64url and JSON, relays' leases and their grants, the key set, files, and
+ * webhook refusals by kind.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
@@ -396,6 +397,223 @@ static void test_remembered_signatures(void) {
   EVP_PKEY_free(other);
 }
 
+/* ---- relays' leases: a grant signed with the test's key certifies a relay key of the test's own ---- */
+
+static EVP_PKEY *relay_key;
+static char *relay_x;
+
+static const char *GRANT_HEADER = "{\"alg\":\"EdDSA\",\"kid\":\"test-kid\",\"typ\":\"keyward-grant+jwt\"}";
+
+/* A pool grant's payload: the defaults, with members of override replacing theirs (null removes). */
+static char *grant_with(const char *override_json) {
+  char base[1024];
+  snprintf(base, sizeof base,
+           "{\"iss\":\"keyward\",\"sub\":\"relay-1\",\"jti\":\"G-1\",\"iat\":1799990000,\"nbf\":1799990000,"
+           "\"exp\":1800700000,\"relay\":{\"key\":{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"%s\","
+           "\"kid\":\"relay-kid\"},\"fingerprint\":\"fp-relay\"},\"licenses\":[{\"assetNum\":\"A-2\","
+           "\"crmProductId\":null,\"seats\":1},{\"assetNum\":\"A-1\",\"crmProductId\":\"P-1\",\"seats\":5}],"
+           "\"machines\":null,\"overage\":{\"policy\":\"refuse\",\"seats\":0}}",
+           relay_x);
+  cJSON *p = cJSON_Parse(base);
+  cJSON *o = cJSON_Parse(override_json);
+  cJSON *item;
+  cJSON_ArrayForEach(item, o) {
+    if (cJSON_IsNull(item) && strcmp(item->string, "machines") != 0) cJSON_DeleteItemFromObjectCaseSensitive(p, item->string);
+    else if (cJSON_GetObjectItemCaseSensitive(p, item->string) != NULL)
+      cJSON_ReplaceItemInObjectCaseSensitive(p, item->string, cJSON_Duplicate(item, true));
+    else cJSON_AddItemToObject(p, item->string, cJSON_Duplicate(item, true));
+  }
+  char *text = cJSON_PrintUnformatted(p);
+  cJSON_Delete(p);
+  cJSON_Delete(o);
+  return text;
+}
+
+/*
+ * A relay's lease: the grant (grant_header, NULL for the usual one; its payload grant_with's) signed
+ * with the test's key, carried in the lease's header with kid (NULL: the relay's), the lease
+ * (payload_with's) signed with the relay's key.
+ */
+static char *relay_lease(const char *grant_header, const char *grant_override, const char *kid,
+                         const char *lease_override) {
+  char *grant_payload = grant_with(grant_override);
+  char *grant = sign_token(grant_header ? grant_header : GRANT_HEADER, grant_payload, NULL);
+  size_t n = strlen(grant) + 128;
+  char *header = malloc(n);
+  snprintf(header, n, "{\"alg\":\"EdDSA\",\"kid\":\"%s\",\"typ\":\"keyward-lease+jwt\",\"grant\":\"%s\"}",
+           kid ? kid : "relay-kid", grant);
+  char *payload = payload_with(lease_override);
+  char *token = sign_token(header, payload, relay_key);
+  free(grant_payload);
+  free(grant);
+  free(header);
+  free(payload);
+  return token;
+}
+
+static const char *judge_relay_with(const char *grant_header, const char *grant_override, const char *kid,
+                                    const char *lease_override, const char *audience) {
+  char *token = relay_lease(grant_header, grant_override, kid, lease_override);
+  const char *reason = judge(token, audience);
+  free(token);
+  return reason;
+}
+
+static const char *judge_relay(const char *grant_override, const char *lease_override) {
+  return judge_relay_with(NULL, grant_override, NULL, lease_override, NULL);
+}
+
+static void test_relay_leases(void) {
+  CHECK_STR(judge_relay("{}", "{}"), "valid");
+  /* The grant's checks in their order, before the lease's kid and signature. */
+  CHECK_STR(judge_relay_with("{\"alg\":\"HS256\",\"typ\":\"JWT\"}", "{\"iss\":\"other\"}", "other-kid", "{}", NULL),
+            "signature");
+  CHECK_STR(judge_relay_with("{\"alg\":\"EdDSA\",\"kid\":\"no-such-kid\",\"typ\":\"JWT\"}", "{\"exp\":1}",
+                             "other-kid", "{}", NULL),
+            "unknown-key");
+  CHECK_STR(judge_relay_with("{\"alg\":\"EdDSA\",\"kid\":\"test-kid\",\"typ\":\"keyward-lease+jwt\"}", "{\"exp\":1}",
+                             "other-kid", "{}", NULL),
+            "malformed"); /* a lease's typ is no grant's */
+  CHECK_STR(judge_relay_with("{\"alg\":\"EdDSA\",\"kid\":\"test-kid\",\"typ\":\"application/Keyward-Grant+JWT\"}", "{}",
+                             NULL, "{}", NULL),
+            "valid");
+  CHECK_STR(judge_relay_with("{\"alg\":\"EdDSA\",\"kid\":\"test-kid\",\"typ\":\"keyward-grant+jwt\",\"crit\":[]}",
+                             "{}", NULL, "{}", NULL),
+            "malformed");
+  CHECK_STR(judge_relay("{\"nbf\":1800000001,\"exp\":1700000000}", "{}"), "not-yet-valid");
+  CHECK_STR(judge_relay("{\"exp\":1800000000}", "{\"exp\":1700000000}"), "grant-expired"); /* exp == now */
+  CHECK_STR(judge_relay_with(NULL, "{\"exp\":1700000000}", "other-kid", "{}", NULL), "grant-expired");
+  CHECK_STR(judge_relay_with(NULL, "{}", "other-kid", "{\"exp\":1700000000}", NULL), "unknown-key");
+  CHECK_STR(judge_relay_with(NULL, "{}", "test-kid", "{}", NULL), "unknown-key"); /* a vendor key's kid */
+  /* The lease's own checks, then beyond-grant, then the machine and the license's end. */
+  CHECK_STR(judge_relay("{\"exp\":1800500000}", "{\"exp\":1700000000}"), "expired");
+  CHECK_STR(judge_relay_with(NULL, "{\"exp\":1800500000}", NULL, "{}", "kw_other"), "audience");
+  CHECK_STR(judge_relay("{\"exp\":1800500000}", "{\"holder\":null}"), "malformed");
+  CHECK_STR(judge_relay("{\"exp\":1800500000}", "{\"fingerprint\":\"other-machine\"}"), "beyond-grant");
+  CHECK_STR(judge_relay("{}", "{\"fingerprint\":\"other-machine\",\"limits.endDate\":1700000000000}"), "fingerprint");
+  CHECK_STR(judge_relay("{}", "{\"limits.endDate\":1700000000000}"), "license-ended");
+  /* Beyond the grant, each way; at its bounds, within. */
+  CHECK_STR(judge_relay("{}", "{\"exp\":1800700000}"), "valid");
+  CHECK_STR(judge_relay("{}", "{\"exp\":1800700001}"), "beyond-grant");
+  CHECK_STR(judge_relay("{}", "{\"limits.concurrent\":5}"), "valid");
+  CHECK_STR(judge_relay("{}", "{\"limits.concurrent\":6}"), "beyond-grant");
+  CHECK_STR(judge_relay("{}", "{\"limits\":{\"concurrent\":null,\"endDate\":null}}"), "beyond-grant");
+  CHECK_STR(judge_relay("{}", "{\"limits\":{\"concurrent\":0,\"endDate\":null}}"), "valid");
+  CHECK_STR(judge_relay("{}", "{\"limits\":{\"amount\":1,\"endDate\":null}}"), "beyond-grant"); /* no concurrent */
+  CHECK_STR(judge_relay("{}", "{\"limits.concurrent\":\"1\"}"), "beyond-grant");
+  CHECK_STR(judge_relay("{}", "{\"limits.concurrent\":1.5}"), "beyond-grant");
+  CHECK_STR(judge_relay("{}", "{\"assetNum\":\"A-9\"}"), "beyond-grant");
+  CHECK_STR(judge_relay("{}", "{\"product\":{\"crmProductId\":\"P-2\"}}"), "beyond-grant");
+  CHECK_STR(judge_relay("{}", "{\"product\":{\"productUri\":\"gms-1\"}}"), "beyond-grant"); /* absent: not null */
+  CHECK_STR(judge_relay("{}", "{\"assetNum\":\"A-2\",\"product\":{\"crmProductId\":null}}"), "valid");
+  CHECK_STR(judge_relay("{}", "{\"assetNum\":\"A-2\",\"product\":{\"crmProductId\":null},\"limits.concurrent\":2}"),
+            "beyond-grant");
+  CHECK_STR(judge_relay("{}", "{\"assetNum\":\"A-2\",\"product\":{\"crmProductId\":\"P-1\"}}"), "beyond-grant");
+  CHECK_STR(judge_relay("{\"machines\":[\"fp-a\",\"" FP "\"]}", "{}"), "valid");
+  CHECK_STR(judge_relay("{\"machines\":[\"fp-a\"]}", "{}"), "beyond-grant");
+  CHECK_STR(judge_relay("{\"machines\":[]}", "{}"), "beyond-grant");
+  CHECK_STR(judge_relay("{\"machines\":null}", "{}"), "valid");
+  CHECK_STR(judge_relay("{\"machines\":null,\"overage\":null}", "{}"), "valid"); /* overage is not read */
+  /* The grant's shape. */
+  CHECK_STR(judge_relay("{\"machines\":[\"fp-a\",1]}", "{}"), "malformed");
+  CHECK_STR(judge_relay("{\"machines\":\"" FP "\"}", "{}"), "malformed");
+  CHECK_STR(judge_relay("{\"licenses\":[]}", "{}"), "malformed");
+  CHECK_STR(judge_relay("{\"licenses\":[{\"assetNum\":\"A-1\",\"crmProductId\":\"P-1\",\"seats\":1000000000}]}", "{}"),
+            "valid");
+  CHECK_STR(judge_relay("{\"licenses\":[{\"assetNum\":\"A-1\",\"crmProductId\":\"P-1\",\"seats\":1000000001}]}", "{}"),
+            "malformed");
+  CHECK_STR(judge_relay("{\"licenses\":[{\"assetNum\":\"A-1\",\"crmProductId\":\"P-1\",\"seats\":0}]}", "{}"),
+            "malformed");
+  CHECK_STR(judge_relay("{\"licenses\":[{\"assetNum\":\"A-1\",\"crmProductId\":\"P-1\",\"seats\":2.5}]}", "{}"),
+            "malformed");
+  CHECK_STR(judge_relay("{\"licenses\":[{\"assetNum\":\"A-1\",\"seats\":5}]}", "{}"), "malformed");
+  CHECK_STR(judge_relay("{\"licenses\":[[\"A-1\",\"P-1\",5]]}", "{}"), "malformed");
+  CHECK_STR(judge_relay("{\"licenses\":{\"assetNum\":\"A-1\",\"crmProductId\":\"P-1\",\"seats\":5}}", "{}"),
+            "malformed");
+  CHECK_STR(judge_relay("{\"sub\":7}", "{}"), "malformed");
+  CHECK_STR(judge_relay("{\"iss\":null}", "{}"), "malformed");
+  CHECK_STR(judge_relay("{\"nbf\":-1}", "{}"), "malformed");
+  CHECK_STR(judge_relay("{\"exp\":253402300800}", "{}"), "malformed");
+  char relay[256];
+  const char *keys[] = {
+      "{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"%s=\",\"kid\":\"relay-kid\"}",  /* padded */
+      "{\"kty\":\"OKP\",\"crv\":\"Ed448\",\"x\":\"%s\",\"kid\":\"relay-kid\"}",    /* another curve */
+      "{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"%.42s\",\"kid\":\"relay-kid\"}", /* 31 bytes */
+      "{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"%s\"}",                           /* no kid */
+      "{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"%s\",\"kid\":null}",
+  };
+  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+    char key[160];
+    snprintf(key, sizeof key, keys[i], relay_x);
+    snprintf(relay, sizeof relay, "{\"relay\":{\"key\":%s,\"fingerprint\":\"fp-relay\"}}", key);
+    CHECK(strcmp(judge_relay(relay, "{}"), "malformed") == 0, "relay key %zu: %s", i, judge_relay(relay, "{}"));
+  }
+  snprintf(relay, sizeof relay,
+           "{\"relay\":{\"key\":{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"%s\",\"kid\":\"relay-kid\"}}}", relay_x);
+  CHECK_STR(judge_relay(relay, "{}"), "malformed"); /* no relay.fingerprint */
+  /* A relay key the grant does not certify, with the certified kid: no signature of it. */
+  EVP_PKEY *other = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+  EVP_PKEY *certified = relay_key;
+  char *token = relay_lease(NULL, "{}", NULL, "{}");
+  relay_key = other;
+  char *forged = relay_lease(NULL, "{}", NULL, "{}");
+  relay_key = certified;
+  CHECK_STR(judge(forged, NULL), "signature");
+
+  /* The claims say whose lease it is; Keyward's own leases name no relay. */
+  kw_claims *c = NULL;
+  kw_error err;
+  CHECK(kw_verify_lease(jwks, token, FP, "kw_app", NOW_MS, &c, &err) == KW_OK, "%s", err.message);
+  if (c != NULL) {
+    CHECK_STR(c->relay_id, "relay-1");
+    CHECK_STR(c->sub, "L-1");
+    CHECK(c->limits.concurrent == 1, "concurrent %lld", (long long)c->limits.concurrent);
+  }
+  kw_claims_free(c);
+  c = NULL;
+  char *payload = payload_with("{}");
+  char *vendor = sign_token(HEADER, payload, NULL);
+  CHECK(kw_verify_lease(jwks, vendor, FP, NULL, NOW_MS, &c, &err) == KW_OK && c != NULL && c->relay_id == NULL,
+        "a lease Keyward signed names no relay");
+  kw_claims_free(c);
+
+  /* Remembered signatures: the grant's and the lease's, each by its own key, and nothing else. */
+  for (int i = 0; i < 3; i++) CHECK_STR(judge(token, NULL), "valid");
+  CHECK_STR(judge(forged, NULL), "signature");
+  CHECK(kw_verify_lease(jwks, token, FP, NULL, 1800700000000LL, NULL, &err) == KW_ERR_LEASE_REFUSED &&
+            strcmp(err.code, "grant-expired") == 0,
+        "remembered, the grant still ends: %s", err.code);
+  /* The relay's signature moved onto a lease of the vendor's key's kid, and back. */
+  char *spliced = malloc(strlen(vendor) + strlen(token) + 1);
+  size_t head = (size_t)(strrchr(vendor, '.') - vendor);
+  memcpy(spliced, vendor, head);
+  strcpy(spliced + head, strrchr(token, '.'));
+  CHECK_STR(judge(spliced, NULL), "signature");
+  kw__jwks_remember(jwks, false);
+  CHECK_STR(judge(token, NULL), "valid");
+  CHECK_STR(judge(forged, NULL), "signature");
+  kw__jwks_remember(jwks, true);
+  /* A grant that is no string, or no compact JWS. */
+  char *odd = sign_token("{\"alg\":\"EdDSA\",\"kid\":\"relay-kid\",\"typ\":\"keyward-lease+jwt\",\"grant\":null}",
+                         payload, relay_key);
+  CHECK_STR(judge(odd, NULL), "malformed");
+  free(odd);
+  odd = sign_token("{\"alg\":\"EdDSA\",\"kid\":\"relay-kid\",\"typ\":\"keyward-lease+jwt\",\"grant\":\"a.b.c\"}",
+                   payload, relay_key);
+  CHECK_STR(judge(odd, NULL), "malformed");
+  free(odd);
+  odd = sign_token("{\"alg\":\"none\",\"kid\":\"relay-kid\",\"typ\":\"keyward-lease+jwt\",\"grant\":7}", payload,
+                   relay_key);
+  CHECK_STR(judge(odd, NULL), "signature"); /* alg before the grant */
+  free(odd);
+  free(payload);
+  free(vendor);
+  free(spliced);
+  free(token);
+  free(forged);
+  EVP_PKEY_free(other);
+}
+
 static void test_jwks(void) {
   kw_jwks *set = NULL;
   kw_error err;
@@ -639,6 +857,13 @@ int main(void) {
   test_malformed_texts();
   test_claims_answered();
   test_remembered_signatures();
+  relay_key = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+  pub_len = sizeof pub;
+  EVP_PKEY_get_raw_public_key(relay_key, pub, &pub_len);
+  relay_x = b64url(pub, pub_len);
+  test_relay_leases();
+  free(relay_x);
+  EVP_PKEY_free(relay_key);
   test_jwks();
   test_webhooks();
 

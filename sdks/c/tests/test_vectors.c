@@ -1,9 +1,10 @@
 /*
- * Every case of sdks/conformance/leases.json and webhooks.json, read at run time:
+ * Every case of sdks/conformance/leases.json, relay-leases.json and webhooks.json, read at run time:
  *
  *   test_vectors CONFORMANCE_DIR              run them all
- *   test_vectors CONFORMANCE_DIR --bench [N]  time kw_verify_lease on the valid vector (N calls, 20000):
- *                                             every signature checked, then the key set remembering it
+ *   test_vectors CONFORMANCE_DIR --bench [N]  time kw_verify_lease on the valid vector of leases.json and
+ *                                             relay-leases.json (N calls, 20000): every signature
+ *                                             checked, then the key set remembering them
  *
  * A case is judged by its expect alone; an expectation this program does not know fails it, so a
  * case added to the suite cannot pass unhandled.
@@ -101,7 +102,8 @@ static kw_jwks *saved_jwks(const cJSON *doc) {
   return jwks;
 }
 
-static void lease_case(const kw_jwks *jwks, const cJSON *c) {
+/* One case of a lease suite (leases.json, relay-leases.json: the same shape). */
+static void lease_case(const char *suite, const kw_jwks *jwks, const cJSON *c) {
   const char *name = text_of(c, "name");
   const cJSON *expect = cJSON_GetObjectItemCaseSensitive(c, "expect");
   const cJSON *now = cJSON_GetObjectItemCaseSensitive(c, "now");
@@ -112,7 +114,7 @@ static void lease_case(const kw_jwks *jwks, const cJSON *c) {
   char why[1024];
   if (name == NULL || token == NULL || fingerprint == NULL || !cJSON_IsNumber(now) || !cJSON_IsBool(valid) ||
       (audience != NULL && !cJSON_IsString(audience))) {
-    verdict("leases", name ? name : "?", false, "a case this program cannot read");
+    verdict(suite, name ? name : "?", false, "a case this program cannot read");
     return;
   }
   kw_claims *claims = NULL;
@@ -163,7 +165,22 @@ static void lease_case(const kw_jwks *jwks, const cJSON *c) {
     ok = false;
   }
   kw_claims_free(claims);
-  verdict("leases", name, ok, why);
+  verdict(suite, name, ok, why);
+}
+
+/* Every case of a lease suite, with its own key set loaded from a file; how many cases it has. */
+static size_t lease_suite(const char *suite, const cJSON *doc) {
+  kw_jwks *jwks = saved_jwks(doc);
+  int passed_before = passed;
+  size_t cases = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(doc, "cases")) {
+    lease_case(suite, jwks, c);
+    cases++;
+  }
+  kw_jwks_free(jwks);
+  printf("%s: %d of %zu cases passed\n", suite, passed - passed_before, cases);
+  return cases;
 }
 
 static void webhook_case(const cJSON *c, int tolerance) {
@@ -246,16 +263,17 @@ static void summary(const char *what, double *samples, long n) {
          median, samples[(size_t)((double)n * 0.99)]);
 }
 
-/* Times kw_verify_lease (claims made and freed, as a program uses it) on the suite's valid case. */
-static int bench(const cJSON *leases, long n) {
+/* Times kw_verify_lease (claims made and freed, as a program uses it) on a suite's valid case. */
+static int bench(const char *suite, const cJSON *leases, const char *case_name, long n) {
   kw_jwks *jwks = saved_jwks(leases);
   const cJSON *c, *chosen = NULL;
   cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(leases, "cases")) {
     const char *name = text_of(c, "name");
-    if (name != NULL && strcmp(name, "valid") == 0) chosen = c;
+    if (name != NULL && strcmp(name, case_name) == 0) chosen = c;
   }
   if (chosen == NULL) {
-    fprintf(stderr, "no case named valid\n");
+    fprintf(stderr, "%s: no case named %s\n", suite, case_name);
+    kw_jwks_free(jwks);
     return 2;
   }
   const char *token = text_of(chosen, "token");
@@ -279,15 +297,18 @@ static int bench(const cJSON *leases, long n) {
       cpu[i] = clock_us(CLOCK_THREAD_CPUTIME_ID) - c0;
       wall[i] = clock_us(CLOCK_MONOTONIC) - w0;
       if (st != KW_OK) {
-        fprintf(stderr, "the valid case did not verify\n");
+        fprintf(stderr, "%s: %s did not verify\n", suite, case_name);
+        free(wall);
+        free(cpu);
+        kw_jwks_free(jwks);
         return 1;
       }
     }
-    const char *how = remembered ? "signature remembered" : "signature verified  ";
-    char what[96];
-    snprintf(what, sizeof what, "%s, wall clock", how);
+    const char *how = remembered ? "signatures remembered" : "signatures verified  ";
+    char what[160];
+    snprintf(what, sizeof what, "%s, %s, wall clock", case_name, how);
     summary(what, wall, n);
-    snprintf(what, sizeof what, "%s, CPU time  ", how);
+    snprintf(what, sizeof what, "%s, %s, CPU time  ", case_name, how);
     summary(what, cpu, n);
   }
   free(wall);
@@ -303,26 +324,24 @@ int main(int argc, char **argv) {
   }
   if (kw_global_init(NULL) != KW_OK) return 2;
   cJSON *leases = load(argv[1], "leases.json");
+  cJSON *relay_leases = load(argv[1], "relay-leases.json");
   cJSON *webhooks = load(argv[1], "webhooks.json");
   int rc;
   if (argc >= 3 && strcmp(argv[2], "--bench") == 0) {
     long n = argc >= 4 ? strtol(argv[3], NULL, 10) : 20000;
-    rc = bench(leases, n > 0 ? n : 20000);
+    rc = bench("leases", leases, "valid", n > 0 ? n : 20000);
+    if (rc == 0) rc = bench("relay-leases", relay_leases, "relay-valid", n > 0 ? n : 20000);
   } else {
-    kw_jwks *jwks = saved_jwks(leases);
+    size_t lease_cases = lease_suite("leases", leases);
+    size_t relay_cases = lease_suite("relay-leases", relay_leases);
     const cJSON *c;
-    size_t lease_cases = 0, webhook_cases = 0;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(leases, "cases")) {
-      lease_case(jwks, c);
-      lease_cases++;
-    }
+    size_t webhook_cases = 0;
     const cJSON *tol = cJSON_GetObjectItemCaseSensitive(webhooks, "toleranceSeconds");
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(webhooks, "cases")) {
       webhook_case(c, cJSON_IsNumber(tol) ? tol->valueint : 0);
       webhook_cases++;
     }
-    kw_jwks_free(jwks);
-    if (lease_cases == 0 || webhook_cases == 0) {
+    if (lease_cases == 0 || relay_cases == 0 || webhook_cases == 0) {
       printf("FAIL: a suite without cases\n");
       failed++;
     }
@@ -330,6 +349,7 @@ int main(int argc, char **argv) {
     rc = failed == 0 ? 0 : 1;
   }
   cJSON_Delete(leases);
+  cJSON_Delete(relay_leases);
   cJSON_Delete(webhooks);
   kw_global_cleanup();
   return rc;
