@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// The offline half of the SDK conformance suite: every case of sdks/conformance/leases.json and
-// webhooks.json, read from the repository at test time. A case this SDK does not handle (a field
+// The offline half of the SDK conformance suite: every case of sdks/conformance/leases.json,
+// relay-leases.json and webhooks.json, read from the repository at test time. A case this SDK does not handle (a field
 // or an expectation it does not know, a new version of the files) fails here.
 
 func conformanceDir() string {
@@ -58,14 +58,21 @@ type leaseVectors struct {
 	} `json:"cases"`
 }
 
-func TestConformanceLeases(t *testing.T) {
+func TestConformanceLeases(t *testing.T) { runLeaseVectors(t, "leases.json") }
+
+// Leases a relay signed, each carrying the pool grant that certifies its key: the same file and
+// case shape, judged the same way, with the vendor's key set alone.
+func TestConformanceRelayLeases(t *testing.T) { runLeaseVectors(t, "relay-leases.json") }
+
+// runLeaseVectors verifies every case of a file of lease vectors as the case expects.
+func runLeaseVectors(t *testing.T, file string) {
 	var vectors leaseVectors
-	readStrict(t, "leases.json", &vectors)
+	readStrict(t, file, &vectors)
 	if vectors.Version != 1 {
-		t.Fatalf("leases.json version %d: this SDK knows version 1", vectors.Version)
+		t.Fatalf("%s version %d: this SDK knows version 1", file, vectors.Version)
 	}
 	if len(vectors.Cases) == 0 {
-		t.Fatal("leases.json has no case")
+		t.Fatalf("%s has no case", file)
 	}
 	// Loaded as an SDK loads a saved JWKS file.
 	jwksFile := filepath.Join(t.TempDir(), "jwks.json")
@@ -79,6 +86,7 @@ func TestConformanceLeases(t *testing.T) {
 	known := map[Reason]bool{
 		ReasonMalformed: true, ReasonSignature: true, ReasonUnknownKey: true, ReasonNotYetValid: true,
 		ReasonExpired: true, ReasonAudience: true, ReasonFingerprint: true, ReasonLicenseEnded: true,
+		ReasonGrantExpired: true, ReasonBeyondGrant: true,
 	}
 	for _, c := range vectors.Cases {
 		c := c

@@ -37,6 +37,13 @@ const (
 	ReasonFingerprint Reason = "fingerprint"
 	// ReasonLicenseEnded: the license the lease came from ended (limits.endDate is past).
 	ReasonLicenseEnded Reason = "license-ended"
+	// ReasonGrantExpired: a relay's lease whose pool grant has ended (the grant's exp is now or
+	// before), whatever the lease's own exp: the relay must renew its grant.
+	ReasonGrantExpired Reason = "grant-expired"
+	// ReasonBeyondGrant: a relay's lease that says more than its pool grant gives: an exp after
+	// the grant's, a license or product the grant does not name, no seat limit or more seats than
+	// the grant gives, or a machine not on the grant's list.
+	ReasonBeyondGrant Reason = "beyond-grant"
 	// ReasonJWKSUnavailable: no key set to verify with.
 	ReasonJWKSUnavailable Reason = "jwks-unavailable"
 	// ReasonRequest: an activation answer (VerifyActivation) answers another request than the
@@ -65,10 +72,11 @@ func refuse(reason Reason, format string, args ...interface{}) *LeaseError {
 	return &LeaseError{Reason: reason, Detail: fmt.Sprintf(format, args...)}
 }
 
-// What an offline lease's header and issuer are.
+// What an offline lease's header and issuer are, and a pool grant's header (PoolGrant).
 const (
 	LeaseIssuer = "keyward"
 	LeaseType   = "keyward-lease+jwt"
+	GrantType   = "keyward-grant+jwt"
 )
 
 // The bounds an offline lease's exp is the earliest of (LeaseClaims.ExpBound).
@@ -117,6 +125,9 @@ type LeaseClaims struct {
 	ExpBound string
 	// Payload is the claims as signed, for claims this version does not know.
 	Payload json.RawMessage
+	// Grant is, for a lease a relay signed, the pool grant it carries, verified; nil for a lease
+	// the vendor's server signed.
+	Grant *PoolGrant
 }
 
 // LeaseID is the lease's id.
@@ -143,6 +154,15 @@ type VerifyOptions struct {
 // (not-yet-valid); exp (expired); the audience; the lease's shape (malformed); the machine
 // (fingerprint); the license's end (license-ended). So no claim of an unverified lease is
 // trusted, and a lease for another machine never says whether its license still runs.
+//
+// A relay's lease (a license server inside a closed network signs it with its own Ed25519 key)
+// verifies with the same key set: its header carries grant, the pool grant the vendor signed,
+// which certifies the relay's key. After alg, the grant is checked as a lease is: its form
+// (malformed), alg (signature), a key of the set with its kid (unknown-key), its signature
+// (signature), typ keyward-grant+jwt and its claims (malformed), its nbf (not-yet-valid), its exp
+// (grant-expired). The lease must then name and be signed by the relay key the grant certifies
+// (unknown-key, signature), and, after its shape, say no more than the grant gives
+// (beyond-grant); LeaseClaims.Grant is the grant.
 func VerifyLease(token string, jwks *JWKS, opts VerifyOptions) (*LeaseClaims, error) {
 	now := opts.Now
 	if now.IsZero() {
@@ -151,11 +171,43 @@ func VerifyLease(token string, jwks *JWKS, opts VerifyOptions) (*LeaseClaims, er
 	if jwks == nil {
 		return nil, refuse(ReasonJWKSUnavailable, "no key set to verify with")
 	}
-	header, payload, rawPayload, refusal := verifyCompactJWS(token, jwks)
+	jws, refusal := parseCompactJWS(token, "")
 	if refusal != nil {
 		return nil, refusal
 	}
-	if text, _ := stringOf(header["typ"]); !typMatches(text) {
+	header, payload := jws.header, jws.payload
+	// No alg, or another (none, HS256 …): no signature of a Keyward key, whatever it claims.
+	if alg, _ := stringOf(header["alg"]); alg != "EdDSA" {
+		return nil, refuse(ReasonSignature, "alg %s is not EdDSA", bytes.TrimSpace(header["alg"]))
+	}
+	// A relay's lease: its grant, checked first, certifies the one key that may have signed it.
+	var grant *PoolGrant
+	if raw, ok := header[grantHeader]; ok {
+		if grant, refusal = verifyGrant(raw, jwks, now); refusal != nil {
+			return nil, refusal
+		}
+	}
+	// A key is chosen by kid alone: without one, no key is tried.
+	kid, ok := stringOf(header["kid"])
+	if !ok {
+		return nil, refuse(ReasonUnknownKey, "the header names no key (kid)")
+	}
+	var keys []ed25519.PublicKey
+	if grant == nil {
+		if keys = jwks.keysFor(kid); len(keys) == 0 {
+			return nil, refuse(ReasonUnknownKey, "no key of the set has kid %q", kid)
+		}
+	} else {
+		if kid != grant.RelayKeyID {
+			return nil, refuse(ReasonUnknownKey, "kid %q is not the relay key its grant certifies", kid)
+		}
+		keys = []ed25519.PublicKey{grant.RelayKey}
+	}
+	if !jws.verifiedBy(keys) {
+		return nil, refuse(ReasonSignature, "the signature does not verify")
+	}
+	// Signed: the claims may be read.
+	if text, _ := stringOf(header["typ"]); !typMatches(text, LeaseType) {
 		return nil, refuse(ReasonMalformed, "typ is not %s", LeaseType)
 	}
 	if text, _ := stringOf(payload["iss"]); text != LeaseIssuer {
@@ -189,11 +241,17 @@ func VerifyLease(token string, jwks *JWKS, opts VerifyOptions) (*LeaseClaims, er
 	if opts.Audience != "" && !hasAudience(payload["aud"], opts.Audience) {
 		return nil, refuse(ReasonAudience, "the lease is not for %s", opts.Audience)
 	}
-	claims, ok := leaseClaimsOf(payload, rawPayload)
+	claims, ok := leaseClaimsOf(payload, jws.rawPayload)
 	if !ok {
 		return nil, refuse(ReasonMalformed, "its claims are not an offline lease")
 	}
 	claims.IssuedAt, claims.NotBefore, claims.ExpiresAt = secondsTime(times[0]), secondsTime(times[1]), secondsTime(times[2])
+	if grant != nil {
+		if beyond := grant.beyond(claims, payload); beyond != "" {
+			return nil, refuse(ReasonBeyondGrant, "%s", beyond)
+		}
+		claims.Grant = grant
+	}
 	if claims.Fingerprint != opts.Fingerprint {
 		return nil, refuse(ReasonFingerprint, "it was checked out for another machine")
 	}
@@ -205,51 +263,60 @@ func VerifyLease(token string, jwks *JWKS, opts VerifyOptions) (*LeaseClaims, er
 	return claims, nil
 }
 
-// verifyCompactJWS parses a compact JWS and verifies its EdDSA signature by the key of jwks its
-// kid names, answering its header and payload (JSON objects) or why it is refused. Nothing of the
-// payload is looked at before the signature verified.
-func verifyCompactJWS(token string, jwks *JWKS) (header, payload map[string]json.RawMessage, raw []byte, refusal *LeaseError) {
+// compactJWS is a compact JWS past its form's checks, not yet its signature's: nothing of its
+// payload is to be trusted before verifiedBy.
+type compactJWS struct {
+	header, payload map[string]json.RawMessage
+	rawPayload      []byte
+	signingInput    []byte
+	signature       []byte
+}
+
+// parseCompactJWS checks the form of a lease (what "") or of the pool grant a relay's lease
+// carries ("its grant"): three segments, each exactly unpadded base64url; header and payload UTF-8
+// JSON objects naming each member once; no crit (neither uses an extension, RFC 7515 §4.1.11).
+func parseCompactJWS(token, what string) (*compactJWS, *LeaseError) {
+	about := ""
+	if what != "" {
+		about = what + ": "
+	}
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		return nil, nil, nil, refuse(ReasonMalformed, "not a compact JWS (three base64url parts)")
+		return nil, refuse(ReasonMalformed, "%snot a compact JWS (three base64url parts)", about)
 	}
 	var decoded [3][]byte
 	for i, part := range parts {
 		data, ok := segmentBytes(part)
 		if !ok {
-			return nil, nil, nil, refuse(ReasonMalformed, "part %d is not unpadded base64url", i+1)
+			return nil, refuse(ReasonMalformed, "%spart %d is not unpadded base64url", about, i+1)
 		}
 		decoded[i] = data
 	}
-	if header = jsonObject(decoded[0]); header == nil {
-		return nil, nil, nil, refuse(ReasonMalformed, "the header is not a JSON object naming each member once")
+	jws := &compactJWS{
+		rawPayload:   decoded[1],
+		signingInput: []byte(parts[0] + "." + parts[1]),
+		signature:    decoded[2],
 	}
-	if payload = jsonObject(decoded[1]); payload == nil {
-		return nil, nil, nil, refuse(ReasonMalformed, "the payload is not a JSON object naming each member once")
+	if jws.header = jsonObject(decoded[0]); jws.header == nil {
+		return nil, refuse(ReasonMalformed, "%sthe header is not a JSON object naming each member once", about)
 	}
-	if _, ok := header["crit"]; ok {
-		return nil, nil, nil, refuse(ReasonMalformed, "the header names critical extensions")
+	if jws.payload = jsonObject(decoded[1]); jws.payload == nil {
+		return nil, refuse(ReasonMalformed, "%sthe payload is not a JSON object naming each member once", about)
 	}
-	// No alg, or another (none, HS256 …): no signature of a Keyward key, whatever it claims.
-	if alg, _ := stringOf(header["alg"]); alg != "EdDSA" {
-		return nil, nil, nil, refuse(ReasonSignature, "alg %s is not EdDSA", bytes.TrimSpace(header["alg"]))
+	if _, ok := jws.header["crit"]; ok {
+		return nil, refuse(ReasonMalformed, "%sthe header names critical extensions", about)
 	}
-	// A key is chosen by kid alone: without one, no key is tried.
-	kid, ok := stringOf(header["kid"])
-	if !ok {
-		return nil, nil, nil, refuse(ReasonUnknownKey, "the header names no key (kid)")
-	}
-	keys := jwks.keysFor(kid)
-	if len(keys) == 0 {
-		return nil, nil, nil, refuse(ReasonUnknownKey, "no key of the set has kid %q", kid)
-	}
-	signed := []byte(parts[0] + "." + parts[1])
+	return jws, nil
+}
+
+// verifiedBy says whether one of keys signed the JWS (Ed25519 over the segments as written).
+func (j *compactJWS) verifiedBy(keys []ed25519.PublicKey) bool {
 	for _, key := range keys {
-		if ed25519.Verify(key, signed, decoded[2]) {
-			return header, payload, decoded[1], nil
+		if ed25519.Verify(key, j.signingInput, j.signature) {
+			return true
 		}
 	}
-	return nil, nil, nil, refuse(ReasonSignature, "the signature does not verify")
+	return false
 }
 
 // segmentBytes decodes one segment of a compact JWS when it is exactly the unpadded base64url of
@@ -339,9 +406,9 @@ func namesAMemberTwice(data []byte) (bool, error) {
 }
 
 // typMatches compares typ as a media type (RFC 7515 §4.1.9): without case, "application/" implied.
-func typMatches(typ string) bool {
+func typMatches(typ, expected string) bool {
 	lower := strings.ToLower(typ)
-	return strings.TrimPrefix(lower, "application/") == LeaseType
+	return strings.TrimPrefix(lower, "application/") == expected
 }
 
 // lastSecond is the latest time a lease may name: 9999-12-31T23:59:59Z.
