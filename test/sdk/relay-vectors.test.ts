@@ -343,6 +343,18 @@ async function relayCases(): Promise<LeaseCase[]> {
       expect: refusal('beyond-grant'),
     },
     {
+      name: 'relay-beyond-seats-absent',
+      description: 'the lease names no seats at all',
+      token: await lease(
+        (() => {
+          const { concurrent: _none, ...limits } = claims.limits;
+          return { ...claims, limits } as unknown as OfflineLeaseClaims;
+        })(),
+      ),
+      ...base,
+      expect: refusal('beyond-grant'),
+    },
+    {
       name: 'relay-beyond-product',
       description: 'a product of the granted license that the grant does not name',
       token: await lease({ ...claims, product: { ...claims.product, crmProductId: 'P-NOT-GRANTED' } }),

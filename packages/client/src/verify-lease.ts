@@ -331,8 +331,9 @@ function beyondGrant(claims: OfflineLeaseClaims, grant: PoolGrantClaims): string
     (l) => l.assetNum === claims.assetNum && l.crmProductId === claims.product.crmProductId,
   );
   if (license === undefined) return 'its license and product are not in its grant';
-  const seats = claims.limits.concurrent;
-  if (seats === null || seats > license.seats) return 'it names more seats than its grant gives';
+  // Anything but a number within the grant is more: a lease without a seat limit is unlimited.
+  const seats: unknown = claims.limits.concurrent;
+  if (typeof seats !== 'number' || seats > license.seats) return 'it names more seats than its grant gives';
   if (
     grant.machines !== null &&
     grant.machines !== undefined &&
@@ -384,7 +385,19 @@ export async function verifyLease(token: string, options: VerifyLeaseOptions): P
   if (grant === undefined) await verifiedBy(token, keySet, remote, '');
   else if (header.kid !== grant.relay.key.kid) {
     throw refuse('unknown-key', 'it is not signed by the relay key its grant certifies');
-  } else await verifiedBy(token, await relayKeyOf(grant.relay.key), remote, '');
+  } else {
+    // 32 bytes that are no point of the curve: no signature can be of that key.
+    const relayKey = await relayKeyOf(grant.relay.key).catch((error: unknown) => {
+      throw new KeywardLeaseError(
+        'signature',
+        "lease refused (signature): its grant's relay key is no Ed25519 key",
+        {
+          cause: error,
+        },
+      );
+    });
+    await verifiedBy(token, relayKey, remote, '');
+  }
   // Signed by a key of the set: the claims may be read.
   if (!typMatches(header.typ)) throw refuse('malformed', `its typ is not ${LEASE_TYP}`);
   if (payload.iss !== LEASE_ISSUER) throw refuse('malformed', `its iss is not ${LEASE_ISSUER}`);
