@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { importJWK, SignJWT, type JWK } from 'jose';
-import { format } from 'prettier';
+import { importJWK, SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import {
   activatedFingerprint,
@@ -21,10 +20,9 @@ import {
   typedLeaseSigningInput,
   verifyActivation,
   type ActivationRequest,
-  type JSONWebKeySet,
   type LeaseFailure,
 } from '@keyward/client';
-import { thumbprintOf } from '../../src/domain/runtime-keys/ed25519.js';
+import { DAY, document, keySet, KEYS, kidOf, NOW, type KeyName } from './conformance-keys.js';
 
 // The offline-activation half of the SDK conformance suite: sdks/conformance/activation.json,
 // made with the server's layouts and checked against the TypeScript client, as
@@ -33,33 +31,8 @@ import { thumbprintOf } from '../../src/domain/runtime-keys/ed25519.js';
 
 const FILE = path.resolve(import.meta.dirname, '../../sdks/conformance/activation.json');
 const WRITE = process.env.KEYWARD_WRITE_VECTORS === '1';
-const KEYS = {
-  A: {
-    kty: 'OKP',
-    crv: 'Ed25519',
-    x: '6SVDqvbVE-VLwIL4TKinRPng9SGZ-yhduJKFSNiXRBA',
-    d: 'gzIAaph1fZAqhZAVZ93kZtCeZALUmhRem14QB6aaVgg',
-  },
-  B: {
-    kty: 'OKP',
-    crv: 'Ed25519',
-    x: 'xOx8JLIxliLK99DH_9HhPCWQ5zaxEN-r1-muh6RjQfg',
-    d: 'cN2pCL_wuTtZ8NT-M4bCA6_5mB0pd333JSKgv6_WYvE',
-  },
-  C: {
-    kty: 'OKP',
-    crv: 'Ed25519',
-    x: 'vk31Dlu7FuYAwOYNrZV1CiL27cY_X8AoNoDcwRps14c',
-    d: 'zInRLT1sgql4eKkaS6v4amU6845QjC4_4ifkkyi_oWg',
-  },
-} satisfies Record<string, JWK>;
-type KeyName = keyof typeof KEYS;
-
-const NOW = 1_800_000_000;
-const DAY = 86_400;
 const FINGERPRINT = 'fp-conformance-offline-machine';
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
-const kidOf = (name: KeyName) => thumbprintOf(KEYS[name] as Parameters<typeof thumbprintOf>[0]);
 
 async function requestOf(
   overrides: Partial<Omit<ActivationRequest, 'fingerprintHash'>> & { fingerprint?: string } = {},
@@ -150,11 +123,7 @@ async function vectors() {
   const fifth = groups[4] as string;
   groups[4] = (fifth[0] === 'Z' ? 'Y' : 'Z') + fifth.slice(1);
   const jws = await jwsAnswer(request);
-  const published = async (name: 'A' | 'B') => {
-    const { d: _private, ...pub } = KEYS[name];
-    return { ...pub, kid: await kidOf(name), alg: 'EdDSA', use: 'sig' };
-  };
-  const jwks: JSONWebKeySet = { keys: [await published('A'), await published('B')] };
+  const jwks = await keySet();
   const answer = (
     name: string,
     description: string,
@@ -330,7 +299,7 @@ async function vectors() {
 describe('the offline activation vectors', () => {
   it('are the committed file, and the TypeScript client judges each as it expects', async () => {
     const made = await vectors();
-    const text = await format(JSON.stringify(made), { parser: 'json' });
+    const text = await document(made);
     if (WRITE) fs.writeFileSync(FILE, text);
     expect(fs.readFileSync(FILE, 'utf8')).toBe(text);
 
