@@ -1,7 +1,7 @@
 import { format } from 'prettier';
 import type { JWK } from 'jose';
 import type { JSONWebKeySet, LeaseFailure, OfflineLeaseClaims } from '@keyward/client';
-import { LEASE_ISSUER } from '@keyward/client';
+import { KeywardLeaseError, LEASE_ISSUER, verifyLease } from '@keyward/client';
 import { thumbprintOf } from '../../src/domain/runtime-keys/ed25519.js';
 
 // What the SDK conformance vectors share (sdks/conformance/README.md): the suite's keys, its clock,
@@ -110,4 +110,20 @@ export async function keySet(): Promise<JSONWebKeySet> {
 /** A vectors file as committed: JSON, formatted. */
 export async function document(value: object): Promise<string> {
   return format(JSON.stringify(value), { parser: 'json' });
+}
+
+/** How the TypeScript client judges a case: as a case's `expect` says it. */
+export async function judged(c: LeaseCase, jwks: JSONWebKeySet): Promise<LeaseExpectation> {
+  return verifyLease(c.token, {
+    jwks,
+    fingerprint: c.fingerprint,
+    now: new Date(c.now * 1000),
+    ...(c.audience === undefined ? {} : { audience: c.audience }),
+  }).then(
+    (claims) => valid(claims),
+    (error: unknown) => {
+      if (error instanceof KeywardLeaseError) return { valid: false, reason: error.reason } as const;
+      throw error;
+    },
+  );
 }
