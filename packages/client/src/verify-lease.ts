@@ -283,14 +283,12 @@ type Refuse = (reason: LeaseFailure, why: string) => KeywardLeaseError;
 /** compactVerify, its failures said as a lease's reasons. */
 async function verifiedBy(
   token: string,
-  key: JWTVerifyGetKey | CryptoKey,
+  keys: JWTVerifyGetKey,
   remote: boolean,
   what: string,
 ): Promise<void> {
   try {
-    await (typeof key === 'function'
-      ? compactVerify(token, key, { algorithms: ['EdDSA'] })
-      : compactVerify(token, key, { algorithms: ['EdDSA'] }));
+    await compactVerify(token, keys, { algorithms: ['EdDSA'] });
   } catch (error) {
     const reason = reasonOf(error, remote);
     if (reason === undefined) throw error;
@@ -396,7 +394,7 @@ export async function verifyLease(token: string, options: VerifyLeaseOptions): P
         },
       );
     });
-    await verifiedBy(token, relayKey, remote, '');
+    await verifiedBy(token, async () => relayKey, remote, '');
   }
   // Signed by a key of the set: the claims may be read.
   if (!typMatches(header.typ)) throw refuse('malformed', `its typ is not ${LEASE_TYP}`);
