@@ -63,6 +63,16 @@ class Signer:
 NOW = 1_800_000_000
 
 
+def changed(payload: Dict[str, Any], changes: Dict[str, Any]) -> Dict[str, Any]:
+    """The payload with each change made: a value sets its member, ... removes it."""
+    for name, value in changes.items():
+        if value is ...:
+            payload.pop(name, None)
+        else:
+            payload[name] = value
+    return payload
+
+
 def lease_payload(**changes: Any) -> Dict[str, Any]:
     """A valid lease's claims at NOW, changed as asked (a value of ... removes the claim)."""
     payload: Dict[str, Any] = {
@@ -86,12 +96,7 @@ def lease_payload(**changes: Any) -> Dict[str, Any]:
         },
         "expBound": "offline-days",
     }
-    for name, value in changes.items():
-        if value is ...:
-            payload.pop(name, None)
-        else:
-            payload[name] = value
-    return payload
+    return changed(payload, changes)
 
 
 NONCE = re.compile(r"^[A-Za-z0-9_-]{8,64}$")

@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional
 
 from keyward import GRANT_TYP, GrantedLicense, LeaseError, verify_lease
 
-from ._support import NOW, Signer, lease_payload
+from ._support import NOW, Signer, changed, lease_payload
 
 
 def grant_payload(relay: Signer, /, **changes: Any) -> Dict[str, Any]:
@@ -33,12 +33,7 @@ def grant_payload(relay: Signer, /, **changes: Any) -> Dict[str, Any]:
         "machines": None,
         "overage": {"policy": "refuse", "seats": 0},
     }
-    for name, value in changes.items():
-        if value is ...:
-            payload.pop(name, None)
-        else:
-            payload[name] = value
-    return payload
+    return changed(payload, changes)
 
 
 class RelayLeases(unittest.TestCase):
