@@ -267,18 +267,7 @@ func TestVerifyLeaseOrderAndBoundaries(t *testing.T) {
 				c.opts(&opts)
 			}
 			claims, err := VerifyLease(c.token(), jwks, opts)
-			if c.reason == "" {
-				if err != nil || claims == nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			if got := reasonOf(err); got != c.reason {
-				t.Fatalf("reason %q, want %q (%v)", got, c.reason, err)
-			}
-			if claims != nil {
-				t.Fatal("claims with a refusal")
-			}
+			expectVerdict(t, claims, err, c.reason)
 		})
 	}
 }
@@ -380,5 +369,23 @@ func TestNamesAMemberTwice(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("%s: %v, %v; want %v", text, got, err, want)
 		}
+	}
+}
+
+// expectVerdict fails the test unless VerifyLease answered as wanted: claims and no error for
+// no reason, else that reason and no claims.
+func expectVerdict(t *testing.T, claims *LeaseClaims, err error, reason Reason) {
+	t.Helper()
+	if reason == "" {
+		if err != nil || claims == nil {
+			t.Fatalf("refused: %v", err)
+		}
+		return
+	}
+	if got := reasonOf(err); got != reason {
+		t.Fatalf("reason %q, want %q (%v)", got, reason, err)
+	}
+	if claims != nil {
+		t.Fatal("claims with a refusal")
 	}
 }
