@@ -1,8 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../support/database.js';
+import { appToken, createTestApp } from '../support/fixtures.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { buyAsset, productSpec } from '../support/order-fixtures.js';
-import { fingerprint, runtimeCaller, runtimeWorld, type RuntimeWorld } from './runtime-helpers.js';
+import {
+  fingerprint,
+  leaseOf,
+  refusalOf,
+  runtimeCaller,
+  runtimeWorld,
+  type RuntimeWorld,
+} from './runtime-helpers.js';
 
 // limitConcurrent = 3 and 20 machines starting at once: exactly 3 leases, whichever instance each
 // machine reaches. On PostgreSQL the calls are split across two server instances sharing it.
@@ -65,5 +73,27 @@ describe('seats under concurrent check-outs', () => {
     const ids = new Set(replies.map((r) => (r.json() as { data?: { leaseId: string } }).data?.leaseId));
     expect(ids.size).toBe(1);
     expect(ids.has(undefined)).toBe(false);
+  });
+
+  it('refuses a machine whose seat of the license is held through another app, and keeps that lease', async () => {
+    // One live lease per machine and license, whichever app made it: the second app's check-out
+    // is answered 90005 (the machine's seat is in use), not resumed and not an error.
+    const product = productSpec({ limitConcurrent: 5 });
+    const assetNum = await buyAsset(world, [product]);
+    const other = await createTestApp(h, { scopes: ['auth_runtime'], channels: world.app.channels });
+    const otherRuntime = runtimeCaller(h, await appToken(h, other));
+    const fp = fingerprint();
+    const body = { assetNum, crmProductId: product.crmProductId, fingerprint: fp };
+    const first = leaseOf(await world.runtime('/leases', body));
+    refusalOf(await otherRuntime('/leases', body), '90005');
+    const live = await h.database.db
+      .selectFrom('runtime_leases')
+      .select(['id', 'ended_at'])
+      .where('fingerprint', '=', fp)
+      .execute();
+    expect(live).toEqual([{ id: first.leaseId, ended_at: null }]);
+    // The first app still resumes its own lease.
+    const again = leaseOf(await world.runtime('/leases', body));
+    expect(again).toMatchObject({ leaseId: first.leaseId, status: 'resumed' });
   });
 });

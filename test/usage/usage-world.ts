@@ -57,7 +57,7 @@ export async function insertLease(
   offline: boolean,
 ): Promise<string> {
   const id = `lease-${randomBytes(8).toString('hex')}`;
-  await new RuntimeRepository(db).insertLease({
+  await new RuntimeRepository(db).placeLease({
     id,
     appId: world.appId,
     productId,

@@ -280,28 +280,6 @@ export class RuntimeRepository {
   }
 
   /**
-   * Holds the turn of one machine (holder and fingerprint) on one product instance until the
-   * transaction ends: a transaction-level advisory lock, so no row is held and check-outs of other
-   * machines never wait on it. Two machines hashing alike only take turns needlessly. Answers the
-   * machine's live lease of the product, read in the same round trip — but with the statement's
-   * snapshot, taken before the wait: a lease the machine's other check-out committed while this
-   * one waited is not seen here. That check-out's seat slot is then this machine's own slot, and
-   * inserting a second live lease fails (MachineRaced): the transaction is tried again and
-   * resumes that lease.
-   */
-  async machineTurn(productId: number, holderKey: string, fingerprint: string): Promise<string | undefined> {
-    // The two-key form: a key space of its own, apart from the single-key locks of jobs.
-    const machine = `${holderKey}\n${fingerprint}`;
-    const result = await sql<{ id: string | null }>`
-      select (select id from runtime_leases
-               where product_id = ${productId} and holder_key = ${holderKey} and fingerprint = ${fingerprint}
-                 and ended_at is null) as id
-        from (select pg_advisory_xact_lock((${productId}::bigint % 2147483647)::int4, hashtext(${machine}))) as turn
-    `.execute(this.db);
-    return result.rows[0]?.id ?? undefined;
-  }
-
-  /**
    * Ends the leases of a product (or, without one, up to `limit` of any) whose heartbeats stopped,
    * charging each its use up to its expiry; an ended lease's use moves into runtime_usage. Answers
    * how many ended.
@@ -384,10 +362,15 @@ export class RuntimeRepository {
   }
 
   /**
-   * Inserts a live lease; false when the machine has one of the product already (a check-out of
-   * the same machine racing this one got there first).
+   * Inserts the lease, or, when the machine (holder and fingerprint) already has a live lease of
+   * this product instance, locks that one instead and answers it with `inserted` false. The unique
+   * index of live leases decides which, so a machine's check-outs take turns on it (a second waits
+   * for the first to commit, then finds its lease), other machines' never do, and the lookup costs
+   * one index probe whatever the planner's statistics say of the license's live leases. (A
+   * separate select of the machine's lease was planned as a scan of the license's live leases
+   * while the statistics were stale: each check-out of a filling license cost more than the last.)
    */
-  async insertLease(lease: NewLease): Promise<boolean> {
+  async placeLease(lease: NewLease): Promise<{ id: string; inserted: boolean }> {
     const row = await this.db
       .insertInto('runtime_leases')
       .values({
@@ -408,11 +391,16 @@ export class RuntimeRepository {
         expires_at: lease.expiresAt,
       })
       .onConflict((oc) =>
-        oc.columns(['product_id', 'holder_key', 'fingerprint']).where('ended_at', 'is', null).doNothing(),
+        oc
+          .columns(['product_id', 'holder_key', 'fingerprint'])
+          .where('ended_at', 'is', null)
+          // Writes nothing new: the update only locks the machine's live lease and returns it.
+          .doUpdateSet({ fingerprint: (eb) => eb.ref('runtime_leases.fingerprint') }),
       )
-      .returning('id')
-      .executeTakeFirst();
-    return row !== undefined;
+      // xmax is 0 on a row this statement inserted, the locker's id on one it updated.
+      .returning(['id', sql<boolean>`(xmax = 0)`.as('inserted')])
+      .executeTakeFirstOrThrow();
+    return { id: row.id, inserted: row.inserted };
   }
 
   /**

@@ -34,6 +34,7 @@ import {
   type LeaseFilter,
   type LeaseListing,
   type LeaseState,
+  type NewLease,
   type ProductSelector,
 } from './runtime.repository.js';
 
@@ -129,8 +130,17 @@ export interface RuntimeOptions {
   checkOutTurns?: { inFlight: number; waitMs: number };
 }
 
-/** A check-out found the machine's lease taken by its own racing check-out: tried again. */
-class MachineRaced extends Error {}
+/** The refusal of a check-out that finds every seat it could take held. */
+function seatsTaken(candidate: Candidate, usage: { usedMs: number; consumed: number }): Refusal {
+  return judgeLimits(candidate, usage, seatLimit(candidate) ?? 0) ?? NOT_ENTITLED;
+}
+
+/** A check-out refused inside its transaction: thrown, so that the transaction rolls back. */
+class Refused extends Error {
+  constructor(readonly refusal: Refusal) {
+    super(refusal.message);
+  }
+}
 
 /** A license whose use no limit counts against: its use is not read at check-out. */
 const NO_USAGE = { usedMs: 0, consumed: 0 } as const;
@@ -239,7 +249,7 @@ export class RuntimeService {
     throw refusalError(best);
   }
 
-  /** One candidate's transaction, tried again once when the same machine's check-out raced it. */
+  /** One candidate's transaction; a refusal found inside it rolls it back. */
   private async takeOnce(
     input: CheckOutInput,
     candidate: Candidate,
@@ -252,12 +262,13 @@ export class RuntimeService {
         .transaction()
         .execute((trx) => this.take(trx, input, candidate, lockAssetId, nowMs, offlineDays));
     const turns = this.checkOutTurns;
-    const run = turns === undefined ? transaction : () => turns.run(String(candidate.productId), transaction);
     try {
-      return await run();
+      return await (turns === undefined
+        ? transaction()
+        : turns.run(String(candidate.productId), transaction));
     } catch (error) {
-      if (!(error instanceof MachineRaced)) throw error;
-      return run();
+      if (error instanceof Refused) return { refusal: error.refusal };
+      throw error;
     }
   }
 
@@ -268,14 +279,11 @@ export class RuntimeService {
     lockAssetId: string | null,
     nowMs: number,
     offlineDays: number,
-  ): Promise<{ answer: Granted } | { refusal: Refusal }> {
+  ): Promise<{ answer: Granted }> {
     const repository = new RuntimeRepository(trx);
     const now = new Date(nowMs);
     const key = holderKey(input.holder, lockAssetId);
     const offline = offlineDays > 0;
-    // Check-outs of one machine take turns (of other machines, never): the second finds the
-    // lease the first made, and resumes it rather than taking a second seat.
-    const existing = await repository.machineTurn(candidate.productId, key, input.fingerprint);
     // A time-limited license counts what expired leases ran up to their expiry: ended first.
     if (candidate.limitTimeDuration !== null) await repository.endExpired(now, candidate.productId);
     // Use is summed over the license's live leases: read only when a limit is counted against it.
@@ -287,34 +295,8 @@ export class RuntimeService {
       ? offlineExpiry(candidate, nowMs, offlineDays, usage.usedMs)
       : { expiresAt: nowMs + this.settings.leaseSeconds * 1000, bound: null };
     const expiresAt = new Date(expiry.expiresAt);
-    if (existing !== undefined) {
-      const state = await repository.leaseForUpdate(existing, input.app.appId);
-      if (state !== undefined && state.endedAt === null && state.expiresAt > now) {
-        // The row keeps the latest expiry any answer gave (a signature handed out before stays
-        // valid until its own), while a new signature gets no more than this check-out allows.
-        const keepUntil = new Date(Math.max(state.expiresAt.getTime(), expiresAt.getTime()));
-        await repository.touch(existing, now, keepUntil, offline);
-        const answered = offline ? expiresAt : keepUntil;
-        return { answer: this.answer(candidate, existing, 'resumed', answered, expiry.bound) };
-      }
-      // Its heartbeats stopped: it ends here (charged to its expiry), and the machine takes a seat anew.
-      if (state?.endedAt === null) await repository.endExpired(now, candidate.productId, 1, existing);
-    }
-    const refusal = judgeLimits(candidate, usage, 0);
-    if (refusal !== undefined) return { refusal };
-    const leaseId = randomUUID();
-    const seats = seatLimit(candidate);
-    if (seats !== null) {
-      const slot = await new SeatSlotsRepository(trx).claim(
-        { productId: candidate.productId, pool: candidate.pool, limit: seats },
-        { leaseId, holderKey: key, fingerprint: input.fingerprint, heldUntil: expiresAt },
-        now,
-      );
-      // No free slot: every seat is held, which is what the refusal says.
-      if (slot === undefined) return { refusal: judgeLimits(candidate, usage, seats) ?? NOT_ENTITLED };
-    }
-    const inserted = await repository.insertLease({
-      id: leaseId,
+    const lease: NewLease = {
+      id: randomUUID(),
       appId: input.app.appId,
       productId: candidate.productId,
       assetId: candidate.assetId,
@@ -329,11 +311,41 @@ export class RuntimeService {
       offline,
       now,
       expiresAt,
-    });
-    // The same machine's check-out racing this one took the lease: this one rolls back (its
-    // slot with it) and is tried again, to resume that lease.
-    if (!inserted) throw new MachineRaced();
-    return { answer: this.answer(candidate, leaseId, 'granted', expiresAt, expiry.bound) };
+    };
+    // The lease goes in first: check-outs of one machine take turns on its row (the second finds
+    // the lease the first made, and resumes it rather than taking a second seat), and a refusal
+    // below rolls the row back with the transaction.
+    let placed = await repository.placeLease(lease);
+    if (!placed.inserted) {
+      const state = await repository.leaseForUpdate(placed.id, input.app.appId);
+      // The machine's live lease of this product was made through another app: its seat is in use,
+      // and not this app's to resume.
+      if (state === undefined) throw new Refused(seatsTaken(candidate, usage));
+      if (state.endedAt === null && state.expiresAt > now) {
+        // The row keeps the latest expiry any answer gave (a signature handed out before stays
+        // valid until its own), while a new signature gets no more than this check-out allows.
+        const keepUntil = new Date(Math.max(state.expiresAt.getTime(), expiresAt.getTime()));
+        await repository.touch(placed.id, now, keepUntil, offline);
+        const answered = offline ? expiresAt : keepUntil;
+        return { answer: this.answer(candidate, placed.id, 'resumed', answered, expiry.bound) };
+      }
+      // Its heartbeats stopped: it ends here (charged to its expiry), and the machine takes a seat anew.
+      await repository.endExpired(now, candidate.productId, 1, placed.id);
+      placed = await repository.placeLease(lease);
+    }
+    const refusal = judgeLimits(candidate, usage, 0);
+    if (refusal !== undefined) throw new Refused(refusal);
+    const seats = seatLimit(candidate);
+    if (seats !== null) {
+      const slot = await new SeatSlotsRepository(trx).claim(
+        { productId: candidate.productId, pool: candidate.pool, limit: seats },
+        { leaseId: placed.id, holderKey: key, fingerprint: input.fingerprint, heldUntil: expiresAt },
+        now,
+      );
+      // No free slot: every seat is held, which is what the refusal says.
+      if (slot === undefined) throw new Refused(seatsTaken(candidate, usage));
+    }
+    return { answer: this.answer(candidate, placed.id, 'granted', expiresAt, expiry.bound) };
   }
 
   private answer(
