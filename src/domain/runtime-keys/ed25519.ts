@@ -1,5 +1,8 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+
+// jose is imported where it is used, not here: config.ts imports this module, so every `keyward`
+// command would otherwise load jose's ~50 modules at start (through tsx's loader, ~0.1 s of CPU
+// per CLI process) for a key it only parses with node:crypto.
 
 /** The public half of an Ed25519 key, as a JWK (RFC 8037) holds it. */
 export interface Ed25519PublicJwk {
@@ -37,10 +40,12 @@ export function publicHalf(jwk: Ed25519PublicJwk): Ed25519PublicJwk {
 
 /** The key's id: its RFC 7638 thumbprint, the same wherever and whenever it is computed. */
 export async function thumbprintOf(jwk: Ed25519PublicJwk): Promise<string> {
+  const { calculateJwkThumbprint } = await import('jose');
   return calculateJwkThumbprint(publicHalf(jwk), 'sha256');
 }
 
 export async function generateEd25519(): Promise<Ed25519PrivateJwk> {
+  const { exportJWK, generateKeyPair } = await import('jose');
   const { privateKey } = await generateKeyPair(LEASE_ALGORITHM, { crv: 'Ed25519', extractable: true });
   const jwk = await exportJWK(privateKey);
   if (!isEd25519PrivateJwk(jwk)) throw new Error('the generated key is not an Ed25519 key');
