@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../support/database.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -142,5 +143,29 @@ describe('seat slots and the leases holding them', () => {
       .execute();
     expect(slots).toHaveLength(40);
     expect(slots.filter((s) => s.lease_id !== null)).toHaveLength(3);
+  });
+
+  it("counts a large license's new slots in the statistics, so its lookups go through the slot key", async () => {
+    // Planned on statistics that do not know a pool's slots (a new database's, before autovacuum
+    // comes by), the lookups of a full license were scans of all its slots. Making 3,000 slots
+    // refreshes them: the table counts those slots, and the full-license lookup of the last slot
+    // made goes through the primary key.
+    const target = await lockWith(world, { limitConcurrent: 3000 });
+    leaseOf(await checkOut(world, { ...target, fingerprint: fingerprint() }));
+    const db = h.database.db;
+    const counted = await sql<{ reltuples: number }>`
+      select reltuples::float8 as reltuples from pg_class where relname = 'runtime_seat_slots'`.execute(db);
+    expect(counted.rows[0]?.reltuples).toBeGreaterThanOrEqual(3000);
+    const product = await db
+      .selectFrom('product_instances')
+      .innerJoin('assets', 'assets.id', 'product_instances.asset_id')
+      .select('product_instances.id')
+      .where('assets.asset_num', '=', target.assetNum)
+      .executeTakeFirstOrThrow();
+    const plan = await sql<{ 'QUERY PLAN': string }>`
+      explain select max(slot) from runtime_seat_slots where product_id = ${product.id} and pool = 'own'`.execute(
+      db,
+    );
+    expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('runtime_seat_slots_pkey');
   });
 });

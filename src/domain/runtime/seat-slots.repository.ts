@@ -37,6 +37,15 @@ function heldUntilOf(lease: LeaseHold | undefined): Date {
  */
 const LOOKS = 64;
 
+/** Slots made at once from which the table's statistics are refreshed (see makeSlots). */
+const ANALYZE_AFTER_SLOTS = 1000;
+
+/** A slot this transaction holds locked, with its row's tid (stable while the lock is held). */
+interface LockedSlot {
+  slot: number;
+  tid: string;
+}
+
 /**
  * Seat slots (migration 0181): one row per seat of a product instance's pool. A check-out claims a
  * row with FOR UPDATE SKIP LOCKED, so check-outs of one license never queue on one lock, and no
@@ -53,7 +62,7 @@ export class SeatSlotsRepository {
   async claim(pool: SeatPool, holder: SlotHolder, now: Date): Promise<number | undefined> {
     if (pool.limit <= 0) return undefined;
     const first = await this.ownOrPassed(pool, holder, now);
-    if (first?.own === true) return this.take(pool, first.slot, holder);
+    if (first?.own === true) return this.take(pool, first, holder);
     const found = await this.freeSlot(pool, now, first);
     if (found !== undefined) return this.take(pool, found, holder);
     if (await this.makeSlots(pool)) {
@@ -71,25 +80,25 @@ export class SeatSlotsRepository {
     pool: SeatPool,
     holder: SlotHolder,
     now: Date,
-  ): Promise<{ slot: number; lease_id: string | null; own: boolean } | undefined> {
-    const result = await sql<{ slot: number; lease_id: string | null; own: boolean }>`
+  ): Promise<(LockedSlot & { lease_id: string | null; own: boolean }) | undefined> {
+    const result = await sql<LockedSlot & { lease_id: string | null; own: boolean }>`
       with own as (
-        select slot, lease_id from runtime_seat_slots
+        select slot, ctid::text as tid, lease_id from runtime_seat_slots
          where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
            and holder_key = ${holder.holderKey} and fingerprint = ${holder.fingerprint}
          limit 1
            for update skip locked
       ), passed as (
-        select slot, lease_id from runtime_seat_slots
+        select slot, ctid::text as tid, lease_id from runtime_seat_slots
          where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
            and held_until <= ${now} and not exists (select 1 from own)
          order by held_until
          limit 1
            for update skip locked
       )
-      select slot, lease_id, true as own from own
+      select slot, tid, lease_id, true as own from own
       union all
-      select slot, lease_id, false as own from passed
+      select slot, tid, lease_id, false as own from passed
     `.execute(this.db);
     return result.rows[0];
   }
@@ -106,18 +115,20 @@ export class SeatSlotsRepository {
   private async freeSlot(
     pool: SeatPool,
     now: Date,
-    firstLook?: { slot: number; lease_id: string | null },
-  ): Promise<number | undefined> {
+    firstLook?: LockedSlot & { lease_id: string | null },
+  ): Promise<LockedSlot | undefined> {
     const passed: number[] = [];
     for (let look = 0; look < LOOKS; look += 1) {
       let row = look === 0 ? firstLook : undefined;
       if (row === undefined) {
-        let next = this.slotsOf(pool).select(['slot', 'lease_id']).where('held_until', '<=', now);
+        let next = this.slotsOf(pool)
+          .select(['slot', sql<string>`ctid::text`.as('tid'), 'lease_id'])
+          .where('held_until', '<=', now);
         if (passed.length > 0) next = next.where('slot', 'not in', passed);
         row = await next.orderBy('held_until').limit(1).forUpdate().skipLocked().executeTakeFirst();
       }
       if (row === undefined) return undefined;
-      if (row.lease_id === null) return row.slot;
+      if (row.lease_id === null) return row;
       const lease = await this.db
         .selectFrom('runtime_leases')
         .select(['ended_at', 'expires_at', 'seat_held_until'])
@@ -128,11 +139,11 @@ export class SeatSlotsRepository {
       passed.push(row.slot);
       if (lease === undefined) {
         // Gone: pruned long after its seat was free. Locked by another call: left alone.
-        if ((await this.leasesOf([row.lease_id])).size === 0) return row.slot;
+        if ((await this.leasesOf([row.lease_id])).size === 0) return row;
         continue;
       }
       const heldUntil = heldUntilOf(lease);
-      if (heldUntil <= now) return row.slot;
+      if (heldUntil <= now) return row;
       await this.moveHints(pool, [{ slot: row.slot, heldUntil }], now);
     }
     return undefined;
@@ -179,20 +190,22 @@ export class SeatSlotsRepository {
     `.execute(this.db);
   }
 
-  private async take(pool: SeatPool, slot: number, holder: SlotHolder): Promise<number> {
-    await this.db
-      .updateTable('runtime_seat_slots')
-      .set({
-        lease_id: holder.leaseId,
-        holder_key: holder.holderKey,
-        fingerprint: holder.fingerprint,
-        held_until: holder.heldUntil,
-      })
-      .where('product_id', '=', pool.productId)
-      .where('pool', '=', pool.pool)
-      .where('slot', '=', slot)
-      .execute();
-    return slot;
+  /**
+   * Gives the slot, locked by this transaction, to the holder. The row is addressed by its tid,
+   * which cannot change while the lock is held: a tid scan is one page whatever the planner's
+   * statistics say (on stale ones, a lookup by the key was planned as a scan of all the pool's
+   * slots through another index).
+   */
+  private async take(pool: SeatPool, locked: LockedSlot, holder: SlotHolder): Promise<number> {
+    const result = await sql`
+      update runtime_seat_slots
+         set lease_id = ${holder.leaseId}, holder_key = ${holder.holderKey},
+             fingerprint = ${holder.fingerprint}, held_until = ${holder.heldUntil}
+       where ctid = ${locked.tid}::tid
+         and product_id = ${pool.productId} and pool = ${pool.pool} and slot = ${locked.slot}
+    `.execute(this.db);
+    if (result.numAffectedRows !== 1n) throw new Error(`seat slot ${locked.slot} moved while locked`);
+    return locked.slot;
   }
 
   /**
@@ -213,6 +226,10 @@ export class SeatSlotsRepository {
       select ${pool.productId}, ${pool.pool}, g from generate_series(${made}::int, ${pool.limit - 1}::int) g
       on conflict do nothing
     `.execute(this.db);
+    // Statistics that do not know these slots yet (a new database's, until autovacuum comes by)
+    // get this pool's lookups planned as scans of all its slots: a large pool is counted at once,
+    // in this transaction (ANALYZE counts its own inserts), once per license and size.
+    if (pool.limit - made >= ANALYZE_AFTER_SLOTS) await sql`analyze runtime_seat_slots`.execute(this.db);
     return true;
   }
 }
