@@ -88,7 +88,7 @@ async function runtimeCall(url: string, session: Session, path: string, body: un
 }
 
 /** Check-outs of `licenses` in turn by distinct machines, as the licensed program makes them. */
-function checkOuts(session: Session, licenses: readonly License[], tag: string): RequestShape {
+export function checkOuts(session: Session, licenses: readonly License[], tag: string): RequestShape {
   let next = 0;
   return {
     method: 'POST',
@@ -156,7 +156,7 @@ async function keepLive(url: string, session: Session, db: Db, license: License)
 }
 
 /** A license's slots made by one check-out, checked in again: no live lease, seats ready. */
-async function prime(url: string, session: Session, license: License): Promise<void> {
+export async function prime(url: string, session: Session, license: License): Promise<void> {
   const fingerprint = `busy-prime-${randomBytes(4).toString('hex')}`;
   const out = await runtimeCall(url, session, '/leases', { ...license, fingerprint });
   const leaseId = /"leaseId":"([^"]+)"/.exec(out)?.[1];

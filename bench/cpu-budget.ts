@@ -9,6 +9,8 @@ import { cpuMsOf } from './fleet-meter.js';
 import { measure, type RequestShape } from './load.js';
 import { startKeyward, startReference } from './processes.js';
 import * as requests from './requests.js';
+import { checkOuts, prime } from './busy-license.js';
+import { batchOrder } from './checkout-storm.js';
 import { heartbeat, startCopies } from './runtime.js';
 import { finishSeeding, seedTenants } from './seed.js';
 import { openSession } from './session.js';
@@ -91,6 +93,18 @@ try {
   await budget('order op 3', server.url, server.pid, requests.queryEnterprises(session));
   await budget('member op 5', server.url, server.pid, requests.listMembers(session));
   await budget('runtime heartbeat', server.url, server.pid, heartbeat(session, copies));
+  // Check-outs of one site licence by new machines, 50 at once as at 9:00: seats enough that none
+  // is refused, and its slots made beforehand, so this prices taking a seat.
+  const crmProductId = `BUDGET-${randomBytes(4).toString('hex')}`;
+  const license = { assetNum: `BG-${crmProductId}`, crmProductId };
+  await batchOrder(server.url, session, [license.assetNum], {
+    crmProductId,
+    productUri: crmProductId,
+    productName: 'Site licence',
+    limitConcurrent: 100_000,
+  });
+  await prime(server.url, session, license);
+  await budget('runtime check-out', server.url, server.pid, checkOuts(session, [license], 'budget'), 50);
   await budget(
     'batchOrder (per call)',
     server.url,
