@@ -5,6 +5,7 @@ import type { DatabaseHandle } from '../../src/db/client.js';
 import { DbGateRepository } from '../../src/domain/gate/db-gate.repository.js';
 import { EnterprisesRepository } from '../../src/domain/enterprises/enterprises.repository.js';
 import { MembersRepository } from '../../src/domain/members/members.repository.js';
+import { RuntimeRepository } from '../../src/domain/runtime/runtime.repository.js';
 import { onPostgres, openTestDatabase } from '../support/database.js';
 
 // The hot reads run as named prepared statements (src/db/prepared-statements.ts). That saves the
@@ -43,7 +44,12 @@ beforeAll(async () => {
     .where('global_id', '=', `plan-${tag}-1`)
     .executeTakeFirstOrThrow();
   enterpriseId = first.id;
-  await sql`analyze enterprises, customers, members, member_page_versions`.execute(db);
+  // One lock per customer, for the check-out's reads.
+  await sql`
+    insert into assets (id, asset_num, license_type, customer_id)
+    select 'plan-' || ${tag} || '-' || c.id, 'PLAN-' || ${tag} || '-' || c.id, 'normal_recover_usbkey', c.id
+      from customers c where c.channel_code = ${channel}`.execute(db);
+  await sql`analyze enterprises, customers, members, member_page_versions, assets`.execute(db);
 });
 afterAll(async () => database?.close());
 
@@ -110,5 +116,24 @@ describe.runIf(onPostgres())('prepared statements of the hot reads settle on a g
       'rate_counters',
     );
     expect(plans.generic).toBeGreaterThan(0);
+  });
+
+  it("a check-out's first reads: the lock and the products it runs", async () => {
+    const lock = await plansOf(
+      (db) =>
+        new RuntimeRepository(db).lockCandidates(`PLAN-${tag}-plan-${tag}-${enterpriseId}`, [channel], {
+          crmProductId: 'none',
+        }),
+      'll.lock_asset_id = ',
+    );
+    expect(lock.generic).toBeGreaterThan(0);
+    const found = await plansOf(
+      (db) =>
+        new RuntimeRepository(db).lockCandidates(`PLAN-${tag}-plan-${tag}-${enterpriseId}`, [channel], {
+          crmProductId: 'none',
+        }),
+      'not a.revoked and c.channel_code',
+    );
+    expect(found.generic).toBeGreaterThan(0);
   });
 });

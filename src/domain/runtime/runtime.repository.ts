@@ -223,7 +223,7 @@ export class RuntimeRepository {
     product: ProductSelector,
     assetNum?: string,
   ): Promise<Candidate[]> {
-    const result = await sql<CandidateRow>`
+    const result = await sql<CandidateRow>`${sql.raw(PREPARED)}
       select ${COLUMNS}, 'own' as pool, (lp.product_id is not null) as lent_away,
              (a.locked or a.freezing) as disabled, m.enterprise_id
         from asset_assignments aa
@@ -249,13 +249,15 @@ export class RuntimeRepository {
     channels: readonly string[],
     product: ProductSelector,
   ): Promise<{ lockAssetId: string; candidates: Candidate[] } | undefined> {
-    const lock = await sql<{ id: string }>`
+    // Each check-out's first statements: prepared, so PostgreSQL plans them once per connection
+    // (planning the candidates' union cost it more than running it).
+    const lock = await sql<{ id: string }>`${sql.raw(PREPARED)}
       select a.id from assets a join customers c on c.id = a.customer_id
        where a.asset_num = ${assetNum} and not a.revoked and c.channel_code = any(${[...channels]}::text[])
     `.execute(this.db);
     const lockAssetId = lock.rows[0]?.id;
     if (lockAssetId === undefined) return undefined;
-    const result = await sql<CandidateRow>`
+    const result = await sql<CandidateRow>`${sql.raw(PREPARED)}
       select ${COLUMNS}, 'own' as pool, (lp.product_id is not null) as lent_away,
              (a.locked or a.freezing) as disabled, c.enterprise_id
         from assets a

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { PREPARED } from '../../db/prepared-statements.js';
 
 /** A product instance's pool: where a check-out takes a seat. */
 export interface SeatPool {
@@ -81,7 +82,7 @@ export class SeatSlotsRepository {
     holder: SlotHolder,
     now: Date,
   ): Promise<(LockedSlot & { lease_id: string | null; own: boolean }) | undefined> {
-    const result = await sql<LockedSlot & { lease_id: string | null; own: boolean }>`
+    const result = await sql<LockedSlot & { lease_id: string | null; own: boolean }>`${sql.raw(PREPARED)}
       with own as (
         select slot, ctid::text as tid, lease_id from runtime_seat_slots
          where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
@@ -197,7 +198,7 @@ export class SeatSlotsRepository {
    * slots through another index).
    */
   private async take(pool: SeatPool, locked: LockedSlot, holder: SlotHolder): Promise<number> {
-    const result = await sql`
+    const result = await sql`${sql.raw(PREPARED)}
       update runtime_seat_slots
          set lease_id = ${holder.leaseId}, holder_key = ${holder.holderKey},
              fingerprint = ${holder.fingerprint}, held_until = ${holder.heldUntil}
