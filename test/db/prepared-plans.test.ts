@@ -118,22 +118,14 @@ describe.runIf(onPostgres())('prepared statements of the hot reads settle on a g
     expect(plans.generic).toBeGreaterThan(0);
   });
 
-  it("a check-out's first reads: the lock and the products it runs", async () => {
-    const lock = await plansOf(
+  it("a check-out's first read: the lock and the products it runs", async () => {
+    const plans = await plansOf(
       (db) =>
         new RuntimeRepository(db).lockCandidates(`PLAN-${tag}-plan-${tag}-${enterpriseId}`, [channel], {
           crmProductId: 'none',
         }),
       'll.lock_asset_id = ',
     );
-    expect(lock.generic).toBeGreaterThan(0);
-    const found = await plansOf(
-      (db) =>
-        new RuntimeRepository(db).lockCandidates(`PLAN-${tag}-plan-${tag}-${enterpriseId}`, [channel], {
-          crmProductId: 'none',
-        }),
-      'not a.revoked and c.channel_code',
-    );
-    expect(found.generic).toBeGreaterThan(0);
+    expect(plans.generic).toBeGreaterThan(0);
   });
 });

@@ -47,6 +47,9 @@ interface CandidateRow {
   enterprise_id: number | null;
 }
 
+/** A candidate's columns as a left join gives them: all null when the lock runs nothing asked for. */
+type FoundRow = { [K in keyof CandidateRow]: CandidateRow[K] | null };
+
 function toCandidate(r: CandidateRow): Candidate {
   return {
     productId: r.product_id,
@@ -249,36 +252,43 @@ export class RuntimeRepository {
     channels: readonly string[],
     product: ProductSelector,
   ): Promise<{ lockAssetId: string; candidates: Candidate[] } | undefined> {
-    // Each check-out's first statements: prepared, so PostgreSQL plans them once per connection
-    // (planning the candidates' union cost it more than running it).
-    const lock = await sql<{ id: string }>`${sql.raw(PREPARED)}
-      select a.id from assets a join customers c on c.id = a.customer_id
-       where a.asset_num = ${assetNum} and not a.revoked and c.channel_code = any(${[...channels]}::text[])
+    // A check-out's first statement, one round trip for the lock and its products, prepared so
+    // PostgreSQL plans it once per connection (planning the union cost it more than running it).
+    // No row: no such lock; one row with no product: the lock runs nothing asked for.
+    const result = await sql<{ lock_asset_id: string } & FoundRow>`${sql.raw(PREPARED)}
+      with lock as (
+        select a.id from assets a join customers c on c.id = a.customer_id
+         where a.asset_num = ${assetNum} and not a.revoked and c.channel_code = any(${[...channels]}::text[])
+         limit 1
+      ), found as (
+        select ${COLUMNS}, 'own' as pool, (lp.product_id is not null) as lent_away,
+               (a.locked or a.freezing) as disabled, c.enterprise_id
+          from assets a
+          join customers c on c.id = a.customer_id
+          join product_instances p on p.asset_id = a.id and not p.revoked
+          left join lent_products lp on lp.product_id = p.id
+         where a.id = (select id from lock) and ${productMatches(product)}
+        union all
+        select ${COLUMNS}, 'lent' as pool, false as lent_away,
+               (a.locked or a.freezing or l.locked or l.freezing) as disabled, ll.enterprise_id
+          from lent_locks ll
+          join assets l on l.id = ll.lock_asset_id
+          join asset_lendings al on al.lock_asset_id = ll.lock_asset_id
+          join lent_products lp on lp.asset_id = al.asset_id
+          join product_instances p on p.id = lp.product_id and not p.revoked
+          join assets a on a.id = p.asset_id and not a.revoked
+         where ll.lock_asset_id = (select id from lock) and ${productMatches(product)}
+         order by product_id
+         limit 100
+      )
+      select lock.id as lock_asset_id, found.* from lock left join found on true order by found.product_id
     `.execute(this.db);
-    const lockAssetId = lock.rows[0]?.id;
+    const lockAssetId = result.rows[0]?.lock_asset_id;
     if (lockAssetId === undefined) return undefined;
-    const result = await sql<CandidateRow>`${sql.raw(PREPARED)}
-      select ${COLUMNS}, 'own' as pool, (lp.product_id is not null) as lent_away,
-             (a.locked or a.freezing) as disabled, c.enterprise_id
-        from assets a
-        join customers c on c.id = a.customer_id
-        join product_instances p on p.asset_id = a.id and not p.revoked
-        left join lent_products lp on lp.product_id = p.id
-       where a.id = ${lockAssetId} and ${productMatches(product)}
-      union all
-      select ${COLUMNS}, 'lent' as pool, false as lent_away,
-             (a.locked or a.freezing or l.locked or l.freezing) as disabled, ll.enterprise_id
-        from lent_locks ll
-        join assets l on l.id = ll.lock_asset_id
-        join asset_lendings al on al.lock_asset_id = ll.lock_asset_id
-        join lent_products lp on lp.asset_id = al.asset_id
-        join product_instances p on p.id = lp.product_id and not p.revoked
-        join assets a on a.id = p.asset_id and not a.revoked
-       where ll.lock_asset_id = ${lockAssetId} and ${productMatches(product)}
-       order by product_id
-       limit 100
-    `.execute(this.db);
-    return { lockAssetId, candidates: result.rows.map(toCandidate) };
+    const candidates = result.rows.filter(
+      (r): r is { lock_asset_id: string } & CandidateRow => r.product_id !== null,
+    );
+    return { lockAssetId, candidates: candidates.map(toCandidate) };
   }
 
   /**
