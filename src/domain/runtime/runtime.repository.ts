@@ -335,30 +335,6 @@ export class RuntimeRepository {
   }
 
   /**
-   * The seats of a product's pool in use: the machines (holder and fingerprint) with a live lease
-   * or a checked-in offline lease still holding its seat. The asking machine is left out: a seat
-   * its own offline lease still holds is the seat it takes again, not another one.
-   */
-  async seatsInUse(
-    productId: number,
-    pool: 'own' | 'lent',
-    now: Date,
-    asking: { holderKey: string; fingerprint: string },
-  ): Promise<number> {
-    const result = await sql<{ n: number }>`${sql.raw(PREPARED)}
-      select count(*)::int as n from (
-        select holder_key, fingerprint from runtime_leases
-         where product_id = ${productId} and pool = ${pool} and ended_at is null and expires_at > ${now}
-        union
-        select holder_key, fingerprint from runtime_leases
-         where product_id = ${productId} and pool = ${pool} and seat_held_until > ${now}
-      ) seats
-      where not (holder_key = ${asking.holderKey} and fingerprint = ${asking.fingerprint})
-    `.execute(this.db);
-    return result.rows[0]?.n ?? 0;
-  }
-
-  /**
    * The product's use so far: what ended leases left in runtime_usage plus what its live leases
    * have run, and its consumption.
    */
