@@ -84,10 +84,8 @@ export class SeatSlotsRepository {
     pool: SeatPool,
     holder: SlotHolder,
     now: Date,
-  ): Promise<(LockedSlot & { lease_id: string | null; own: boolean; taken: boolean }) | undefined> {
-    const result = await sql<
-      LockedSlot & { lease_id: string | null; own: boolean; taken: boolean }
-    >`${sql.raw(PREPARED)}
+  ): Promise<(LockedSlot & { lease_id: string | null; taken: boolean }) | undefined> {
+    const result = await sql<LockedSlot & { lease_id: string | null; taken: boolean }>`${sql.raw(PREPARED)}
       with own as (
         select slot, ctid, lease_id from runtime_seat_slots
          where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
@@ -112,7 +110,7 @@ export class SeatSlotsRepository {
          where ctid = (select ctid from picked where own or lease_id is null)
         returning slot
       )
-      select p.slot, p.ctid::text as tid, p.lease_id, p.own, exists (select 1 from taken) as taken
+      select p.slot, p.ctid::text as tid, p.lease_id, exists (select 1 from taken) as taken
         from picked p
     `.execute(this.db);
     return result.rows[0];
