@@ -139,9 +139,14 @@ describe('GET /admin/audit filters', () => {
   });
 
   it('takes a filter as a value to match, never as SQL', async () => {
+    // Fuzzing files on the same PostgreSQL database may bind an enterprise named "%", so what is
+    // asserted is that none of this file's rows match, which a filter read as SQL would break.
+    const ours = new Set([e1.globalId, e2.globalId]);
+    const oursIn = (rows: AuditRecord[]) =>
+      rows.filter((r) => r.enterpriseId !== null && ours.has(r.enterpriseId));
     for (const hostile of ["x' or '1'='1", '%', '_', "'; drop table audit_log; --"]) {
-      expect(await audit(h, { subject: hostile })).toEqual([]);
-      expect(await audit(h, { enterprise: hostile })).toEqual([]);
+      expect(oursIn(await audit(h, { subject: hostile }))).toEqual([]);
+      expect(oursIn(await audit(h, { enterprise: hostile }))).toEqual([]);
       expect(await audit(h, { app: hostile })).toEqual([]);
     }
     expect((await audit(h, { enterprise: e1.globalId })).length).toBeGreaterThan(0);
