@@ -91,6 +91,14 @@ describe('a storm of check-outs on one license', () => {
       .where('runtime_leases.ended_at', 'is', null)
       .execute();
     expect(live).toHaveLength(seats);
+    // Every live lease holds a slot of its own: a new machine's lease and slot are written by one
+    // statement, and no lease went in without its slot (nor a slot to a lease that did not).
+    const slotted = await sql<{ leases: number; slots: number }>`
+      select count(distinct l.id)::int as leases, count(s.slot)::int as slots
+        from runtime_leases l join runtime_seat_slots s on s.lease_id = l.id and s.product_id = l.product_id
+       where l.id in (${sql.join(live.map((l) => l.id))})
+    `.execute(h.database.db);
+    expect(slotted.rows[0]).toEqual({ leases: seats, slots: seats });
     expect(beats.length).toBeGreaterThan(0);
     expect(beats.filter((b) => b.status !== 200 || b.code !== 0)).toEqual([]);
     // 600 check-outs on the embedded database take their turns on one connection: on a loaded
@@ -99,6 +107,23 @@ describe('a storm of check-outs on one license', () => {
 });
 
 describe('seat slots and the leases holding them', () => {
+  it("gives a checked-in seat to the next machine, whose lease then holds that seat's slot", async () => {
+    const target = await lockWith(world, { limitConcurrent: 1 });
+    const a = fingerprint();
+    const leaseA = leaseOf(await checkOut(world, { ...target, fingerprint: a }));
+    refusalOf(await checkOut(world, { ...target, fingerprint: fingerprint() }), '90005');
+    leaseOf(await checkIn(world, { leaseId: leaseA.leaseId }, a));
+    const next = leaseOf(await checkOut(world, { ...target, fingerprint: fingerprint() }));
+    expect(next.status).toBe('granted');
+    const slots = await h.database.db
+      .selectFrom('runtime_seat_slots')
+      .select(['slot', 'lease_id'])
+      .where('lease_id', 'in', [leaseA.leaseId, next.leaseId])
+      .execute();
+    expect(slots).toEqual([{ slot: 0, lease_id: next.leaseId }]);
+    refusalOf(await checkOut(world, { ...target, fingerprint: a }), '90005');
+  });
+
   it('takes again the seat of a lease whose heartbeats stopped, never one whose lease beat since', async () => {
     const target = await lockWith(world, { limitConcurrent: 2 });
     const a = fingerprint();

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { PREPARED } from '../../db/prepared-statements.js';
+import type { NewLease } from './runtime.repository.js';
 
 /** A product instance's pool: where a check-out takes a seat. */
 export interface SeatPool {
@@ -71,6 +72,71 @@ export class SeatSlotsRepository {
       if (made !== undefined) return this.take(pool, made, holder);
     }
     return undefined;
+  }
+
+  /**
+   * A new machine's whole check-out in one statement, outside any transaction: its live lease
+   * inserted and a seat slot taken for it, both or neither. Only a slot that is surely free is
+   * taken here: the machine's own, or the first whose hint has passed and whose lease is none, or
+   * ended and no longer holding its seat (an ended lease never lives again, so it is read without
+   * its lock). Answers the slot, or undefined when this statement decided nothing (the machine
+   * already has a live lease, the slot found needs its lease judged under lock, or none is free):
+   * the caller then runs the check-out's transaction, which decides every case.
+   *
+   * A row that FOR UPDATE locked in a version newer than the statement's snapshot cannot be
+   * updated by the same statement; `visible` keeps such a row out, so a lease is never inserted
+   * without its slot. Both writes commit together, as one statement does.
+   */
+  async placeWithSeat(pool: SeatPool, lease: NewLease): Promise<number | undefined> {
+    if (pool.limit <= 0) return undefined;
+    const result = await sql<{ slot: number | null }>`${sql.raw(PREPARED)}
+      with own as (
+        select slot, ctid, lease_id from runtime_seat_slots
+         where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
+           and holder_key = ${lease.holderKey} and fingerprint = ${lease.fingerprint}
+         limit 1
+           for update skip locked
+      ), passed as (
+        select slot, ctid, lease_id from runtime_seat_slots
+         where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
+           and held_until <= ${lease.now} and not exists (select 1 from own)
+         order by held_until
+         limit 1
+           for update skip locked
+      ), free as (
+        select ctid from own
+        union all
+        select p.ctid from passed p
+         where p.lease_id is null
+            or not exists (
+                 select 1 from runtime_leases l
+                  where l.id = p.lease_id
+                    and (l.ended_at is null or coalesce(l.seat_held_until, '-infinity') > ${lease.now}))
+      ), visible as (
+        select s.ctid from runtime_seat_slots s where s.ctid = (select ctid from free)
+      ), placed as (
+        insert into runtime_leases (id, app_id, product_id, asset_id, holder_kind, holder_key, member_id,
+                                    lock_asset_id, enterprise_id, pool, fingerprint, offline,
+                                    created_at, heartbeat_at, expires_at)
+        select ${lease.id}::text, ${lease.appId}::text, ${lease.productId}::bigint, ${lease.assetId}::text,
+               ${lease.holderKind}::text, ${lease.holderKey}::text, ${lease.memberId}::bigint,
+               ${lease.lockAssetId}::text, ${lease.enterpriseId}::bigint, ${lease.pool}::text,
+               ${lease.fingerprint}::text, ${lease.offline}::boolean, ${lease.now}::timestamptz,
+               ${lease.now}::timestamptz, ${lease.expiresAt}::timestamptz
+         where exists (select 1 from visible)
+        on conflict (product_id, holder_key, fingerprint) where ended_at is null do nothing
+        returning id
+      ), taken as (
+        update runtime_seat_slots
+           set lease_id = ${lease.id}, holder_key = ${lease.holderKey},
+               fingerprint = ${lease.fingerprint}, held_until = ${lease.expiresAt}
+         where ctid = (select ctid from visible) and exists (select 1 from placed)
+        returning slot
+      )
+      select (select slot from taken) as slot
+    `.execute(this.db);
+    const slot = result.rows[0]?.slot;
+    return slot === null || slot === undefined ? undefined : slot;
   }
 
   /**
