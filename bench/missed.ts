@@ -15,13 +15,6 @@ export const MISSED_BECAUSE: Readonly<Record<string, string>> = {
     'leaves 41–51 ms on two cores; PostgreSQL’s writes of about 1,350 rows alone take 32 ms, so the ' +
     'server would have to take its 300 KB body in 7–12 ms; binary COPY or parameters and a smaller ' +
     'versioned fingerprint body would reach it (PROFILES.md, "batchOrder")',
-  'runtime busy license: 10,000 check-outs of one 10,000-seat license, 50 clients':
-    '31.0–33.9 s in four runs on a quiet machine (was 55–61 s): a check-out now costs about 3 ms of ' +
-    'CPU in all (Keyward 1.3–1.9, PostgreSQL 1.5–1.7, load generator 0.2–0.5), and the storm shares ' +
-    'the two cores with 470–560 heartbeats a second of other licenses that the scenario keeps ' +
-    'running; 30 s is 333 a second while it fills, about 5 % more than the machine gave; rounds of ' +
-    '1,000 on one license without the heartbeats run 536–574 a second (PROFILES.md, "check-outs ' +
-    'without the planner’s guesses")',
   'runtime heartbeat, 1000 running copies, 50 connections':
     'measured 0.49–0.67 × R1 in full runs, at the edge of its 0.5 on this shared machine; two ' +
     'statements shared by the calls that arrive together (PROFILES.md, "runtime heartbeat")',
