@@ -11,6 +11,7 @@ import { registerKeysCommands } from './commands/keys.js';
 import { registerLoginCommands } from './commands/login.js';
 import { registerMemberCommands } from './commands/member.js';
 import { registerOperatorCommands } from './commands/operator.js';
+import { registerRelayCommands } from './commands/relay.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTokenCommand } from './commands/token.js';
@@ -42,6 +43,7 @@ function register(program: Command): void {
   registerBackupCommands(program);
   registerOperatorCommands(program);
   registerLoginCommands(program);
+  registerRelayCommands(program);
   program.addHelpText('after', AFTER_HELP);
 }
 
