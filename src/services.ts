@@ -23,6 +23,7 @@ import { LoginService } from './domain/members/login.service.js';
 import { MemberAdminService } from './domain/members/member-admin.service.js';
 import { MembersService } from './domain/members/members.service.js';
 import { OrdersService } from './domain/orders/orders.service.js';
+import { RelayGrantService } from './domain/relay/relay-grant.service.js';
 import { ActivationService } from './domain/activation/activation.service.js';
 import { RuntimeService } from './domain/runtime/runtime.service.js';
 import { RuntimeKeysService } from './domain/runtime-keys/runtime-keys.service.js';
@@ -59,6 +60,7 @@ export interface Services {
   consoleSessions: ConsoleSessionsService;
   runtime: RuntimeService;
   activation: ActivationService;
+  relayGrants: RelayGrantService;
   runtimeKeys: RuntimeKeysService;
   webhookEndpoints: WebhookEndpointsService;
   webhookDeliveries: WebhookDeliveryService;
@@ -146,6 +148,10 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     runtime,
     activation: new ActivationService(db, {
       runtime,
+      signer: runtimeKeys,
+      ...(options.now === undefined ? {} : { now: options.now }),
+    }),
+    relayGrants: new RelayGrantService(db, {
       signer: runtimeKeys,
       ...(options.now === undefined ? {} : { now: options.now }),
     }),

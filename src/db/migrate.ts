@@ -41,6 +41,7 @@ import * as m0182 from './migrations/0182_runtime_idempotency_and_app_limits.js'
 import * as m0183 from './migrations/0183_console_session_second_factor.js';
 import * as m0184 from './migrations/0184_license_notices.js';
 import * as m0185 from './migrations/0185_console_search.js';
+import * as m0186 from './migrations/0186_relay_grants.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 export const MIGRATIONS: MigrationList = {
@@ -84,6 +85,7 @@ export const MIGRATIONS: MigrationList = {
   '0183_console_session_second_factor': m0183,
   '0184_license_notices': m0184,
   '0185_console_search': m0185,
+  '0186_relay_grants': m0186,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

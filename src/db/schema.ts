@@ -341,6 +341,20 @@ export interface RuntimeConsumptionsTable {
 }
 
 /** One seat a product instance's pool may hand out, and the lease holding it (migration 0181). */
+/** A pool grant answered to a relay (migration 0186). */
+export interface RelayGrantsTable {
+  id: string;
+  request_hash: string;
+  relay_id: string;
+  relay_kid: string;
+  fingerprint: string;
+  licenses: Json<unknown>;
+  token: string;
+  starts_at: Date;
+  ends_at: Date;
+  created_at: Date;
+}
+
 export interface RuntimeSeatSlotsTable {
   product_id: number;
   pool: 'own' | 'lent';
@@ -569,6 +583,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   runtime_leases: RuntimeLeasesTable;
   runtime_seat_slots: RuntimeSeatSlotsTable;
+  relay_grants: RelayGrantsTable;
   runtime_consumptions: RuntimeConsumptionsTable;
   runtime_usage: RuntimeUsageTable;
   runtime_activations: RuntimeActivationsTable;

@@ -306,6 +306,35 @@ describe.skipIf(onPostgres())('keyward CLI', { timeout: 90_000 }, () => {
     expect(jwks.keys.map((k) => k.kid)).toEqual([previousKid, kid]);
   });
 
+  it("answers a relay's request through the admin API, naming what it cannot grant", async () => {
+    const relayDir = path.join(dataDir, 'relay');
+    const jwks = await (await fetch(`${server.url}/.well-known/jwks.json`)).text();
+    fs.writeFileSync(path.join(dataDir, 'vendor-jwks.json'), jwks);
+    const relayEnv = { ...env, KEYWARD_RELAY_FINGERPRINT: 'cli-relay-machine-1' };
+    const init = await runCli(
+      [
+        'relay',
+        'init',
+        '--dir',
+        relayDir,
+        '--vendor-jwks',
+        path.join(dataDir, 'vendor-jwks.json'),
+        '--ask',
+        'NO-SUCH-LOCK=2',
+      ],
+      relayEnv,
+    );
+    expect(init.code, init.stderr).toBe(0);
+    const out = path.join(dataDir, 'grant.jwt');
+    const grant = await runCli(['relay', 'grant', path.join(relayDir, 'request.jwt'), '--out', out], env);
+    expect(grant.code).toBe(1);
+    expect(grant.stderr).toContain('asks.licenses[0].assetNum: no lock has this number');
+    expect(fs.existsSync(out)).toBe(false);
+    const missing = await runCli(['relay', 'grant', path.join(dataDir, 'absent.jwt')], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('absent.jwt: cannot be read');
+  });
+
   it('refuses a second server on the same data directory', async () => {
     await expect(startServerProcess({ DATA_DIR: dataDir, DATABASE_URL: '' })).rejects.toThrow(
       /in use by process/,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { CliError } from '../admin-client.js';
+import { adminCall, CliError } from '../admin-client.js';
 import { printableJson, text } from '../printable.js';
 import { examples } from '../program.js';
 
@@ -99,6 +99,48 @@ async function init(options: InitOptions): Promise<void> {
   console.log(text`request: ${out} (carry it to the vendor, who answers it with a pool grant)`);
 }
 
+interface GrantAnswer {
+  grantId: string;
+  relayId: string;
+  token: string;
+  startsAt: number;
+  endsAt: number;
+  licenses: Array<{ assetNum: string; crmProductId: string | null; seats: number }>;
+  made: boolean;
+}
+
+/** The largest request file read: a relay's request is a few kilobytes. */
+const REQUEST_FILE_MAX_BYTES = 65_536;
+
+async function grant(file: string, options: { out?: string; json?: boolean }): Promise<void> {
+  let request: string;
+  try {
+    if (fs.statSync(file).size > REQUEST_FILE_MAX_BYTES)
+      throw new CliError(text`${file} is larger than a relay request can be`);
+    request = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(text`${file}: cannot be read`);
+  }
+  const answer = await adminCall<GrantAnswer>('POST', '/relays/grants', { request: request.trim() });
+  const out = options.out ?? `${answer.relayId}-grant.jwt`;
+  // The same grant answered again is written again: it holds nothing secret.
+  fs.writeFileSync(out, `${answer.token}\n`, { mode: 0o644 });
+  if (options.json === true) {
+    console.log(printableJson({ ...answer, grantFile: out }));
+    return;
+  }
+  console.log(
+    text`${answer.made ? 'granted' : 'already granted'} ${answer.grantId} to relay ${answer.relayId}, until ${new Date(answer.endsAt).toISOString()}`,
+  );
+  for (const license of answer.licenses) {
+    console.log(
+      text`  ${license.seats} seat(s) of ${license.assetNum}${license.crmProductId === null ? '' : `/${license.crmProductId}`}`,
+    );
+  }
+  console.log(text`grant: ${out} (carry it to the relay: keyward relay import ${out})`);
+}
+
 /** `keyward relay …`: a relay for a closed network (docs/relay.md). */
 export function registerRelayCommands(program: Command): void {
   const relay = program
@@ -132,4 +174,17 @@ export function registerRelayCommands(program: Command): void {
       ]),
     )
     .action(init);
+  relay
+    .command('grant')
+    .description(
+      "answer a relay's request with a pool grant signed by this server, holding its seats until the grant ends",
+    )
+    .argument('<REQUEST>', "the relay's request file (request.jwt)")
+    .option('--out <FILE>', 'where to write the grant (default RELAY-grant.jwt)')
+    .option('--json', 'print one JSON object')
+    .addHelpText(
+      'after',
+      examples(['keyward relay grant request.jwt', 'keyward relay grant request.jwt --out lab-grant.jwt']),
+    )
+    .action(grant);
 }

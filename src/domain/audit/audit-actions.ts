@@ -71,6 +71,8 @@ export const AUDIT_ACTIONS = [
   // Offline activation: a request turned into a lease, and a machine's early return of one.
   'lease.activated',
   'lease.returned',
+  // Relays: a pool grant answered to a relay's request (docs/relay.md).
+  'relay.granted',
   // Renewals: a license near its end (at each of LICENSE_EXPIRING_NOTICE_DAYS), and one whose end passed.
   'license.expiring',
   'license.expired',

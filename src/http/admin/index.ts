@@ -20,6 +20,7 @@ import { bodyErrorMessage } from '../error-handler.js';
 import { overloadAnswer } from '../overload.js';
 import { formatValidationError } from '../validation.js';
 import { activationAdminRoutes } from './activate-offline-machine.js';
+import { grantRelayRoute } from './grant-relay.js';
 import { appActionRoutes } from './app-actions.js';
 import { auditRoute } from './audit.js';
 import { backupRoute } from './backup.js';
@@ -65,7 +66,8 @@ function statusOf(error: Error): number | undefined {
   if (error instanceof AppProtectedError) return 409;
   // pg_dump missing or failing on the server's machine: its message names what to install or fix.
   if (error instanceof PgToolError) return 409;
-  if (error instanceof KeywardError) return 400;
+  // A KeywardError says its own status where it has one (a relay grant's seats taken: 409).
+  if (error instanceof KeywardError) return error.options.httpStatus ?? 400;
   return undefined;
 }
 
@@ -106,6 +108,7 @@ export function adminApi() {
     usageRoute(app);
     simulateUsageRoute(app);
     activationAdminRoutes(app);
+    grantRelayRoute(app);
     listRuntimeKeysRoute(app);
     rotateRuntimeKeyRoute(app);
     listWebhookEndpointsRoute(app);

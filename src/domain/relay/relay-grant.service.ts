@@ -1,0 +1,223 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Db } from '../../db/client.js';
+import { RuntimeCode } from '../../errors/runtime-codes.js';
+import { KeywardError } from '../../errors/keyward-error.js';
+import { ActivationRepository } from '../activation/activation.repository.js';
+import type { AuditActor } from '../audit/audit-actions.js';
+import { AuditRepository } from '../audit/audit.repository.js';
+import { judgeStatic, seatLimit } from '../runtime/entitlement.js';
+import { RuntimeRepository, type Candidate } from '../runtime/runtime.repository.js';
+import { SeatSlotsRepository } from '../runtime/seat-slots.repository.js';
+import type { GrantedLicense, PoolGrantClaims } from './pool-grant.js';
+import { RelayGrantsRepository, type RelayGrantRow } from './relay-grants.repository.js';
+import { readRelayRequest, RelayRequestError, type RelayRequestClaims } from './relay-request.js';
+
+/** Who signs grants: the runtime's current lease-signing key. */
+export interface GrantSigner {
+  signGrant(claims: PoolGrantClaims): Promise<{ token: string; kid: string }>;
+}
+
+/** What `POST /admin/relays/grants` answers. */
+export interface RelayGrantAnswer {
+  grantId: string;
+  relayId: string;
+  /** The pool grant, a compact JWS the relay imports (`keyward relay import`). */
+  token: string;
+  startsAt: number;
+  endsAt: number;
+  licenses: GrantedLicense[];
+  /** False when the same request was answered before: the same grant, nothing more held. */
+  made: boolean;
+}
+
+/** A request the vendor cannot answer as it stands: the message names the field. */
+const invalid = (message: string) => new KeywardError(RuntimeCode.validation, message, { cause: message });
+
+/** The seats a grant holds of one product instance. */
+interface Hold {
+  candidate: Candidate;
+  seats: number;
+  field: string;
+}
+
+/** The same request answered by a concurrent call: its grant is answered instead. */
+class AnsweredMeanwhile extends Error {}
+
+/**
+ * Pool grants (docs/relay.md): a relay's request turned into a grant signed by the vendor's
+ * runtime key, holding at the vendor, until the grant's end, the seats it gives. The seats are
+ * seat slots taken as a check-out takes them (SeatSlotsRepository), so online check-outs see them
+ * as taken and no grant takes a seat a machine holds; a request is answered once.
+ */
+export class RelayGrantService {
+  private readonly now: () => number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly deps: { signer: GrantSigner; now?: () => number },
+  ) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  async grant(text: string, actor: AuditActor): Promise<RelayGrantAnswer> {
+    const nowMs = this.now();
+    let request: RelayRequestClaims;
+    try {
+      request = await readRelayRequest(text, Math.floor(nowMs / 1000));
+    } catch (error) {
+      if (error instanceof RelayRequestError) throw invalid(error.message);
+      throw error;
+    }
+    const hash = createHash('sha256').update(text.trim()).digest('hex');
+    const grants = new RelayGrantsRepository(this.db);
+    const answered = await grants.byRequestHash(hash);
+    if (answered !== undefined) return answerOf(answered, false);
+
+    const { holds, enterpriseId } = await this.holdsFor(request, nowMs);
+    // A grant never outlives a license it gives seats of.
+    const ends = Math.min(
+      request.asks.until * 1000,
+      ...holds.map((h) => h.candidate.endsAt ?? Number.POSITIVE_INFINITY),
+    );
+    const id = randomUUID();
+    const seconds = Math.floor(nowMs / 1000);
+    const claims: PoolGrantClaims = {
+      iss: 'keyward',
+      sub: request.sub,
+      jti: id,
+      iat: seconds,
+      nbf: seconds,
+      exp: Math.floor(ends / 1000),
+      relay: { key: request.relay.key, fingerprint: request.relay.fingerprint },
+      licenses: request.asks.licenses,
+      machines: null,
+      overage: { policy: 'refuse', seats: 0 },
+    };
+    const { token } = await this.deps.signer.signGrant(claims);
+    const row: RelayGrantRow = {
+      id,
+      relayId: request.sub,
+      relayKid: request.relay.key.kid,
+      fingerprint: request.relay.fingerprint,
+      licenses: request.asks.licenses,
+      token,
+      startsAt: new Date(seconds * 1000),
+      endsAt: new Date(claims.exp * 1000),
+      createdAt: new Date(nowMs),
+    };
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        if (!(await new RelayGrantsRepository(trx).insert(row, hash))) throw new AnsweredMeanwhile();
+        await holdSeats(trx, holds, row, new Date(nowMs));
+        await new AuditRepository(trx).record(actor, [
+          {
+            action: 'relay.granted',
+            subject: request.sub,
+            enterprise: enterpriseId === null ? null : { id: enterpriseId },
+            detail: {
+              grantId: id,
+              licenses: request.asks.licenses.map((l) => `${l.assetNum}/${l.crmProductId ?? '*'}=${l.seats}`),
+              endsAt: row.endsAt.toISOString(),
+            },
+          },
+        ]);
+      });
+    } catch (error) {
+      if (!(error instanceof AnsweredMeanwhile)) throw error;
+      const meanwhile = await grants.byRequestHash(hash);
+      if (meanwhile === undefined) throw error;
+      return answerOf(meanwhile, false);
+    }
+    return answerOf(row, true);
+  }
+
+  /** The product instances each ask names, judged as a check-out judges them, with their seats. */
+  private async holdsFor(
+    request: RelayRequestClaims,
+    nowMs: number,
+  ): Promise<{ holds: Hold[]; enterpriseId: number | null }> {
+    const owners = new ActivationRepository(this.db);
+    const runtime = new RuntimeRepository(this.db);
+    const holds: Hold[] = [];
+    let enterpriseId: number | null = null;
+    for (const [i, ask] of request.asks.licenses.entries()) {
+      const field = `asks.licenses[${i}]`;
+      const owner = await owners.lockOwner(ask.assetNum);
+      if (owner?.channelCode == null) throw invalid(`${field}.assetNum: no lock has this number`);
+      enterpriseId ??= owner.enterpriseId;
+      const found = await runtime.lockCandidates(
+        ask.assetNum,
+        [owner.channelCode],
+        ask.crmProductId === null ? {} : { crmProductId: ask.crmProductId },
+      );
+      const candidates = (found?.candidates ?? []).filter((c) => c.pool === 'own');
+      if (candidates.length === 0) {
+        throw invalid(
+          ask.crmProductId === null
+            ? `${field}.assetNum: the lock runs no product`
+            : `${field}.crmProductId: the lock runs no such product`,
+        );
+      }
+      for (const candidate of candidates) {
+        const refusal = judgeStatic(candidate, nowMs);
+        if (refusal !== undefined) {
+          throw invalid(`${field}: ${candidate.crmProductId} cannot be granted now: ${refusal.message}`);
+        }
+        const seats = seatLimit(candidate);
+        if (seats !== null && ask.seats > seats) {
+          throw new KeywardError(
+            RuntimeCode.seatsInUse,
+            `${field}.seats: ${candidate.crmProductId} has ${seats} seats in all; ${ask.seats} asked`,
+            { httpStatus: 409 },
+          );
+        }
+        holds.push({ candidate, seats: seats === null ? 0 : ask.seats, field });
+      }
+    }
+    return { holds, enterpriseId };
+  }
+}
+
+/**
+ * Takes each hold's seats for the grant until its end: slots named `grant:<id>`, one holder per
+ * seat (`relay:<relay id>`, the relay's fingerprint and the seat's number), so a renewal by the
+ * same relay takes its own slots again. A seat short rolls the whole grant back.
+ */
+async function holdSeats(trx: Db, holds: readonly Hold[], grant: RelayGrantRow, now: Date): Promise<void> {
+  const slots = new SeatSlotsRepository(trx);
+  for (const hold of holds) {
+    const limit = seatLimit(hold.candidate);
+    if (limit === null) continue;
+    for (let seat = 0; seat < hold.seats; seat += 1) {
+      const slot = await slots.claim(
+        { productId: hold.candidate.productId, pool: hold.candidate.pool, limit },
+        {
+          leaseId: `grant:${grant.id}`,
+          holderKey: `relay:${grant.relayId}`,
+          fingerprint: `${grant.fingerprint}#${seat}`,
+          heldUntil: grant.endsAt,
+        },
+        now,
+      );
+      if (slot === undefined) {
+        throw new KeywardError(
+          RuntimeCode.seatsInUse,
+          `${hold.field}.seats: ${hold.candidate.crmProductId} has ${seat} of the ${hold.seats} seats asked free now`,
+          { httpStatus: 409 },
+        );
+      }
+    }
+  }
+}
+
+function answerOf(row: RelayGrantRow, made: boolean): RelayGrantAnswer {
+  return {
+    grantId: row.id,
+    relayId: row.relayId,
+    token: row.token,
+    startsAt: row.startsAt.getTime(),
+    endsAt: row.endsAt.getTime(),
+    licenses: row.licenses,
+    made,
+  };
+}

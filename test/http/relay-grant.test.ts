@@ -1,0 +1,202 @@
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PoolGrantClaims } from '../../src/domain/relay/pool-grant.js';
+import { relayPublicJwk } from '../../src/domain/relay/relay-lease.js';
+import { RELAY_REQUEST_ISSUER, signRelayRequest } from '../../src/domain/relay/relay-request.js';
+import { generateEd25519, type Ed25519PrivateJwk } from '../../src/domain/runtime-keys/ed25519.js';
+import { ADMIN_KEY, startHarness, uniqueCode, type Harness } from '../support/harness.js';
+import {
+  checkIn,
+  checkOut,
+  fingerprint,
+  leaseOf,
+  lockWith,
+  refusalOf,
+  runtimeWorld,
+  type RuntimeWorld,
+} from './runtime-helpers.js';
+
+// POST /admin/relays/grants (`keyward relay grant`): a relay's request answered with a pool grant
+// the vendor's key signed, whose seats the vendor holds until its end: online check-outs see them
+// taken. A request is answered once, however often or concurrently sent; a request the vendor
+// cannot answer is refused naming the field, and holds nothing.
+
+let h: Harness;
+let world: RuntimeWorld;
+let clock = Date.now();
+let relayKey: Ed25519PrivateJwk;
+
+beforeAll(async () => {
+  h = await startHarness({}, { now: () => clock });
+  world = await runtimeWorld(h);
+  relayKey = await generateEd25519();
+});
+afterAll(() => h.close());
+
+type Ask = { assetNum: string; crmProductId: string | null; seats: number };
+
+async function requestFor(licenses: Ask[], days = 30, relayId = uniqueCode('relay_')): Promise<string> {
+  const iat = Math.floor(clock / 1000);
+  return signRelayRequest(
+    {
+      iss: RELAY_REQUEST_ISSUER,
+      sub: relayId,
+      iat,
+      relay: { key: await relayPublicJwk(relayKey), fingerprint: 'relay-machine-fp-01' },
+      asks: { licenses, until: iat + days * 86_400 },
+    },
+    relayKey,
+  );
+}
+
+function grant(request: string) {
+  return h.app.inject({
+    method: 'POST',
+    url: '/admin/relays/grants',
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    payload: { request },
+  });
+}
+
+interface Answer {
+  grantId: string;
+  relayId: string;
+  token: string;
+  endsAt: number;
+  made: boolean;
+}
+
+async function granted(request: string): Promise<Answer> {
+  const reply = await grant(request);
+  expect(reply.statusCode, reply.body).toBe(200);
+  return reply.json() as Answer;
+}
+
+async function grantCount(): Promise<number> {
+  const row = await h.database.db
+    .selectFrom('relay_grants')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirst();
+  return Number(row?.n);
+}
+
+async function refused(request: string, status: number): Promise<string> {
+  const reply = await grant(request);
+  expect(reply.statusCode, reply.body).toBe(status);
+  return (reply.json() as { error: string }).error;
+}
+
+describe('a pool grant', () => {
+  it("is signed by the vendor's key, names the relay's key, and holds its seats until it ends", async () => {
+    const license = await lockWith(world, { limitConcurrent: 5 });
+    const request = await requestFor([{ ...license, seats: 3 }]);
+    const answer = await granted(request);
+    expect(answer.made).toBe(true);
+
+    const jwks = (
+      await h.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })
+    ).json() as JSONWebKeySet;
+    const { payload, protectedHeader } = await jwtVerify(answer.token, createLocalJWKSet(jwks), {
+      typ: 'keyward-grant+jwt',
+    });
+    const claims = payload as unknown as PoolGrantClaims;
+    expect(protectedHeader.alg).toBe('EdDSA');
+    expect(claims.sub).toBe(answer.relayId);
+    expect(claims.jti).toBe(answer.grantId);
+    expect(claims.relay.key).toEqual(await relayPublicJwk(relayKey));
+    expect(claims.relay.fingerprint).toBe('relay-machine-fp-01');
+    expect(claims.licenses).toEqual([{ ...license, seats: 3 }]);
+    expect(claims.exp * 1000).toBe(answer.endsAt);
+
+    // Five seats, three held for the relay: two machines online, the third refused.
+    const a = fingerprint();
+    const leaseA = leaseOf(await checkOut(world, { ...license, fingerprint: a }));
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+    refusalOf(await checkOut(world, { ...license, fingerprint: fingerprint() }), '90005');
+
+    // The same request again: the same grant, nothing more held.
+    leaseOf(await checkIn(world, leaseA, a));
+    const again = await granted(request);
+    expect(again).toMatchObject({ grantId: answer.grantId, token: answer.token, made: false });
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+
+    // Past the grant's end its seats are free for machines online again.
+    clock = answer.endsAt + 1000;
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+    const audit = await h.database.db
+      .selectFrom('audit_log')
+      .select(['action', 'subject'])
+      .where('action', '=', 'relay.granted')
+      .where('subject', '=', answer.relayId)
+      .execute();
+    expect(audit).toHaveLength(1);
+  });
+
+  it('ends no later than the license it gives seats of', async () => {
+    const ends = clock + 10 * 86_400_000;
+    const license = await lockWith(world, { limitConcurrent: 2, limitEndDate: ends });
+    const answer = await granted(await requestFor([{ ...license, seats: 1 }], 90));
+    expect(answer.endsAt).toBeLessThanOrEqual(ends);
+    expect(answer.endsAt).toBeGreaterThan(ends - 86_400_000);
+  });
+
+  it('answers concurrent copies of one request with one grant holding its seats once', async () => {
+    const license = await lockWith(world, { limitConcurrent: 4 });
+    const request = await requestFor([{ ...license, seats: 2 }]);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => grant(request)));
+    expect(answers.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    const ids = new Set(answers.map((r) => (r.json() as Answer).grantId));
+    expect(ids.size).toBe(1);
+    expect(answers.filter((r) => (r.json() as Answer).made)).toHaveLength(1);
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+    refusalOf(await checkOut(world, { ...license, fingerprint: fingerprint() }), '90005');
+  });
+
+  it('is refused, naming the field and holding nothing, when the vendor cannot give what is asked', async () => {
+    const grantsBefore = await grantCount();
+    const license = await lockWith(world, { limitConcurrent: 3 });
+    const other = await lockWith(world, { limitConcurrent: 3 });
+    // More than the license has.
+    expect(await refused(await requestFor([{ ...license, seats: 4 }]), 409)).toMatch(
+      /^asks\.licenses\[0\]\.seats: .* has 3 seats in all; 4 asked/,
+    );
+    // More than are free now: two machines hold seats, three asked; the other license's ask is
+    // rolled back with it.
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+    expect(
+      await refused(
+        await requestFor([
+          { ...other, seats: 3 },
+          { ...license, seats: 3 },
+        ]),
+        409,
+      ),
+    ).toMatch(/^asks\.licenses\[1\]\.seats: .* has 1 of the 3 seats asked free now/);
+    for (let i = 0; i < 3; i += 1) leaseOf(await checkOut(world, { ...other, fingerprint: fingerprint() }));
+    expect(
+      await refused(await requestFor([{ assetNum: 'NO-SUCH-LOCK-1', crmProductId: null, seats: 1 }]), 400),
+    ).toMatch(/^asks\.licenses\[0\]\.assetNum: no lock has this number/);
+    expect(
+      await refused(await requestFor([{ ...license, crmProductId: 'no-such-product', seats: 1 }]), 400),
+    ).toMatch(/^asks\.licenses\[0\]\.crmProductId: the lock runs no such product/);
+    // A request changed after the relay signed it.
+    const [header, payload, signature] = (await requestFor([{ ...license, seats: 1 }])).split('.');
+    const claims = JSON.parse(Buffer.from(payload as string, 'base64url').toString()) as {
+      asks: { licenses: Ask[] };
+    };
+    claims.asks.licenses = [{ ...other, seats: 3 }];
+    const changed = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
+    expect(await refused(changed, 400)).toMatch(/^request: has a signature that does not verify/);
+    expect(await refused('not a request', 400)).toMatch(/^request: is not a relay request/);
+    expect(await grantCount()).toBe(grantsBefore);
+  });
+
+  it('is refused to a caller without the admin API', async () => {
+    const request = await requestFor([{ ...(await lockWith(world, { limitConcurrent: 1 })), seats: 1 }]);
+    const reply = await h.app.inject({ method: 'POST', url: '/admin/relays/grants', payload: { request } });
+    expect(reply.statusCode).toBe(401);
+  });
+});
