@@ -82,6 +82,27 @@ describe('keyward relay init', () => {
     expect(fs.existsSync(distant)).toBe(false);
   }, 60_000);
 
+  it('imports no grant it cannot verify, saying why, and none into a directory with no relay', async () => {
+    const dir = path.join(scratch, 'importer');
+    const made = await runCli(
+      ['relay', 'init', '--dir', dir, '--vendor-jwks', jwksFile, '--ask', 'KW-9=1'],
+      env,
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const bogus = path.join(scratch, 'bogus-grant.jwt');
+    fs.writeFileSync(bogus, 'eyJhbGciOiJFZERTQSJ9.e30.AAAA\n');
+    const refused = await runCli(['relay', 'import', bogus, '--dir', dir], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/the grant is refused \((malformed|unknown-key|signature)\)/);
+    expect(fs.existsSync(path.join(dir, 'grant.jwt'))).toBe(false);
+    const nowhere = await runCli(
+      ['relay', 'import', bogus, '--dir', path.join(scratch, 'no-relay-here')],
+      env,
+    );
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.stderr).toContain('run keyward relay init first');
+  }, 60_000);
+
   it('names each mistake and writes nothing', async () => {
     const dir = path.join(scratch, 'mistakes');
     const cases: Array<[string[], Record<string, string>, RegExp]> = [

@@ -25,7 +25,7 @@ export { DEFAULT_RETRY_POLICY, newIdempotencyKey, type RetryPolicy } from './ret
 export type { KeywardPaths } from './paths.js';
 export type { components, paths } from './schema.js';
 export { requestAppToken, requestToken, type TokenRequestOptions, type TokenResponse } from './token.js';
-export { verifyLease, type LeaseKeys, type VerifyLeaseOptions } from './verify-lease.js';
+export { verifyLease, verifyPoolGrant, type LeaseKeys, type VerifyLeaseOptions } from './verify-lease.js';
 export type { JSONWebKeySet } from 'jose';
 export {
   verifyWebhook,

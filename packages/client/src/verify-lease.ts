@@ -343,6 +343,22 @@ function beyondGrant(claims: OfflineLeaseClaims, grant: PoolGrantClaims): string
 }
 
 /**
+ * Verifies a pool grant on its own, as a relay's lease's grant is verified (its form, a key of the
+ * vendor's set, its signature, its type and claims, its period): for a relay importing the grant
+ * it was answered, so the relay accepts exactly what the machines behind it will. Resolves to the
+ * grant's claims; rejects with `KeywardLeaseError` (`grant-expired` once it ended).
+ */
+export async function verifyPoolGrant(
+  token: string,
+  options: LeaseKeys & { now?: Date },
+): Promise<PoolGrantClaims> {
+  const nowSeconds = Math.floor((options.now ?? new Date()).getTime() / 1000);
+  const refuse = (reason: LeaseFailure, why: string) =>
+    new KeywardLeaseError(reason, `grant refused (${reason}): ${why}`);
+  return verifiedGrant(token, keySetOf(options), 'jwksUrl' in options, nowSeconds, refuse);
+}
+
+/**
  * Verifies an offline lease where the software runs, without calling the server: an EdDSA
  * signature by a key of the JWKS, issuer `keyward`, header `typ` `keyward-lease+jwt`, `nbf` and
  * `exp` around `now`, the machine's fingerprint, the license not ended and, when given, the

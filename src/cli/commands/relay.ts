@@ -141,6 +141,56 @@ async function grant(file: string, options: { out?: string; json?: boolean }): P
   console.log(text`grant: ${out} (carry it to the relay: keyward relay import ${out})`);
 }
 
+async function importAnswer(
+  file: string,
+  options: { dir?: string; fingerprint?: string; json?: boolean },
+): Promise<void> {
+  const { importGrant } = await import('../../domain/relay/relay-import.js');
+  const { RelayHomeError } = await import('../../domain/relay/relay-home.js');
+  let grantText: string;
+  try {
+    if (fs.statSync(file).size > REQUEST_FILE_MAX_BYTES)
+      throw new CliError(text`${file} is larger than a pool grant can be`);
+    grantText = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(text`${file}: cannot be read`);
+  }
+  const fingerprint = options.fingerprint ?? process.env.KEYWARD_RELAY_FINGERPRINT;
+  let result: Awaited<ReturnType<typeof importGrant>>;
+  try {
+    result = await importGrant({
+      dir: options.dir ?? process.env.KEYWARD_RELAY_DIR ?? DEFAULT_DIR,
+      grant: grantText,
+      now: Date.now(),
+      ...(fingerprint === undefined || fingerprint === '' ? {} : { fingerprint }),
+    });
+  } catch (error) {
+    if (error instanceof RelayHomeError) throw new CliError(error.message);
+    throw error;
+  }
+  const { claims } = result;
+  if (options.json === true) {
+    console.log(
+      printableJson({
+        grantId: claims.jti,
+        imported: result.imported,
+        endsAt: claims.exp * 1000,
+        licenses: claims.licenses,
+      }),
+    );
+    return;
+  }
+  console.log(
+    text`${result.imported ? 'imported' : 'already holds'} grant ${claims.jti}, until ${new Date(claims.exp * 1000).toISOString()}`,
+  );
+  for (const license of claims.licenses) {
+    console.log(
+      text`  ${license.seats} seat(s) of ${license.assetNum}${license.crmProductId === null ? '' : `/${license.crmProductId}`}`,
+    );
+  }
+}
+
 /** `keyward relay …`: a relay for a closed network (docs/relay.md). */
 export function registerRelayCommands(program: Command): void {
   const relay = program
@@ -187,4 +237,15 @@ export function registerRelayCommands(program: Command): void {
       examples(['keyward relay grant request.jwt', 'keyward relay grant request.jwt --out lab-grant.jwt']),
     )
     .action(grant);
+  relay
+    .command('import')
+    .description(
+      "check the vendor's pool grant against the pinned vendor keys, this relay and this machine, and keep it",
+    )
+    .argument('<GRANT>', 'the grant file the vendor answered')
+    .option('--dir <DIR>', `the relay's directory (default $KEYWARD_RELAY_DIR, else ./${DEFAULT_DIR})`)
+    .option('--fingerprint <TEXT>', "this machine's fingerprint, as given to relay init")
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', examples(['keyward relay import relay_x-grant.jwt']))
+    .action(importAnswer);
 }
