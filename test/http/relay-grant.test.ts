@@ -1,10 +1,11 @@
-import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PoolGrantClaims } from '../../src/domain/relay/pool-grant.js';
 import { relayPublicJwk } from '../../src/domain/relay/relay-lease.js';
 import { RELAY_REQUEST_ISSUER, signRelayRequest } from '../../src/domain/relay/relay-request.js';
 import { generateEd25519, type Ed25519PrivateJwk } from '../../src/domain/runtime-keys/ed25519.js';
 import { ADMIN_KEY, startHarness, uniqueCode, type Harness } from '../support/harness.js';
+import { buyAsset, productSpec } from '../support/order-fixtures.js';
 import {
   checkIn,
   checkOut,
@@ -131,6 +132,20 @@ describe('a pool grant', () => {
       .where('subject', '=', answer.relayId)
       .execute();
     expect(audit).toHaveLength(1);
+  });
+
+  it('names each product of a lock asked for whole, with the seats asked', async () => {
+    const [one, two] = [productSpec({ limitConcurrent: 4 }), productSpec({ limitConcurrent: 6 })];
+    const assetNum = await buyAsset(world, [one, two]);
+    const answer = await granted(await requestFor([{ assetNum, crmProductId: null, seats: 2 }]));
+    const claims = decodeJwt(answer.token) as unknown as PoolGrantClaims;
+    expect(claims.licenses).toEqual(
+      expect.arrayContaining([
+        { assetNum, crmProductId: one.crmProductId, seats: 2 },
+        { assetNum, crmProductId: two.crmProductId, seats: 2 },
+      ]),
+    );
+    expect(claims.licenses).toHaveLength(2);
   });
 
   it('ends no later than the license it gives seats of', async () => {

@@ -36,7 +36,10 @@ const invalid = (message: string) => new KeywardError(RuntimeCode.validation, me
 /** The seats a grant holds of one product instance. */
 interface Hold {
   candidate: Candidate;
+  /** Seats held at the vendor: none of a license without a seat limit. */
   seats: number;
+  /** Seats the grant gives. */
+  asked: number;
   field: string;
 }
 
@@ -74,6 +77,13 @@ export class RelayGrantService {
     if (answered !== undefined) return answerOf(answered, false);
 
     const { holds, enterpriseId } = await this.holdsFor(request, nowMs);
+    // Each product by its id, even where every product of a lock was asked: a relay's lease names
+    // its product, and a verifier matches it against the grant exactly.
+    const licenses: GrantedLicense[] = holds.map((h) => ({
+      assetNum: h.candidate.assetNum,
+      crmProductId: h.candidate.crmProductId,
+      seats: h.asked,
+    }));
     // A grant never outlives a license it gives seats of.
     const ends = Math.min(
       request.asks.until * 1000,
@@ -89,7 +99,7 @@ export class RelayGrantService {
       nbf: seconds,
       exp: Math.floor(ends / 1000),
       relay: { key: request.relay.key, fingerprint: request.relay.fingerprint },
-      licenses: request.asks.licenses,
+      licenses,
       machines: null,
       overage: { policy: 'refuse', seats: 0 },
     };
@@ -99,7 +109,7 @@ export class RelayGrantService {
       relayId: request.sub,
       relayKid: request.relay.key.kid,
       fingerprint: request.relay.fingerprint,
-      licenses: request.asks.licenses,
+      licenses,
       token,
       startsAt: new Date(seconds * 1000),
       endsAt: new Date(claims.exp * 1000),
@@ -116,7 +126,7 @@ export class RelayGrantService {
             enterprise: enterpriseId === null ? null : { id: enterpriseId },
             detail: {
               grantId: id,
-              licenses: request.asks.licenses.map((l) => `${l.assetNum}/${l.crmProductId ?? '*'}=${l.seats}`),
+              licenses: licenses.map((l) => `${l.assetNum}/${l.crmProductId ?? '*'}=${l.seats}`),
               endsAt: row.endsAt.toISOString(),
             },
           },
@@ -171,7 +181,7 @@ export class RelayGrantService {
             { httpStatus: 409 },
           );
         }
-        holds.push({ candidate, seats: seats === null ? 0 : ask.seats, field });
+        holds.push({ candidate, seats: seats === null ? 0 : ask.seats, asked: ask.seats, field });
       }
     }
     return { holds, enterpriseId };
