@@ -42,6 +42,7 @@ import * as m0183 from './migrations/0183_console_session_second_factor.js';
 import * as m0184 from './migrations/0184_license_notices.js';
 import * as m0185 from './migrations/0185_console_search.js';
 import * as m0186 from './migrations/0186_relay_grants.js';
+import * as m0187 from './migrations/0187_runtime_live_use.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 export const MIGRATIONS: MigrationList = {
@@ -86,6 +87,7 @@ export const MIGRATIONS: MigrationList = {
   '0184_license_notices': m0184,
   '0185_console_search': m0185,
   '0186_relay_grants': m0186,
+  '0187_runtime_live_use': m0187,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -395,6 +395,10 @@ export interface RuntimeUsageTable {
   product_id: number;
   used_ms: Generated<number>;
   consumed: Generated<number>;
+  /** A time-limited product's live leases (migration 0187). */
+  live_leases: Generated<number>;
+  /** Minus the sum of those leases' start times, in ms: their use at T is this plus live_leases × T. */
+  live_base_ms: Generated<number>;
 }
 
 /** A public key that signed offline leases (migration 0141); the private half is never here. */

@@ -1,4 +1,7 @@
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countLiveLeases } from '../../src/db/migrations/0187_runtime_live_use.js';
+import { RuntimeRepository } from '../../src/domain/runtime/runtime.repository.js';
 import { onPostgres } from '../support/database.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import {
@@ -11,6 +14,7 @@ import {
   runtimeWorld,
   type RuntimeWorld,
   lockWith,
+  type Lease,
 } from './runtime-helpers.js';
 
 // The runtime's clock is injected: leases expire, validity windows end and usage accumulates
@@ -144,6 +148,58 @@ describe('validity windows and accumulated time', () => {
     refusalOf(await checkOut(world, { ...target, fingerprint: fingerprint() }), '90003');
     advance(3601);
     leaseOf(await checkOut(world, { ...target, fingerprint: fingerprint() }));
+  });
+
+  it("keeps a time-limited license's use without summing its live leases, equal to their sum at every step", async () => {
+    const target = await lockWith(world, { limitTimeDuration: 100_000, limitConcurrent: 10 });
+    const product = await h.database.db
+      .selectFrom('product_instances as p')
+      .innerJoin('assets as a', 'a.id', 'p.asset_id')
+      .select('p.id')
+      .where('a.asset_num', '=', target.assetNum)
+      .executeTakeFirstOrThrow();
+    const productId = Number(product.id);
+    // The use as the leases' rows say it: what ended leases left, and each live one up to now or its expiry.
+    const summed = async () => {
+      const at = new Date(clock);
+      const row = await sql<{ used: string }>`
+        select (coalesce((select used_ms from runtime_usage where product_id = ${productId}), 0)
+                + coalesce((select sum(used_ms + greatest(0, floor(extract(epoch from (least(${at}::timestamptz, expires_at) - heartbeat_at)) * 1000)))
+                              from runtime_leases where product_id = ${productId} and ended_at is null), 0))::text as used
+      `.execute(h.database.db);
+      return Number(row.rows[0]?.used);
+    };
+    const kept = async () =>
+      (await new RuntimeRepository(h.database.db).usage(productId, new Date(clock))).usedMs;
+    const machines = Array.from({ length: 4 }, () => fingerprint());
+    const leases = [];
+    for (const fp of machines) {
+      leases.push(leaseOf(await checkOut(world, { ...target, fingerprint: fp })));
+      advance(7);
+    }
+    expect(await kept()).toBe(await summed());
+    advance(25);
+    for (const [i, fp] of machines.entries())
+      if (i < 3) leaseOf(await heartbeat(world, leases[i] as Lease, fp));
+    expect(await kept()).toBe(await summed());
+    leaseOf(await checkIn(world, leases[1] as Lease, machines[1] as string));
+    advance(50);
+    // The fourth stopped beating 75 s ago: its lease ran out at its expiry, unended yet.
+    expect(await kept()).toBe(await summed());
+    expect(await kept()).toBeGreaterThan(0);
+    // A check-out of the license ends it (charged up to its expiry), and counts itself in.
+    leaseOf(await checkOut(world, { ...target, fingerprint: fingerprint() }));
+    expect(await kept()).toBe(await summed());
+    advance(30);
+    expect(await kept()).toBe(await summed());
+    // Migration 0187 counts the live leases there were before it the same way.
+    await h.database.db
+      .updateTable('runtime_usage')
+      .set({ live_leases: 0, live_base_ms: 0 })
+      .where('product_id', '=', productId)
+      .execute();
+    await countLiveLeases(h.database.db as unknown as Kysely<unknown>);
+    expect(await kept()).toBe(await summed());
   });
 
   it('usage accumulates across leases and machines against limitTimeDuration', async () => {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
 import { preparedQuery, type Slots } from '../../db/prepared-statements.js';
-import { LOST_BECAUSE, sinceLastBeat } from './runtime.repository.js';
+import { LOST_BECAUSE, productUseAt, sinceLastBeat } from './runtime.repository.js';
 
 /** One heartbeat as the statement takes it: the app's lease on this machine, at `now`. */
 export interface BeatVisit {
@@ -110,10 +110,8 @@ const beatStatement = preparedQuery<BeatRow, Slot>(SLOTS, (_db, v: Slots<Slot>) 
     select b.ord, b.product_id, b.asset_num, b.enterprise_id, b.holder_kind, b.fingerprint, b.expires_at,
            b.used_ms, b.lost_because, b.starts_at, b.ends_at, b.limit_time_duration,
            case when b.limit_time_duration is null then null
-                else coalesce((select u.used_ms from runtime_usage u where u.product_id = b.product_id), 0)
-                     + coalesce((select sum(x.used_ms + ${sinceLastBeat(sql.ref('b.now'), 'x')}) from runtime_leases x
-                                  where x.product_id = b.product_id and x.ended_at is null and x.id <> b.id), 0)
-                     + b.used_ms
+                else coalesce((select ${productUseAt(sql.ref('b.product_id'), sql.ref('b.now'))}
+                                 from runtime_usage u where u.product_id = b.product_id), 0)
            end as product_used_ms
       from answered b
   `;

@@ -84,6 +84,42 @@ function productMatches(product: ProductSelector) {
   return sql`(${crm}::text is null or p.crm_product_id = ${crm}) and (${uri}::text is null or p.product_uri = ${uri})`;
 }
 
+/** Milliseconds since the epoch of a timestamptz value or column, as the leases' times are kept. */
+function epochMs(at: Date | RawBuilder<unknown>) {
+  return sql`floor(extract(epoch from ${at}::timestamptz) * 1000)::bigint`;
+}
+
+/**
+ * A time-limited product's whole use at `at`, read from its runtime_usage row `u` (migration
+ * 0187): its ended leases' use, its live leases' (`live_base_ms + live_leases × at`), less what
+ * live leases past their expiry would overcount (each is charged up to its expiry only), found
+ * through the live-expiry index: a cost that does not grow with the product's live leases.
+ */
+export function productUseAt(productId: RawBuilder<unknown>, at: Date | RawBuilder<unknown>) {
+  return sql`(u.used_ms + u.live_base_ms + u.live_leases * ${epochMs(at)}
+           - coalesce((select sum(${epochMs(at)} - ${epochMs(sql.ref('x.expires_at'))}) from runtime_leases x
+                        where x.product_id = ${productId} and x.ended_at is null and x.expires_at < ${at}::timestamptz), 0))`;
+}
+
+/**
+ * The insert that charges ended leases (`ended`: product_id, used_ms, created_at) to their
+ * products' runtime_usage, and takes a time-limited product's ended leases out of its live count
+ * and base, in the same row write (one statement may not update a row twice).
+ */
+function chargeEnded(ended: RawBuilder<unknown>) {
+  return sql`insert into runtime_usage (product_id, used_ms, live_leases, live_base_ms)
+        select e.product_id, sum(e.used_ms),
+               -count(*) filter (where p.limit_time_duration is not null),
+               coalesce(sum(${epochMs(sql.ref('e.created_at'))}) filter (where p.limit_time_duration is not null), 0)
+          from ${ended} e join product_instances p on p.id = e.product_id
+         group by e.product_id
+        on conflict (product_id) do update
+          set used_ms = runtime_usage.used_ms + excluded.used_ms,
+              live_leases = runtime_usage.live_leases + excluded.live_leases,
+              live_base_ms = runtime_usage.live_base_ms + excluded.live_base_ms
+        returning 1`;
+}
+
 /**
  * Use since the lease's last heartbeat, never past its expiry, in ms (old values in an UPDATE):
  * `now` is a value or, for many leases at once, a column; `lease` qualifies the lease's columns.
@@ -317,17 +353,14 @@ export class RuntimeRepository {
            set ended_at = l.expires_at, end_reason = 'expired', heartbeat_at = l.expires_at,
                used_ms = l.used_ms + due.delta
           from due where l.id = due.id
-        returning l.id, l.app_id, l.product_id, l.used_ms, l.expires_at
+        returning l.id, l.app_id, l.product_id, l.used_ms, l.expires_at, l.created_at
       ), logged as (
         -- In the same statement as the end: the usage rollups count each ended lease once.
         insert into usage_events (kind, at, lease_id, product_id, app_id)
         select 'ended', expires_at, id, product_id, app_id from ended
         returning 1
       ), charged as (
-        insert into runtime_usage (product_id, used_ms)
-        select product_id, sum(used_ms) from ended group by product_id
-        on conflict (product_id) do update set used_ms = runtime_usage.used_ms + excluded.used_ms
-        returning 1
+        ${chargeEnded(sql`ended`)}
       )
       select count(*)::int as ended from ended
     `.execute(this.db);
@@ -338,15 +371,24 @@ export class RuntimeRepository {
    * The product's use so far: what ended leases left in runtime_usage plus what its live leases
    * have run, and its consumption.
    */
-  async usage(productId: number): Promise<{ usedMs: number; consumed: number }> {
+  async usage(productId: number, now: Date): Promise<{ usedMs: number; consumed: number }> {
     const result = await sql<{ used_ms: number; consumed: number }>`
-      select coalesce((select used_ms from runtime_usage where product_id = ${productId}), 0)
-             + coalesce((select sum(used_ms) from runtime_leases where product_id = ${productId} and ended_at is null), 0)
-             as used_ms,
+      select coalesce((select ${productUseAt(sql.ref('u.product_id'), now)} from runtime_usage u
+                        where u.product_id = ${productId}), 0) as used_ms,
              coalesce((select consumed from runtime_usage where product_id = ${productId}), 0) as consumed
     `.execute(this.db);
     const row = result.rows[0];
     return { usedMs: Number(row?.used_ms ?? 0), consumed: Number(row?.consumed ?? 0) };
+  }
+
+  /** Counts a lease just placed of a time-limited product among its live ones (migration 0187). */
+  async liveLeaseStarted(productId: number, createdAt: Date): Promise<void> {
+    await sql`
+      insert into runtime_usage (product_id, live_leases, live_base_ms)
+      values (${productId}, 1, -${epochMs(createdAt)})
+      on conflict (product_id) do update
+        set live_leases = runtime_usage.live_leases + 1, live_base_ms = runtime_usage.live_base_ms + excluded.live_base_ms
+    `.execute(this.db);
   }
 
   /**
@@ -480,16 +522,14 @@ export class RuntimeRepository {
            set ended_at = ${now}, end_reason = ${reason}, used_ms = used_ms + ${sinceLastBeat(now)},
                heartbeat_at = least(${now}::timestamptz, expires_at), seat_held_until = ${seatHeldUntil}
          where id = ${leaseId} and ended_at is null
-        returning id, app_id, product_id, used_ms
+        returning id, app_id, product_id, used_ms, created_at
       ), logged as (
         -- In the same statement as the end: the usage rollups count each ended lease once.
         insert into usage_events (kind, at, lease_id, product_id, app_id)
         select 'ended', ${now}, id, product_id, app_id from ended
         returning 1
       ), charged as (
-        insert into runtime_usage (product_id, used_ms) select product_id, used_ms from ended
-        on conflict (product_id) do update set used_ms = runtime_usage.used_ms + excluded.used_ms
-        returning 1
+        ${chargeEnded(sql`ended`)}
       ), released as (
         -- Its seat slot is free at once, or held as long as the lease's seat is (migration 0181).
         update runtime_seat_slots set held_until = coalesce(${seatHeldUntil}::timestamptz, '-infinity')

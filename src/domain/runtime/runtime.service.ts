@@ -344,7 +344,7 @@ export class RuntimeService {
     // Use is summed over the license's live leases: read only when a limit is counted against it.
     const usage =
       candidate.limitTimeDuration !== null || candidate.limitAmount !== null
-        ? await repository.usage(candidate.productId)
+        ? await repository.usage(candidate.productId, now)
         : NO_USAGE;
     const expiry = offline
       ? offlineExpiry(candidate, nowMs, offlineDays, usage.usedMs)
@@ -354,7 +354,15 @@ export class RuntimeService {
     // The lease goes in first: check-outs of one machine take turns on its row (the second finds
     // the lease the first made, and resumes it rather than taking a second seat), and a refusal
     // below rolls the row back with the transaction.
-    let placed = await repository.placeLease(lease);
+    // A time-limited license counts its live leases where its use is kept (migration 0187).
+    const place = async () => {
+      const result = await repository.placeLease(lease);
+      if (result.inserted && candidate.limitTimeDuration !== null) {
+        await repository.liveLeaseStarted(candidate.productId, now);
+      }
+      return result;
+    };
+    let placed = await place();
     if (!placed.inserted) {
       const state = await repository.leaseForUpdate(placed.id, input.app.appId);
       // The machine's live lease of this product was made through another app: its seat is in use,
@@ -370,7 +378,7 @@ export class RuntimeService {
       }
       // Its heartbeats stopped: it ends here (charged to its expiry), and the machine takes a seat anew.
       await repository.endExpired(now, candidate.productId, 1, placed.id);
-      placed = await repository.placeLease(lease);
+      placed = await place();
     }
     const refusal = judgeLimits(candidate, usage, 0);
     if (refusal !== undefined) throw new Refused(refusal);
@@ -593,7 +601,7 @@ export class RuntimeService {
       const limit = state.limitAmount;
       const consumed = await repository.consume(state.productId, input.amount, limit);
       if (consumed === undefined) {
-        const current = (await repository.usage(state.productId)).consumed;
+        const current = (await repository.usage(state.productId, new Date(nowMs))).consumed;
         throw new KeywardError(
           RuntimeCode.amountUsedUp,
           fillMessage(runtimeMessages[RuntimeCode.amountUsedUp], limit ?? 0, current, input.amount),
