@@ -80,6 +80,12 @@ describe('keyward relay init', () => {
     expect(far.code).toBe(1);
     expect(far.stderr).toMatch(/asks\.until: is more than 366 days ahead/);
     expect(fs.existsSync(distant)).toBe(false);
+
+    const shown = await runCli(['relay', 'status', '--dir', dir], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(`relay ${request.sub}`);
+    expect(shown.stdout).toContain('machine lab-relay-machine-01 (this one)');
+    expect(shown.stdout).toContain('no grant yet');
   }, 60_000);
 
   it('imports no grant it cannot verify, saying why, and none into a directory with no relay', async () => {

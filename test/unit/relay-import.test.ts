@@ -5,7 +5,12 @@ import { importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PoolGrantClaims } from '../../src/domain/relay/pool-grant.js';
 import { initRelay, RELAY_FILES, RelayHomeError } from '../../src/domain/relay/relay-home.js';
-import { CLOCK_TOLERANCE_MS, importGrant, RELAY_STATE_FILES } from '../../src/domain/relay/relay-import.js';
+import {
+  CLOCK_TOLERANCE_MS,
+  importGrant,
+  RELAY_STATE_FILES,
+  relayStatus,
+} from '../../src/domain/relay/relay-import.js';
 import { relayPublicJwk } from '../../src/domain/relay/relay-lease.js';
 import {
   generateEd25519,
@@ -153,5 +158,15 @@ describe('importing a grant', () => {
     expect(auditEvents()).toEqual(
       expect.arrayContaining(['grant.imported', 'grant.refused', 'clock.behind']),
     );
+  });
+
+  it('shows the grant it holds, whether it ended, and whether this is its machine', async () => {
+    const state = relayStatus(dir, NOW + 1000, FP);
+    expect(state).toMatchObject({ relayId, fingerprint: FP, thisMachine: true, vendorKeys: 1 });
+    expect(state.grant?.ended).toBe(false);
+    expect(state.grant?.licenses).toEqual([{ assetNum: 'KW-000123', crmProductId: null, seats: 10 }]);
+    expect(state.clockSeen).toBeGreaterThanOrEqual(NOW);
+    const later = relayStatus(dir, NOW + 31 * 86_400_000, 'another-machine-fp');
+    expect(later).toMatchObject({ thisMachine: false, grant: { ended: true } });
   });
 });

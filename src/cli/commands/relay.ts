@@ -191,6 +191,43 @@ async function importAnswer(
   }
 }
 
+async function status(options: { dir?: string; fingerprint?: string; json?: boolean }): Promise<void> {
+  const { relayStatus } = await import('../../domain/relay/relay-import.js');
+  const { RelayHomeError } = await import('../../domain/relay/relay-home.js');
+  const fingerprint = options.fingerprint ?? process.env.KEYWARD_RELAY_FINGERPRINT;
+  let state: ReturnType<typeof relayStatus>;
+  try {
+    state = relayStatus(
+      options.dir ?? process.env.KEYWARD_RELAY_DIR ?? DEFAULT_DIR,
+      Date.now(),
+      fingerprint === undefined || fingerprint === '' ? undefined : fingerprint,
+    );
+  } catch (error) {
+    if (error instanceof RelayHomeError) throw new CliError(error.message);
+    throw error;
+  }
+  if (options.json === true) {
+    console.log(printableJson(state));
+    return;
+  }
+  console.log(text`relay ${state.relayId}`);
+  console.log(
+    text`  machine ${state.fingerprint}${state.thisMachine ? ' (this one)' : ' (NOT this machine: it will not serve here)'}`,
+  );
+  console.log(text`  trusts ${state.vendorKeys} vendor key(s)`);
+  if (state.grant === null) {
+    console.log('  no grant yet: carry request.jwt to the vendor, then keyward relay import GRANT');
+  } else {
+    const ends = new Date(state.grant.endsAt).toISOString();
+    console.log(text`  grant ${state.grant.grantId}, ${state.grant.ended ? 'ended' : 'until'} ${ends}`);
+    for (const license of state.grant.licenses) {
+      console.log(
+        text`    ${license.seats} seat(s) of ${license.assetNum}${license.crmProductId === null ? '' : `/${license.crmProductId}`}`,
+      );
+    }
+  }
+}
+
 /** `keyward relay …`: a relay for a closed network (docs/relay.md). */
 export function registerRelayCommands(program: Command): void {
   const relay = program
@@ -248,4 +285,12 @@ export function registerRelayCommands(program: Command): void {
     .option('--json', 'print one JSON object')
     .addHelpText('after', examples(['keyward relay import relay_x-grant.jwt']))
     .action(importAnswer);
+  relay
+    .command('status')
+    .description("print the relay's id, its machine, the vendor keys it trusts and the grant it holds")
+    .option('--dir <DIR>', `the relay's directory (default $KEYWARD_RELAY_DIR, else ./${DEFAULT_DIR})`)
+    .option('--fingerprint <TEXT>', "this machine's fingerprint, as given to relay init")
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', examples(['keyward relay status', 'keyward relay status --json']))
+    .action(status);
 }

@@ -155,3 +155,55 @@ export async function importGrant(given: RelayImport): Promise<RelayImportResult
   });
   return { claims, imported: true };
 }
+
+/** What `keyward relay status` shows: the relay's state as its directory holds it. */
+export interface RelayStatus {
+  relayId: string;
+  fingerprint: string;
+  /** Whether this machine is the one the relay was made on. */
+  thisMachine: boolean;
+  vendorKeys: number;
+  grant: { grantId: string; endsAt: number; ended: boolean; licenses: PoolGrantClaims['licenses'] } | null;
+  /** Milliseconds since the epoch: the latest time the relay has seen, or null before any import. */
+  clockSeen: number | null;
+}
+
+/** The relay's state, read from its directory without changing it. */
+export function relayStatus(dir: string, now: number, fingerprint?: string): RelayStatus {
+  const file = (name: string) => path.join(dir, name);
+  const identityText = readIfThere(file(RELAY_FILES.identity));
+  if (identityText === undefined)
+    throw new RelayHomeError(`${dir} holds no relay: run keyward relay init first`);
+  const identity = JSON.parse(identityText) as RelayIdentity;
+  let here: string | undefined = fingerprint;
+  try {
+    here ??= machineFingerprint();
+  } catch {
+    here = undefined;
+  }
+  const vendorText = readIfThere(file(RELAY_FILES.vendorJwks));
+  const held = readIfThere(file(RELAY_STATE_FILES.grant))?.trim();
+  let grant: RelayStatus['grant'] = null;
+  if (held !== undefined && held !== '') {
+    // Read, not verified: it was verified when imported, and the relay's own files are trusted.
+    const claims = JSON.parse(
+      Buffer.from(held.split('.')[1] ?? '', 'base64url').toString('utf8'),
+    ) as PoolGrantClaims;
+    grant = {
+      grantId: claims.jti,
+      endsAt: claims.exp * 1000,
+      ended: claims.exp * 1000 <= now,
+      licenses: claims.licenses,
+    };
+  }
+  const clock = readIfThere(file(RELAY_STATE_FILES.clock));
+  return {
+    relayId: identity.relayId,
+    fingerprint: identity.fingerprint,
+    thisMachine: here === identity.fingerprint,
+    vendorKeys: vendorText === undefined ? 0 : vendorKeysOf(vendorText, file(RELAY_FILES.vendorJwks)).length,
+    grant,
+    clockSeen:
+      clock === undefined ? null : Number((JSON.parse(clock) as { lastSeen?: unknown }).lastSeen ?? 0),
+  };
+}
