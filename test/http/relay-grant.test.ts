@@ -169,6 +169,31 @@ describe('a pool grant', () => {
     refusalOf(await checkOut(world, { ...license, fingerprint: fingerprint() }), '90005');
   });
 
+  it('never gives more seats than the license has, between a grant and machines checking out at once', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const license = await lockWith(world, { limitConcurrent: 10 });
+      const request = await requestFor([{ ...license, seats: 4 }]);
+      const [grantReply, ...checkOuts] = await Promise.all([
+        grant(request),
+        ...Array.from({ length: 12 }, () => checkOut(world, { ...license, fingerprint: fingerprint() })),
+      ]);
+      const held = grantReply?.statusCode === 200 ? 4 : 0;
+      if (held === 0) expect(grantReply?.statusCode, grantReply?.body).toBe(409);
+      let seated = checkOuts.filter((r) => r.statusCode === 200).length;
+      const refusedSeats = checkOuts.filter((r) => (r.json() as { code: unknown }).code === '90005').length;
+      expect(seated + refusedSeats).toBe(12);
+      expect(seated + held).toBeLessThanOrEqual(10);
+      // A grant refused for want of seats gives back those it had taken (machines checking out
+      // meanwhile may have found them taken): whoever checks out next gets them, and no more.
+      for (let more = 0; more < 12; more += 1) {
+        const next = await checkOut(world, { ...license, fingerprint: fingerprint() });
+        if (next.statusCode !== 200) break;
+        seated += 1;
+      }
+      expect(seated + held, `grant ${grantReply?.statusCode} ${grantReply?.body.slice(0, 200)}`).toBe(10);
+    }
+  });
+
   it('is refused, naming the field and holding nothing, when the vendor cannot give what is asked', async () => {
     const grantsBefore = await grantCount();
     const license = await lockWith(world, { limitConcurrent: 3 });
