@@ -154,6 +154,8 @@ function layoutOf(file: string): { head: Buffer; header: Header; bodyStart: numb
       throw new BackupFileError(`${file} is truncated: the end of the backup is missing`);
     }
     const trailerText = tail.subarray(at + TRAILER.length, tail.length - 1).toString();
+    // The trailer is one line: JSON.parse would let a blank line after it through as whitespace.
+    if (trailerText.includes('\n')) throw new BackupFileError(`${file} has bytes after its trailer`);
     const trailer = ofFile(file, () => trailerAt(trailerText, size));
     const bodyStart = headerEnd + 1;
     if (tailStart + at !== bodyStart + trailer.bodyBytes) {
