@@ -49,6 +49,28 @@ interface LockedSlot {
 }
 
 /**
+ * The two CTEs both claims start with: `own`, the machine's own slot, and else `passed`, the first
+ * slot whose hint has passed, oldest first; each locked with SKIP LOCKED, at most one row in all.
+ * Its text never varies, so the statements it is part of stay prepared.
+ */
+function ownOrPassedSlot(pool: SeatPool, holderKey: string, fingerprint: string, now: Date) {
+  return sql`own as (
+        select slot, ctid, lease_id from runtime_seat_slots
+         where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
+           and holder_key = ${holderKey} and fingerprint = ${fingerprint}
+         limit 1
+           for update skip locked
+      ), passed as (
+        select slot, ctid, lease_id from runtime_seat_slots
+         where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
+           and held_until <= ${now} and not exists (select 1 from own)
+         order by held_until
+         limit 1
+           for update skip locked
+      )`;
+}
+
+/**
  * Seat slots (migration 0181): one row per seat of a product instance's pool. A check-out claims a
  * row with FOR UPDATE SKIP LOCKED, so check-outs of one license never queue on one lock, and no
  * statement here reads more than a handful of rows, whatever number of seats are held.
@@ -90,20 +112,7 @@ export class SeatSlotsRepository {
   async placeWithSeat(pool: SeatPool, lease: NewLease): Promise<number | undefined> {
     if (pool.limit <= 0) return undefined;
     const result = await sql<{ slot: number | null }>`${sql.raw(PREPARED)}
-      with own as (
-        select slot, ctid, lease_id from runtime_seat_slots
-         where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
-           and holder_key = ${lease.holderKey} and fingerprint = ${lease.fingerprint}
-         limit 1
-           for update skip locked
-      ), passed as (
-        select slot, ctid, lease_id from runtime_seat_slots
-         where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
-           and held_until <= ${lease.now} and not exists (select 1 from own)
-         order by held_until
-         limit 1
-           for update skip locked
-      ), free as (
+      with ${ownOrPassedSlot(pool, lease.holderKey, lease.fingerprint, lease.now)}, free as (
         select ctid from own
         union all
         select p.ctid from passed p
@@ -152,20 +161,7 @@ export class SeatSlotsRepository {
     now: Date,
   ): Promise<(LockedSlot & { lease_id: string | null; taken: boolean }) | undefined> {
     const result = await sql<LockedSlot & { lease_id: string | null; taken: boolean }>`${sql.raw(PREPARED)}
-      with own as (
-        select slot, ctid, lease_id from runtime_seat_slots
-         where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
-           and holder_key = ${holder.holderKey} and fingerprint = ${holder.fingerprint}
-         limit 1
-           for update skip locked
-      ), passed as (
-        select slot, ctid, lease_id from runtime_seat_slots
-         where product_id = ${pool.productId} and pool = ${pool.pool} and slot < ${pool.limit}
-           and held_until <= ${now} and not exists (select 1 from own)
-         order by held_until
-         limit 1
-           for update skip locked
-      ), picked as (
+      with ${ownOrPassedSlot(pool, holder.holderKey, holder.fingerprint, now)}, picked as (
         select slot, ctid, lease_id, true as own from own
         union all
         select slot, ctid, lease_id, false as own from passed
