@@ -7,14 +7,64 @@ import { examples } from '../program.js';
 
 /** Where a relay keeps its files when --dir is not given. */
 const DEFAULT_DIR = 'relay-data';
+const DIR_HELP = `the relay's directory (default $KEYWARD_RELAY_DIR, else ./${DEFAULT_DIR})`;
 
-interface InitOptions {
+/** The largest request or grant file read: either is a few kilobytes. */
+const EXCHANGE_FILE_MAX_BYTES = 65_536;
+
+interface RelayOptions {
   dir?: string;
+  fingerprint?: string;
+}
+
+/** The relay's directory: --dir, else $KEYWARD_RELAY_DIR, else ./relay-data. */
+function relayDir(options: RelayOptions): string {
+  return options.dir ?? process.env.KEYWARD_RELAY_DIR ?? DEFAULT_DIR;
+}
+
+/** The machine's fingerprint as given (--fingerprint, else $KEYWARD_RELAY_FINGERPRINT), if it was. */
+function givenFingerprint(options: RelayOptions): { fingerprint?: string } {
+  const given = options.fingerprint ?? process.env.KEYWARD_RELAY_FINGERPRINT;
+  return given === undefined || given === '' ? {} : { fingerprint: given };
+}
+
+/** A request or grant file's text, refused when unreadable or larger than any is. */
+function exchangeFile(file: string, what: string): string {
+  try {
+    if (fs.statSync(file).size > EXCHANGE_FILE_MAX_BYTES) {
+      throw new CliError(text`${file} is larger than ${what} can be`);
+    }
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(text`${file}: cannot be read`);
+  }
+}
+
+/** The relay's own refusals (its directory, its request) said as the CLI says mistakes. */
+async function refusalsAsCliErrors<T>(run: () => Promise<T>): Promise<T> {
+  const { RelayHomeError } = await import('../../domain/relay/relay-home.js');
+  const { RelayRequestError } = await import('../../domain/relay/relay-request.js');
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof RelayHomeError || error instanceof RelayRequestError)
+      throw new CliError(error.message);
+    throw error;
+  }
+}
+
+/** `N seat(s) of ASSET[/PRODUCT]`: one license of a request or a grant. */
+function seatsOf(license: { assetNum: string; crmProductId: string | null; seats: number }): string {
+  const product = license.crmProductId === null ? '' : `/${license.crmProductId}`;
+  return text`${license.seats} seat(s) of ${license.assetNum}${product}`;
+}
+
+interface InitOptions extends RelayOptions {
   vendorJwks?: string;
   ask: string[];
   until?: string;
   days?: string;
-  fingerprint?: string;
   out?: string;
   json?: boolean;
 }
@@ -51,10 +101,9 @@ function untilOf(options: InitOptions, now: number): number {
 
 async function init(options: InitOptions): Promise<void> {
   // Loaded here: the other commands never pay for jose.
-  const { initRelay, RelayHomeError } = await import('../../domain/relay/relay-home.js');
-  const { RelayRequestError } = await import('../../domain/relay/relay-request.js');
+  const { initRelay } = await import('../../domain/relay/relay-home.js');
   const now = Date.now();
-  const dir = options.dir ?? process.env.KEYWARD_RELAY_DIR ?? DEFAULT_DIR;
+  const dir = relayDir(options);
   let vendorJwks: { text: string; source: string } | undefined;
   if (options.vendorJwks !== undefined) {
     try {
@@ -63,21 +112,15 @@ async function init(options: InitOptions): Promise<void> {
       throw new CliError(text`--vendor-jwks ${options.vendorJwks}: cannot be read`);
     }
   }
-  const fingerprint = options.fingerprint ?? process.env.KEYWARD_RELAY_FINGERPRINT;
-  let result: Awaited<ReturnType<typeof initRelay>>;
-  try {
-    result = await initRelay({
+  const result = await refusalsAsCliErrors(() =>
+    initRelay({
       dir,
       ...(vendorJwks === undefined ? {} : { vendorJwks }),
-      ...(fingerprint === undefined || fingerprint === '' ? {} : { fingerprint }),
+      ...givenFingerprint(options),
       asks: { licenses: asksOf(options.ask), until: untilOf(options, now) },
       now,
-    });
-  } catch (error) {
-    if (error instanceof RelayHomeError || error instanceof RelayRequestError)
-      throw new CliError(error.message);
-    throw error;
-  }
+    }),
+  );
   const out = options.out ?? path.join(dir, 'request.jwt');
   fs.writeFileSync(out, `${result.request}\n`, { mode: 0o600 });
   if (options.json === true) {
@@ -90,11 +133,7 @@ async function init(options: InitOptions): Promise<void> {
   console.log(
     text`${result.made ? 'made relay' : 'relay'} ${identity.relayId} on machine ${identity.fingerprint}, trusting ${result.vendorKeys} vendor key(s)`,
   );
-  for (const ask of result.claims.asks.licenses) {
-    console.log(
-      text`  asks ${ask.seats} seat(s) of ${ask.assetNum}${ask.crmProductId === null ? '' : `/${ask.crmProductId}`}`,
-    );
-  }
+  for (const ask of result.claims.asks.licenses) console.log(`  asks ${seatsOf(ask)}`);
   console.log(text`  until ${new Date(result.claims.asks.until * 1000).toISOString()}`);
   console.log(text`request: ${out} (carry it to the vendor, who answers it with a pool grant)`);
 }
@@ -109,19 +148,8 @@ interface GrantAnswer {
   made: boolean;
 }
 
-/** The largest request file read: a relay's request is a few kilobytes. */
-const REQUEST_FILE_MAX_BYTES = 65_536;
-
 async function grant(file: string, options: { out?: string; json?: boolean }): Promise<void> {
-  let request: string;
-  try {
-    if (fs.statSync(file).size > REQUEST_FILE_MAX_BYTES)
-      throw new CliError(text`${file} is larger than a relay request can be`);
-    request = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    throw new CliError(text`${file}: cannot be read`);
-  }
+  const request = exchangeFile(file, 'a relay request');
   const answer = await adminCall<GrantAnswer>('POST', '/relays/grants', { request: request.trim() });
   const out = options.out ?? `${answer.relayId}-grant.jwt`;
   // The same grant answered again is written again: it holds nothing secret.
@@ -133,42 +161,16 @@ async function grant(file: string, options: { out?: string; json?: boolean }): P
   console.log(
     text`${answer.made ? 'granted' : 'already granted'} ${answer.grantId} to relay ${answer.relayId}, until ${new Date(answer.endsAt).toISOString()}`,
   );
-  for (const license of answer.licenses) {
-    console.log(
-      text`  ${license.seats} seat(s) of ${license.assetNum}${license.crmProductId === null ? '' : `/${license.crmProductId}`}`,
-    );
-  }
+  for (const license of answer.licenses) console.log(`  ${seatsOf(license)}`);
   console.log(text`grant: ${out} (carry it to the relay: keyward relay import ${out})`);
 }
 
-async function importAnswer(
-  file: string,
-  options: { dir?: string; fingerprint?: string; json?: boolean },
-): Promise<void> {
+async function importAnswer(file: string, options: RelayOptions & { json?: boolean }): Promise<void> {
   const { importGrant } = await import('../../domain/relay/relay-import.js');
-  const { RelayHomeError } = await import('../../domain/relay/relay-home.js');
-  let grantText: string;
-  try {
-    if (fs.statSync(file).size > REQUEST_FILE_MAX_BYTES)
-      throw new CliError(text`${file} is larger than a pool grant can be`);
-    grantText = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    if (error instanceof CliError) throw error;
-    throw new CliError(text`${file}: cannot be read`);
-  }
-  const fingerprint = options.fingerprint ?? process.env.KEYWARD_RELAY_FINGERPRINT;
-  let result: Awaited<ReturnType<typeof importGrant>>;
-  try {
-    result = await importGrant({
-      dir: options.dir ?? process.env.KEYWARD_RELAY_DIR ?? DEFAULT_DIR,
-      grant: grantText,
-      now: Date.now(),
-      ...(fingerprint === undefined || fingerprint === '' ? {} : { fingerprint }),
-    });
-  } catch (error) {
-    if (error instanceof RelayHomeError) throw new CliError(error.message);
-    throw error;
-  }
+  const grantText = exchangeFile(file, 'a pool grant');
+  const result = await refusalsAsCliErrors(() =>
+    importGrant({ dir: relayDir(options), grant: grantText, now: Date.now(), ...givenFingerprint(options) }),
+  );
   const { claims } = result;
   if (options.json === true) {
     console.log(
@@ -184,28 +186,14 @@ async function importAnswer(
   console.log(
     text`${result.imported ? 'imported' : 'already holds'} grant ${claims.jti}, until ${new Date(claims.exp * 1000).toISOString()}`,
   );
-  for (const license of claims.licenses) {
-    console.log(
-      text`  ${license.seats} seat(s) of ${license.assetNum}${license.crmProductId === null ? '' : `/${license.crmProductId}`}`,
-    );
-  }
+  for (const license of claims.licenses) console.log(`  ${seatsOf(license)}`);
 }
 
-async function status(options: { dir?: string; fingerprint?: string; json?: boolean }): Promise<void> {
+async function status(options: RelayOptions & { json?: boolean }): Promise<void> {
   const { relayStatus } = await import('../../domain/relay/relay-import.js');
-  const { RelayHomeError } = await import('../../domain/relay/relay-home.js');
-  const fingerprint = options.fingerprint ?? process.env.KEYWARD_RELAY_FINGERPRINT;
-  let state: ReturnType<typeof relayStatus>;
-  try {
-    state = relayStatus(
-      options.dir ?? process.env.KEYWARD_RELAY_DIR ?? DEFAULT_DIR,
-      Date.now(),
-      fingerprint === undefined || fingerprint === '' ? undefined : fingerprint,
-    );
-  } catch (error) {
-    if (error instanceof RelayHomeError) throw new CliError(error.message);
-    throw error;
-  }
+  const state = await refusalsAsCliErrors(async () =>
+    relayStatus(relayDir(options), Date.now(), givenFingerprint(options).fingerprint),
+  );
   if (options.json === true) {
     console.log(printableJson(state));
     return;
@@ -220,11 +208,7 @@ async function status(options: { dir?: string; fingerprint?: string; json?: bool
   } else {
     const ends = new Date(state.grant.endsAt).toISOString();
     console.log(text`  grant ${state.grant.grantId}, ${state.grant.ended ? 'ended' : 'until'} ${ends}`);
-    for (const license of state.grant.licenses) {
-      console.log(
-        text`    ${license.seats} seat(s) of ${license.assetNum}${license.crmProductId === null ? '' : `/${license.crmProductId}`}`,
-      );
-    }
+    for (const license of state.grant.licenses) console.log(`    ${seatsOf(license)}`);
   }
 }
 
@@ -240,7 +224,7 @@ export function registerRelayCommands(program: Command): void {
     .description(
       "make the relay's directory (its id, its key, the vendor's keys) on this machine, or keep it, and write a signed request for seats",
     )
-    .option('--dir <DIR>', `the relay's directory (default $KEYWARD_RELAY_DIR, else ./${DEFAULT_DIR})`)
+    .option('--dir <DIR>', DIR_HELP)
     .option('--vendor-jwks <FILE>', "the vendor's JWKS (its /runtime/v1/jwks): needed the first time")
     .option(
       '--ask <ASSET[/PRODUCT]=SEATS>',
@@ -280,7 +264,7 @@ export function registerRelayCommands(program: Command): void {
       "check the vendor's pool grant against the pinned vendor keys, this relay and this machine, and keep it",
     )
     .argument('<GRANT>', 'the grant file the vendor answered')
-    .option('--dir <DIR>', `the relay's directory (default $KEYWARD_RELAY_DIR, else ./${DEFAULT_DIR})`)
+    .option('--dir <DIR>', DIR_HELP)
     .option('--fingerprint <TEXT>', "this machine's fingerprint, as given to relay init")
     .option('--json', 'print one JSON object')
     .addHelpText('after', examples(['keyward relay import relay_x-grant.jwt']))
@@ -288,7 +272,7 @@ export function registerRelayCommands(program: Command): void {
   relay
     .command('status')
     .description("print the relay's id, its machine, the vendor keys it trusts and the grant it holds")
-    .option('--dir <DIR>', `the relay's directory (default $KEYWARD_RELAY_DIR, else ./${DEFAULT_DIR})`)
+    .option('--dir <DIR>', DIR_HELP)
     .option('--fingerprint <TEXT>', "this machine's fingerprint, as given to relay init")
     .option('--json', 'print one JSON object')
     .addHelpText('after', examples(['keyward relay status', 'keyward relay status --json']))

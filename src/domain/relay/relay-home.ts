@@ -100,8 +100,24 @@ function readJson(file: string): unknown {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
 }
 
+/** A file's text, or undefined when it is not there. */
+export function readIfThere(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The relay a directory holds; refused when `relay init` has not made one there. */
+export function readIdentity(dir: string): RelayIdentity {
+  const text = readIfThere(path.join(dir, RELAY_FILES.identity));
+  if (text === undefined) throw new RelayHomeError(`${dir} holds no relay: run keyward relay init first`);
+  return JSON.parse(text) as RelayIdentity;
+}
+
 /** Writes a file the relay's user alone may read, replacing it whole (a rename) or not at all. */
-function writePrivate(file: string, content: string): void {
+export function writePrivate(file: string, content: string): void {
   const partial = `${file}.${process.pid}.partial`;
   fs.writeFileSync(partial, content, { mode: 0o600 });
   fs.renameSync(partial, file);

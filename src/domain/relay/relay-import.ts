@@ -1,13 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { decodeJwt } from 'jose';
 import { KeywardLeaseError, verifyPoolGrant, type PoolGrantClaims } from '../../keyward-client.js';
 import { isEd25519PrivateJwk, thumbprintOf } from '../runtime-keys/ed25519.js';
 import {
   machineFingerprint,
+  readIdentity,
+  readIfThere,
   RELAY_FILES,
   RelayHomeError,
   vendorKeysOf,
-  type RelayIdentity,
+  writePrivate,
 } from './relay-home.js';
 
 /** The relay's files beyond those `relay init` makes: its grant, its clock, its own audit trail. */
@@ -37,18 +40,18 @@ export interface RelayImportResult {
   imported: boolean;
 }
 
-function readIfThere(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
+/** The grant the relay holds, as imported (verified then, so read here without a check). */
+function heldGrant(dir: string): PoolGrantClaims | undefined {
+  const held = readIfThere(path.join(dir, RELAY_STATE_FILES.grant))?.trim();
+  return held === undefined || held === '' ? undefined : (decodeJwt(held) as unknown as PoolGrantClaims);
 }
 
-function writePrivate(file: string, content: string): void {
-  const partial = `${file}.${process.pid}.partial`;
-  fs.writeFileSync(partial, content, { mode: 0o600 });
-  fs.renameSync(partial, file);
+/** The latest time this relay has seen (ms), or undefined before its first import. */
+function lastSeenOf(dir: string): number | undefined {
+  const stored = readIfThere(path.join(dir, RELAY_STATE_FILES.clock));
+  return stored === undefined
+    ? undefined
+    : Number((JSON.parse(stored) as { lastSeen?: unknown }).lastSeen ?? 0);
 }
 
 /** One line of the relay's own audit trail (what it accepted or refused, and when). */
@@ -61,9 +64,7 @@ function audit(dir: string, entry: Record<string, unknown>): void {
  * has been moved back: refused (and audited) until corrected, so no grant is stretched that way.
  */
 function checkClock(dir: string, now: number): number {
-  const stored = readIfThere(path.join(dir, RELAY_STATE_FILES.clock));
-  const lastSeen =
-    stored === undefined ? 0 : Number((JSON.parse(stored) as { lastSeen?: unknown }).lastSeen ?? 0);
+  const lastSeen = lastSeenOf(dir) ?? 0;
   if (now < lastSeen - CLOCK_TOLERANCE_MS) {
     audit(dir, {
       at: new Date(now).toISOString(),
@@ -85,10 +86,7 @@ function checkClock(dir: string, now: number): number {
  */
 export async function importGrant(given: RelayImport): Promise<RelayImportResult> {
   const file = (name: string) => path.join(given.dir, name);
-  const identityText = readIfThere(file(RELAY_FILES.identity));
-  if (identityText === undefined)
-    throw new RelayHomeError(`${given.dir} holds no relay: run keyward relay init first`);
-  const identity = JSON.parse(identityText) as RelayIdentity;
+  const identity = readIdentity(given.dir);
   const fingerprint = given.fingerprint ?? machineFingerprint();
   if (fingerprint !== identity.fingerprint) {
     throw new RelayHomeError(
@@ -133,11 +131,8 @@ export async function importGrant(given: RelayImport): Promise<RelayImportResult
     refuse("it certifies another key than this relay's");
   }
   if (claims.relay.fingerprint !== identity.fingerprint) refuse('it names another machine than this one');
-  const held = readIfThere(file(RELAY_STATE_FILES.grant))?.trim();
-  if (held !== undefined && held !== '') {
-    const heldClaims = JSON.parse(
-      Buffer.from(held.split('.')[1] ?? '', 'base64url').toString('utf8'),
-    ) as PoolGrantClaims;
+  const heldClaims = heldGrant(given.dir);
+  if (heldClaims !== undefined) {
     if (heldClaims.jti === claims.jti) {
       writePrivate(file(RELAY_STATE_FILES.clock), `${JSON.stringify({ lastSeen })}\n`);
       return { claims, imported: false };
@@ -171,10 +166,7 @@ export interface RelayStatus {
 /** The relay's state, read from its directory without changing it. */
 export function relayStatus(dir: string, now: number, fingerprint?: string): RelayStatus {
   const file = (name: string) => path.join(dir, name);
-  const identityText = readIfThere(file(RELAY_FILES.identity));
-  if (identityText === undefined)
-    throw new RelayHomeError(`${dir} holds no relay: run keyward relay init first`);
-  const identity = JSON.parse(identityText) as RelayIdentity;
+  const identity = readIdentity(dir);
   let here: string | undefined = fingerprint;
   try {
     here ??= machineFingerprint();
@@ -182,28 +174,22 @@ export function relayStatus(dir: string, now: number, fingerprint?: string): Rel
     here = undefined;
   }
   const vendorText = readIfThere(file(RELAY_FILES.vendorJwks));
-  const held = readIfThere(file(RELAY_STATE_FILES.grant))?.trim();
-  let grant: RelayStatus['grant'] = null;
-  if (held !== undefined && held !== '') {
-    // Read, not verified: it was verified when imported, and the relay's own files are trusted.
-    const claims = JSON.parse(
-      Buffer.from(held.split('.')[1] ?? '', 'base64url').toString('utf8'),
-    ) as PoolGrantClaims;
-    grant = {
-      grantId: claims.jti,
-      endsAt: claims.exp * 1000,
-      ended: claims.exp * 1000 <= now,
-      licenses: claims.licenses,
-    };
-  }
-  const clock = readIfThere(file(RELAY_STATE_FILES.clock));
+  const claims = heldGrant(dir);
+  const grant: RelayStatus['grant'] =
+    claims === undefined
+      ? null
+      : {
+          grantId: claims.jti,
+          endsAt: claims.exp * 1000,
+          ended: claims.exp * 1000 <= now,
+          licenses: claims.licenses,
+        };
   return {
     relayId: identity.relayId,
     fingerprint: identity.fingerprint,
     thisMachine: here === identity.fingerprint,
     vendorKeys: vendorText === undefined ? 0 : vendorKeysOf(vendorText, file(RELAY_FILES.vendorJwks)).length,
     grant,
-    clockSeen:
-      clock === undefined ? null : Number((JSON.parse(clock) as { lastSeen?: unknown }).lastSeen ?? 0),
+    clockSeen: lastSeenOf(dir) ?? null,
   };
 }
