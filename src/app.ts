@@ -35,6 +35,8 @@ import { installSecurityHeaders } from './http/security-headers.js';
 import { CONSOLE_PREFIX, ME_PREFIX, ORDER_PREFIX, RUNTIME_PREFIX, WEBHOOKS_PREFIX } from './http/surface.js';
 import { intLikeKeyword, refuseControlCharacters } from './http/validation.js';
 import { createServices, type Services } from './services.js';
+import type { RelayKeyMaterial } from './domain/relay/relay-keys.js';
+import { relayStatusRoutes } from './http/relay/relay-status.js';
 
 export interface BuildOptions {
   config: Config;
@@ -44,6 +46,8 @@ export interface BuildOptions {
   logger?: FastifyBaseLogger;
   /** The runtime's clock; tests move it to expire leases. */
   now?: () => number;
+  /** On a relay (`keyward relay serve`): its key and grant; adds its status page. */
+  relay?: RelayKeyMaterial;
 }
 
 /** Builds the whole server around an open database; `server.ts` listens, tests inject. */
@@ -90,6 +94,7 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
     unlimitedDb: db,
     adminKey: options.adminKey,
     ...(options.now === undefined ? {} : { now: options.now }),
+    ...(options.relay === undefined ? {} : { relay: options.relay }),
   });
   app.decorate('services', services);
   app.decorate('config', config);
@@ -138,5 +143,6 @@ export async function buildApp(options: BuildOptions): Promise<App & { services:
   await app.register(runtimeSurface, { prefix: RUNTIME_PREFIX });
   await app.register(webhooksSurface, { prefix: WEBHOOKS_PREFIX });
   await app.register(consoleSurface(options.adminKey), { prefix: CONSOLE_PREFIX });
+  if (options.relay !== undefined) relayStatusRoutes(app);
   return app;
 }

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { pino, type Logger, type LoggerOptions } from 'pino';
 import { ensureAdminKey } from './admin-key.js';
 import { buildApp } from './app.js';
@@ -7,6 +8,7 @@ import { serializeError, serializeRequest } from './http/log-serializers.js';
 import { loadConfig, localUrl, type Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
+import type { OpenedRelay } from './domain/relay/relay-import.js';
 import { secureDataDir } from './db/data-dir-modes.js';
 import { startHousekeeping } from './jobs/housekeeping.js';
 import { startOrderWorker } from './jobs/order-worker.js';
@@ -42,9 +44,26 @@ export function metricsArePublic(config: Config): boolean {
   );
 }
 
-/** `keyward serve`: open the database, migrate, listen, and close cleanly on SIGTERM/SIGINT. */
-export async function serve(): Promise<void> {
-  const config = loadConfig();
+/**
+ * A relay's settings: the environment's, but always the embedded database in the relay's
+ * directory and no shared cache; a relay stands alone in its network (docs/relay.md).
+ */
+function relayConfig(relay: OpenedRelay): Config {
+  return loadConfig({
+    ...process.env,
+    DATABASE_URL: '',
+    REDIS_URL: '',
+    DATA_DIR: path.join(relay.dir, 'data'),
+  });
+}
+
+/**
+ * `keyward serve`: open the database, migrate, listen, and close cleanly on SIGTERM/SIGINT. Given
+ * an opened relay (`keyward relay serve`), the same server on the relay's embedded database, its
+ * leases signed by the relay's key and its grant made into its licenses before it listens.
+ */
+export async function serve(relay?: OpenedRelay): Promise<void> {
+  const config = relay === undefined ? loadConfig() : relayConfig(relay);
   const { logger, report } = outputFor(config);
   secureDataDir(config.dataDir, (message) => logger.warn({ dataDir: config.dataDir }, message));
   report.opening(config);
@@ -57,7 +76,23 @@ export async function serve(): Promise<void> {
     throw error;
   }
   const adminKey = ensureAdminKey(config);
-  const app = await buildApp({ config, db: database.db, adminKey: adminKey.key, logger });
+  const app = await buildApp({
+    config,
+    db: database.db,
+    adminKey: adminKey.key,
+    logger,
+    ...(relay === undefined
+      ? {}
+      : {
+          relay: {
+            key: relay.key,
+            grantToken: relay.token,
+            grant: relay.claims,
+            vendorKeys: relay.vendorKeys,
+            createdAt: relay.identity.createdAt,
+          },
+        }),
+  });
   // Before the first lease: the key file made (or read) and its public keys published.
   let runtimeKid: string;
   try {
@@ -69,6 +104,13 @@ export async function serve(): Promise<void> {
       );
     }
     runtimeKid = await app.services.runtimeKeys.prepare();
+    if (relay !== undefined) {
+      const { applied, products } = await app.services.relayLicenses.apply(relay.claims);
+      app.log.info(
+        { relayId: relay.identity.relayId, grantId: relay.claims.jti, applied, products: products.length },
+        applied ? "relay grant applied to the relay's licenses" : 'relay grant already applied',
+      );
+    }
   } catch (error) {
     await app.close();
     await database.close();

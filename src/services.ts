@@ -24,9 +24,12 @@ import { MemberAdminService } from './domain/members/member-admin.service.js';
 import { MembersService } from './domain/members/members.service.js';
 import { OrdersService } from './domain/orders/orders.service.js';
 import { RelayGrantService } from './domain/relay/relay-grant.service.js';
+import { RelayKeys, type RelayKeyMaterial } from './domain/relay/relay-keys.js';
+import { RelayLicensesService } from './domain/relay/relay-licenses.service.js';
+import { RelayServingService } from './domain/relay/relay-serving.service.js';
 import { ActivationService } from './domain/activation/activation.service.js';
 import { RuntimeService } from './domain/runtime/runtime.service.js';
-import { RuntimeKeysService } from './domain/runtime-keys/runtime-keys.service.js';
+import { RuntimeKeysService, type RuntimeKeys } from './domain/runtime-keys/runtime-keys.service.js';
 import { ServerStatusService } from './domain/status/server-status.service.js';
 import { TokensService } from './domain/tokens/tokens.service.js';
 import { RollupService } from './domain/usage/rollup.service.js';
@@ -61,7 +64,11 @@ export interface Services {
   runtime: RuntimeService;
   activation: ActivationService;
   relayGrants: RelayGrantService;
-  runtimeKeys: RuntimeKeysService;
+  /** A relay's grant made into its licenses (used by `keyward relay serve` only). */
+  relayLicenses: RelayLicensesService;
+  /** What `/relay` shows; undefined unless this process is a relay. */
+  relayServing: RelayServingService | undefined;
+  runtimeKeys: RuntimeKeys;
   webhookEndpoints: WebhookEndpointsService;
   webhookDeliveries: WebhookDeliveryService;
   webhookAdmin: WebhookAdminService;
@@ -85,6 +92,8 @@ export interface ServiceOptions {
   unlimitedDb?: Db;
   /** The admin key: sessions opened with it end when it changes. */
   adminKey?: string;
+  /** On a relay (`keyward relay serve`): its key and grant, which sign its leases. */
+  relay?: RelayKeyMaterial;
 }
 
 export function createServices(db: Db, config: Config, options: ServiceOptions = {}): Services {
@@ -102,10 +111,10 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
   const tokenLimits = new TokenRequestLimits(gate, config.tokenRate);
   const twoFactor = new TwoFactorService(db, options.now);
   const apps = new AppsService(db);
-  const runtimeKeys = new RuntimeKeysService(db, {
-    variable: config.runtimeSigningKey,
-    dataDir: config.dataDir,
-  });
+  const runtimeKeys: RuntimeKeys =
+    options.relay === undefined
+      ? new RuntimeKeysService(db, { variable: config.runtimeSigningKey, dataDir: config.dataDir })
+      : new RelayKeys(options.relay);
   const runtime = new RuntimeService(db, {
     settings: config.runtime,
     signer: runtimeKeys,
@@ -115,6 +124,9 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     ...(config.databaseUrl === undefined ? {} : { checkOutTurns: checkOutTurnsOf(config.database) }),
   });
   const operatorSignIn = new OperatorSignInService(db, { login, tokenLimits, twoFactor });
+  const enterprises = new EnterprisesService(db);
+  const orders = new OrdersService(db, assetNumbers, config.limits);
+  const relayLicenses = new RelayLicensesService(db, { apps, enterprises, assetNumbers, orders });
   return {
     apps,
     tokens,
@@ -128,9 +140,9 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     tokenLimits,
     audit: new AuditRepository(db),
     assetNumbers,
-    enterprises: new EnterprisesService(db),
+    enterprises,
     customers: new CustomersService(db),
-    orders: new OrdersService(db, assetNumbers, config.limits),
+    orders,
     assets: new AssetsService(db),
     memberAssets: new MemberAssetsService(db),
     lending: new LendingService(db),
@@ -149,12 +161,22 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     activation: new ActivationService(db, {
       runtime,
       signer: runtimeKeys,
+      onRelay: options.relay !== undefined,
       ...(options.now === undefined ? {} : { now: options.now }),
     }),
     relayGrants: new RelayGrantService(db, {
       signer: runtimeKeys,
       ...(options.now === undefined ? {} : { now: options.now }),
     }),
+    relayLicenses,
+    relayServing:
+      options.relay === undefined
+        ? undefined
+        : new RelayServingService(options.relay.grant, {
+            runtime,
+            licenses: relayLicenses,
+            ...(options.now === undefined ? {} : { now: options.now }),
+          }),
     runtimeKeys,
     webhookEndpoints: new WebhookEndpointsService(db, config.webhooks, options.now),
     webhookDeliveries: new WebhookDeliveryService(db, config.webhooks),

@@ -212,6 +212,19 @@ async function status(options: RelayOptions & { json?: boolean }): Promise<void>
   }
 }
 
+async function serveRelay(options: RelayOptions & { port?: string; host?: string }): Promise<void> {
+  const { openRelay } = await import('../../domain/relay/relay-import.js');
+  const { serve } = await import('../../server.js');
+  const dir = path.resolve(relayDir(options));
+  const opened = await refusalsAsCliErrors(() =>
+    openRelay(dir, Date.now(), givenFingerprint(options).fingerprint),
+  );
+  // The listener's settings are the environment's, as for keyward serve; the flags set them.
+  if (options.port !== undefined) process.env.PORT = options.port;
+  if (options.host !== undefined) process.env.HOST = options.host;
+  await serve(opened);
+}
+
 /** `keyward relay …`: a relay for a closed network (docs/relay.md). */
 export function registerRelayCommands(program: Command): void {
   const relay = program
@@ -277,4 +290,21 @@ export function registerRelayCommands(program: Command): void {
     .option('--json', 'print one JSON object')
     .addHelpText('after', examples(['keyward relay status', 'keyward relay status --json']))
     .action(status);
+  relay
+    .command('serve')
+    .description(
+      "serve the runtime API to the closed network from the relay's embedded database: the grant's seats, leases signed by the relay's key",
+    )
+    .option('--dir <DIR>', DIR_HELP)
+    .option('--fingerprint <TEXT>', "this machine's fingerprint, as given to relay init")
+    .option('--port <PORT>', 'the port to listen on (default $PORT, else 8080)')
+    .option('--host <HOST>', 'the address to listen on (default $HOST, else 127.0.0.1)')
+    .addHelpText(
+      'after',
+      examples([
+        'keyward relay serve',
+        'keyward relay serve --dir /var/lib/keyward-relay --host 0.0.0.0 --port 8090',
+      ]),
+    )
+    .action(serveRelay);
 }

@@ -83,7 +83,13 @@ const EXP_BOUND_INDEX: Record<LeaseExpBound, number> = {
 export class ActivationService {
   constructor(
     private readonly db: Db,
-    private readonly deps: { runtime: RuntimeService; signer: LeaseSigner; now?: () => number },
+    private readonly deps: {
+      runtime: RuntimeService;
+      signer: LeaseSigner;
+      /** On a relay: its answers would need a typed code it cannot sign (docs/relay.md). */
+      onRelay?: boolean;
+      now?: () => number;
+    },
   ) {}
 
   private now(): number {
@@ -91,6 +97,11 @@ export class ActivationService {
   }
 
   async activate(text: string, by: ActivationBy): Promise<ActivationAnswer> {
+    if (this.deps.onRelay === true) {
+      throw invalid(
+        "request: a relay does not answer offline activations: its machines check out online, or the vendor's Keyward answers",
+      );
+    }
     let request: ActivationRequest;
     try {
       request = readActivationRequest(parse(text, 'request'));

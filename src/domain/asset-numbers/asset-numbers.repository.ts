@@ -55,4 +55,17 @@ export class AssetNumbersRepository {
     `.execute(this.db);
     return new Set(result.rows.map((r) => r.asset_num));
   }
+
+  /**
+   * Records numbers Keyward issued elsewhere as issued to the app: a relay's grant names the
+   * vendor's locks, whose numbers the vendor issued, and the relay's orders may then carry them.
+   */
+  async recordIssued(appId: string, assetNums: string[]): Promise<void> {
+    if (assetNums.length === 0) return;
+    await sql`
+      insert into issued_asset_number_runs (app_id, asset_nums, num_ranges)
+      select ${appId}, array_agg(x order by x), range_agg(int8range(x::bigint, x::bigint, '[]'))
+        from unnest(${assetNums}::text[]) as x
+    `.execute(this.db);
+  }
 }

@@ -62,4 +62,10 @@ export class AssetNumbersService {
   async notIssuedTo(appId: string, assetNums: string[], within?: Db): Promise<Set<string>> {
     return this.on(within).notIssuedTo(appId, assetNums);
   }
+
+  /** Numbers in Keyward's format that the vendor issued, recorded as issued to a relay's own app. */
+  async recordIssued(appId: string, assetNums: string[], within?: Db): Promise<void> {
+    const unrecorded = await this.notIssuedTo(appId, assetNums.filter(isKeywardFormat), within);
+    await this.on(within).recordIssued(appId, [...unrecorded]);
+  }
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { decodeJwt } from 'jose';
 import { KeywardLeaseError, verifyPoolGrant, type PoolGrantClaims } from '../../keyward-client.js';
-import { isEd25519PrivateJwk, thumbprintOf } from '../runtime-keys/ed25519.js';
+import { isEd25519PrivateJwk, thumbprintOf, type Ed25519PrivateJwk } from '../runtime-keys/ed25519.js';
 import {
   machineFingerprint,
   readIdentity,
@@ -10,6 +10,8 @@ import {
   RELAY_FILES,
   RelayHomeError,
   vendorKeysOf,
+  type RelayIdentity,
+  type VendorJwk,
   writePrivate,
 } from './relay-home.js';
 
@@ -72,25 +74,41 @@ function checkClock(dir: string, now: number): number {
       lastSeen: new Date(lastSeen).toISOString(),
     });
     throw new RelayHomeError(
-      `this machine's clock reads ${new Date(now).toISOString()}, before ${new Date(lastSeen).toISOString()} that this relay has already seen: correct the clock, then import again`,
+      `this machine's clock reads ${new Date(now).toISOString()}, before ${new Date(lastSeen).toISOString()} that this relay has already seen: correct the clock, then try again`,
     );
   }
   return Math.max(lastSeen, now);
 }
 
+/** A grant checked for this relay, and what the check read of the relay's directory. */
+interface CheckedGrant {
+  token: string;
+  claims: PoolGrantClaims;
+  identity: RelayIdentity;
+  key: Ed25519PrivateJwk;
+  vendorKeys: VendorJwk[];
+  /** The latest time seen, this reading included: what clock.json keeps next. */
+  lastSeen: number;
+}
+
 /**
- * `keyward relay import GRANT`: the vendor's answer checked and kept. It must verify against the
- * vendor keys pinned at `relay init` exactly as the machines' SDKs will verify it, be for this
- * relay, certify this relay's key, name this machine, and not be older than the grant the relay
- * holds (a replayed earlier grant would give back seats a renewal took away).
+ * A grant checked as the machines' SDKs will check it, on this relay's machine: it verifies
+ * against the vendor keys pinned at `relay init`, is for this relay, certifies this relay's key
+ * and names this machine, and the clock has not been set back. Each refusal is audited.
  */
-export async function importGrant(given: RelayImport): Promise<RelayImportResult> {
-  const file = (name: string) => path.join(given.dir, name);
-  const identity = readIdentity(given.dir);
-  const fingerprint = given.fingerprint ?? machineFingerprint();
+async function checkForThisRelay(
+  dir: string,
+  grant: string,
+  now: number,
+  given: string | undefined,
+): Promise<CheckedGrant> {
+  const file = (name: string) => path.join(dir, name);
+  const identity = readIdentity(dir);
+  const fingerprint = given ?? machineFingerprint();
   if (fingerprint !== identity.fingerprint) {
+    audit(dir, { at: new Date(now).toISOString(), event: 'machine.refused', fingerprint });
     throw new RelayHomeError(
-      `${given.dir} belongs to a relay made on another machine (fingerprint ${identity.fingerprint})`,
+      `${dir} belongs to a relay made on another machine (fingerprint ${identity.fingerprint})`,
     );
   }
   const key: unknown = JSON.parse(readIfThere(file(RELAY_FILES.key)) ?? 'null');
@@ -99,23 +117,45 @@ export async function importGrant(given: RelayImport): Promise<RelayImportResult
     readIfThere(file(RELAY_FILES.vendorJwks)) ?? '',
     file(RELAY_FILES.vendorJwks),
   );
-  const lastSeen = checkClock(given.dir, given.now);
+  const lastSeen = checkClock(dir, now);
 
-  const token = given.grant.trim();
+  const token = grant.trim();
   let claims: PoolGrantClaims;
   try {
-    claims = await verifyPoolGrant(token, { jwks: { keys: vendorKeys }, now: new Date(given.now) });
+    claims = await verifyPoolGrant(token, { jwks: { keys: vendorKeys }, now: new Date(now) });
   } catch (error) {
     if (error instanceof KeywardLeaseError) {
-      audit(given.dir, {
-        at: new Date(given.now).toISOString(),
-        event: 'grant.refused',
-        reason: error.reason,
-      });
+      audit(dir, { at: new Date(now).toISOString(), event: 'grant.refused', reason: error.reason });
       throw new RelayHomeError(`the grant is refused (${error.reason}): ${error.message}`);
     }
     throw error;
   }
+  const refuse = (why: string): never => {
+    audit(dir, { at: new Date(now).toISOString(), event: 'grant.refused', grantId: claims.jti, why });
+    throw new RelayHomeError(`the grant is refused: ${why}`);
+  };
+  if (claims.sub !== identity.relayId)
+    refuse(`it is for relay ${claims.sub}, not this one (${identity.relayId})`);
+  if (claims.relay.key.kid !== (await thumbprintOf(key)) || claims.relay.key.x !== key.x) {
+    refuse("it certifies another key than this relay's");
+  }
+  if (claims.relay.fingerprint !== identity.fingerprint) refuse('it names another machine than this one');
+  return { token, claims, identity, key, vendorKeys, lastSeen };
+}
+
+/**
+ * `keyward relay import GRANT`: the vendor's answer checked for this relay (checkForThisRelay) and
+ * kept, unless it is older than the grant the relay holds (a replayed earlier grant would give
+ * back seats a renewal took away).
+ */
+export async function importGrant(given: RelayImport): Promise<RelayImportResult> {
+  const file = (name: string) => path.join(given.dir, name);
+  const { token, claims, lastSeen } = await checkForThisRelay(
+    given.dir,
+    given.grant,
+    given.now,
+    given.fingerprint,
+  );
   const refuse = (why: string): never => {
     audit(given.dir, {
       at: new Date(given.now).toISOString(),
@@ -125,12 +165,6 @@ export async function importGrant(given: RelayImport): Promise<RelayImportResult
     });
     throw new RelayHomeError(`the grant is refused: ${why}`);
   };
-  if (claims.sub !== identity.relayId)
-    refuse(`it is for relay ${claims.sub}, not this one (${identity.relayId})`);
-  if (claims.relay.key.kid !== (await thumbprintOf(key)) || claims.relay.key.x !== key.x) {
-    refuse("it certifies another key than this relay's");
-  }
-  if (claims.relay.fingerprint !== identity.fingerprint) refuse('it names another machine than this one');
   const heldClaims = heldGrant(given.dir);
   if (heldClaims !== undefined) {
     if (heldClaims.jti === claims.jti) {
@@ -192,4 +226,31 @@ export function relayStatus(dir: string, now: number, fingerprint?: string): Rel
     grant,
     clockSeen: lastSeenOf(dir) ?? null,
   };
+}
+
+/** What `relay serve` starts with: the relay's grant, checked again, and its key. */
+export interface OpenedRelay extends CheckedGrant {
+  dir: string;
+}
+
+/**
+ * Before `relay serve` listens: the held grant checked again as at its import, on this machine,
+ * with the clock not set back and the grant not ended. A relay whose grant ended serves nothing:
+ * its leases would be refused by every verifier (`grant-expired`).
+ */
+export async function openRelay(dir: string, now: number, fingerprint?: string): Promise<OpenedRelay> {
+  const held = readIfThere(path.join(dir, RELAY_STATE_FILES.grant));
+  if (held === undefined || held.trim() === '') {
+    readIdentity(dir);
+    throw new RelayHomeError(
+      `${dir} holds no grant: import the vendor's answer first (keyward relay import GRANT)`,
+    );
+  }
+  const checked = await checkForThisRelay(dir, held, now, fingerprint);
+  writePrivate(
+    path.join(dir, RELAY_STATE_FILES.clock),
+    `${JSON.stringify({ lastSeen: checked.lastSeen })}\n`,
+  );
+  audit(dir, { at: new Date(now).toISOString(), event: 'serve.started', grantId: checked.claims.jti });
+  return { ...checked, dir };
 }

@@ -27,8 +27,11 @@ import { RuntimeKeysRepository } from './runtime-keys.repository.js';
 /** Rotation asked of a key that RUNTIME_SIGNING_KEY sets: the operator rotates the variable. */
 export class RuntimeKeyManagedError extends Error {}
 
-/** Where the signing key comes from: the variable, or the key file in DATA_DIR. */
-export type RuntimeKeySource = 'variable' | 'file';
+/**
+ * Where the signing key comes from: the variable, the key file in DATA_DIR, or, on a relay, the
+ * relay's own key certified by its pool grant (docs/relay.md).
+ */
+export type RuntimeKeySource = 'variable' | 'file' | 'relay';
 
 /** A published key as `/.well-known/jwks.json` shows it. */
 export interface PublishedJwk extends Ed25519PublicJwk {
@@ -59,6 +62,19 @@ export interface RotatedKey {
   previousKid: string;
 }
 
+/**
+ * What the surfaces ask of the runtime's keys: the server's own (RuntimeKeysService) or a relay's
+ * (RelayKeys), so the runtime, activation and the JWKS route run the same code on both.
+ */
+export interface RuntimeKeys extends LeaseSigner {
+  readonly source: RuntimeKeySource;
+  prepare(): Promise<string>;
+  signGrant(claims: PoolGrantClaims): Promise<{ token: string; kid: string }>;
+  jwks(): Promise<Jwks>;
+  list(): Promise<RuntimeKeyList>;
+  rotate(request?: OperatorRequest): Promise<RotatedKey>;
+}
+
 /** The key that signs now, ready to use, and the file version it was read from. */
 interface SigningKey {
   kid: string;
@@ -86,7 +102,7 @@ async function importSigningKey(jwk: Ed25519PrivateJwk): Promise<CryptoKey> {
  * signs. A key is recorded in the database before its first signature, so every instance sharing
  * the database publishes it, and keeps publishing it after a rotation.
  */
-export class RuntimeKeysService implements LeaseSigner {
+export class RuntimeKeysService implements RuntimeKeys {
   private readonly keys: RuntimeKeysRepository;
   private readonly file: string;
   private signing: SigningKey | undefined;

@@ -4,7 +4,7 @@ import { Nullable, StringEnum } from '../schema-types.js';
 import { adminMay } from '../access/access.js';
 
 const KeyList = Type.Object({
-  source: StringEnum(['variable', 'file'] as const),
+  source: StringEnum(['variable', 'file', 'relay'] as const),
   keys: Type.Array(
     Type.Object({
       kid: Type.String(),

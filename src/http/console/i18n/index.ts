@@ -5,6 +5,7 @@ import { drilldownEn, drilldownZh } from './drilldown.js';
 import { enterpriseEn, enterpriseZh } from './enterprise.js';
 import { operatorEn, operatorZh } from './operator.js';
 import { operatorsEn, operatorsZh } from './operators.js';
+import { relayEn, relayZh } from './relay.js';
 import { renewalsEn, renewalsZh } from './renewals.js';
 import { runtimeEn, runtimeZh } from './runtime.js';
 import { ssoEn, ssoZh } from './sso.js';
@@ -24,6 +25,7 @@ const en = {
   ...runtimeEn,
   ...renewalsEn,
   ...drilldownEn,
+  ...relayEn,
 };
 export type MessageKey = keyof typeof en;
 const zh: Record<MessageKey, string> = {
@@ -37,6 +39,7 @@ const zh: Record<MessageKey, string> = {
   ...runtimeZh,
   ...renewalsZh,
   ...drilldownZh,
+  ...relayZh,
 };
 const catalogs: Record<Locale, Record<MessageKey, string>> = { en, 'zh-CN': zh };
 

@@ -1,0 +1,46 @@
+import type { RuntimeService } from '../runtime/runtime.service.js';
+import type { PoolGrantClaims } from './pool-grant.js';
+import type { RelayLicensesService } from './relay-licenses.service.js';
+
+/** What `/relay` shows: the grant served, and each license's seats granted and in use now. */
+export interface RelayServingStatus {
+  relayId: string;
+  grantId: string;
+  /** Milliseconds since the epoch. */
+  endsAt: number;
+  ended: boolean;
+  licenses: Array<{ assetNum: string; crmProductId: string | null; granted: number; inUse: number }>;
+  /** Machines holding a seat: each holds one seat of one product. */
+  seatsInUse: number;
+}
+
+/** The relay's serving state, read from its database as its runtime counts seats. */
+export class RelayServingService {
+  constructor(
+    private readonly grant: PoolGrantClaims,
+    private readonly deps: { runtime: RuntimeService; licenses: RelayLicensesService; now?: () => number },
+  ) {}
+
+  async status(): Promise<RelayServingStatus> {
+    const [served, seats] = await Promise.all([
+      this.deps.licenses.served(),
+      this.deps.runtime.seatsByProduct(),
+    ]);
+    const inUse = new Map(seats.map((s) => [s.product, s.seats]));
+    const licenses = served.map((p) => ({
+      assetNum: p.assetNum,
+      crmProductId: p.crmProductId,
+      granted: p.limitConcurrent ?? 0,
+      inUse: inUse.get(p.crmProductId ?? '') ?? 0,
+    }));
+    const now = (this.deps.now ?? Date.now)();
+    return {
+      relayId: this.grant.sub,
+      grantId: this.grant.jti,
+      endsAt: this.grant.exp * 1000,
+      ended: this.grant.exp * 1000 <= now,
+      licenses,
+      seatsInUse: licenses.reduce((sum, l) => sum + l.inUse, 0),
+    };
+  }
+}
