@@ -90,6 +90,7 @@ export async function serve(relay?: OpenedRelay): Promise<void> {
             grant: relay.claims,
             vendorKeys: relay.vendorKeys,
             createdAt: relay.identity.createdAt,
+            dir: relay.dir,
           },
         }),
   });

@@ -27,6 +27,9 @@ import { RelayGrantService } from './domain/relay/relay-grant.service.js';
 import { RelayKeys, type RelayKeyMaterial } from './domain/relay/relay-keys.js';
 import { RelayLicensesService } from './domain/relay/relay-licenses.service.js';
 import { RelayServingService } from './domain/relay/relay-serving.service.js';
+import { RelayReportService } from './domain/relay/relay-report.service.js';
+import { RelayReportsService } from './domain/relay/relay-reports.service.js';
+import { RelayReturnService } from './domain/relay/relay-return.service.js';
 import { ActivationService } from './domain/activation/activation.service.js';
 import { RuntimeService } from './domain/runtime/runtime.service.js';
 import { RuntimeKeysService, type RuntimeKeys } from './domain/runtime-keys/runtime-keys.service.js';
@@ -66,8 +69,14 @@ export interface Services {
   relayGrants: RelayGrantService;
   /** A relay's grant made into its licenses (used by `keyward relay serve` only). */
   relayLicenses: RelayLicensesService;
+  /** Relays' usage reports imported at the vendor. */
+  relayReports: RelayReportsService;
   /** What `/relay` shows; undefined unless this process is a relay. */
   relayServing: RelayServingService | undefined;
+  /** On a relay: its usage report for the vendor (`keyward relay report`). */
+  relayReport: RelayReportService | undefined;
+  /** On a relay: its grant given back (`keyward relay return`). */
+  relayReturn: RelayReturnService | undefined;
   runtimeKeys: RuntimeKeys;
   webhookEndpoints: WebhookEndpointsService;
   webhookDeliveries: WebhookDeliveryService;
@@ -127,6 +136,11 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
   const enterprises = new EnterprisesService(db);
   const orders = new OrdersService(db, assetNumbers, config.limits);
   const relayLicenses = new RelayLicensesService(db, { apps, enterprises, assetNumbers, orders });
+  const usageRollups = new RollupService(
+    db,
+    config.usage,
+    options.now === undefined ? {} : { now: options.now },
+  );
   return {
     apps,
     tokens,
@@ -169,6 +183,23 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
       ...(options.now === undefined ? {} : { now: options.now }),
     }),
     relayLicenses,
+    relayReports: new RelayReportsService(db, options.now),
+    relayReport:
+      options.relay === undefined
+        ? undefined
+        : new RelayReportService(db, {
+            relay: options.relay,
+            rollups: usageRollups,
+            ...(options.now === undefined ? {} : { now: options.now }),
+          }),
+    relayReturn:
+      options.relay === undefined
+        ? undefined
+        : new RelayReturnService({
+            relay: options.relay,
+            licenses: relayLicenses,
+            ...(options.now === undefined ? {} : { now: options.now }),
+          }),
     relayServing:
       options.relay === undefined
         ? undefined
@@ -188,7 +219,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     usage: new UsageService(db, options.now),
     search: new SearchService(db),
     licenseViews: new LicenseViewsService(db, options.now),
-    usageRollups: new RollupService(db, config.usage, options.now === undefined ? {} : { now: options.now }),
+    usageRollups,
     sso: config.sso === undefined ? undefined : new SsoService(db, config.sso, operatorSignIn, gate),
     backup: new BackupService(options.unlimitedDb ?? db, {
       databaseUrl: config.databaseUrl,

@@ -353,6 +353,24 @@ export interface RelayGrantsTable {
   starts_at: Date;
   ends_at: Date;
   created_at: Date;
+  enterprise_id: number | null;
+  returned_at: Date | null;
+}
+
+export interface RelayReportsTable {
+  id: string;
+  relay_id: string;
+  grant_id: string;
+  issued_at: Date;
+  first_hour: Date | null;
+  last_hour: Date | null;
+  hours: number;
+  peak_seats: number;
+  seat_ms: number;
+  refused: number;
+  audit_entries: number;
+  audit_digest: string;
+  imported_at: Date;
 }
 
 export interface RuntimeSeatSlotsTable {
@@ -588,6 +606,7 @@ export interface Database {
   runtime_leases: RuntimeLeasesTable;
   runtime_seat_slots: RuntimeSeatSlotsTable;
   relay_grants: RelayGrantsTable;
+  relay_reports: RelayReportsTable;
   runtime_consumptions: RuntimeConsumptionsTable;
   runtime_usage: RuntimeUsageTable;
   runtime_activations: RuntimeActivationsTable;

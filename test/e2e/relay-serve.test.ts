@@ -30,7 +30,6 @@ import {
 // on another machine, with its clock set back, or without a grant.
 
 const SEATS = 10;
-const RELAY_ADMIN_KEY = 'relay-admin-key-for-the-relay-test-0123456789';
 const RELAY_MACHINE = 'relay-serve-test-machine-01';
 
 let h: Harness;
@@ -42,13 +41,15 @@ let lock: { assetNum: string; crmProductId: string };
 let relay: ServerProcess | undefined;
 let machines: KeywardClient;
 let appKey: string;
+/** The relay's admin key, as it wrote it to its data directory at its first start. */
+let relayAdminKey: string;
 
 const relayEnv = { KEYWARD_RELAY_FINGERPRINT: RELAY_MACHINE };
 
 async function relayAdmin(method: string, url: string, body?: unknown): Promise<unknown> {
   const response = await fetch(`${relay?.url ?? ''}/admin${url}`, {
     method,
-    headers: { authorization: `Bearer ${RELAY_ADMIN_KEY}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${relayAdminKey}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -96,7 +97,7 @@ beforeAll(async () => {
   const imported = await runCli(['relay', 'import', grantFile, '--dir', dir], relayEnv);
   expect(imported.code, imported.stderr).toBe(0);
 
-  relay = await startServerProcess({ ...relayEnv, KEYWARD_ADMIN_KEY: RELAY_ADMIN_KEY }, undefined, [
+  relay = await startServerProcess({ ...relayEnv, KEYWARD_ADMIN_KEY: '' }, undefined, [
     'relay',
     'serve',
     '--dir',
@@ -104,6 +105,7 @@ beforeAll(async () => {
     '--port',
     '0',
   ]);
+  relayAdminKey = fs.readFileSync(path.join(dir, 'data', 'admin.key'), 'utf8').trim();
   const app = (await relayAdmin('POST', '/apps', {
     name: 'lab machines',
     scopes: ['auth_runtime'],
@@ -206,6 +208,85 @@ describe('keyward relay serve', () => {
     refusalOf(await checkOut(world, { ...lock, fingerprint: fingerprint() }), '90005');
   }, 60_000);
 
+  it('reports its usage; the vendor imports it once and counts it in its usage, marked via the relay', async () => {
+    const relayId = JSON.parse(fs.readFileSync(path.join(dir, 'relay.json'), 'utf8')).relayId as string;
+    const reportFile = path.join(scratch, 'report.jwt');
+    // Run beside the relay as its operator would: the relay's admin key read from its directory.
+    const written = await runCli(['relay', 'report', '--dir', dir, '--out', reportFile], {
+      KEYWARD_URL: relay?.url ?? '',
+      KEYWARD_ADMIN_KEY: '',
+      DATA_DIR: '',
+    });
+    expect(written.code, written.stderr).toBe(0);
+    expect(written.stdout).toMatch(/^report [0-9a-f-]{36}: [1-9]\d* hour\(s\) of usage/);
+    const report = fs.readFileSync(reportFile, 'utf8').trim();
+
+    const importReport = (text: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/admin/relays/reports',
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+        payload: { report: text },
+      });
+    // Changed on the way: one hour's seats raised, the signature no longer verifies.
+    const [head, body, signature] = report.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as {
+      hours: Array<{ peakSeats: number }>;
+    };
+    const first = claims.hours[0];
+    if (first !== undefined) first.peakSeats += 5;
+    const forged = `${head}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
+    const tampered = await importReport(forged);
+    expect(tampered.statusCode).toBe(400);
+    expect(tampered.json()).toMatchObject({
+      error: expect.stringMatching(/^report: has a signature that does not verify/) as unknown,
+    });
+
+    const imported = await importReport(report);
+    expect(imported.statusCode, imported.body).toBe(200);
+    const answer = imported.json() as {
+      relayId: string;
+      peakSeats: number;
+      seatHours: number;
+      refused: number;
+    };
+    expect(answer.relayId).toBe(relayId);
+    expect(answer.peakSeats).toBeGreaterThanOrEqual(SEATS);
+    expect(answer.refused).toBeGreaterThanOrEqual(200 - SEATS + 1);
+    const replayed = await importReport(report);
+    expect(replayed.statusCode).toBe(409);
+    expect(replayed.json()).toMatchObject({ error: expect.stringMatching(/imported already/) as unknown });
+
+    const usage = await h.app.inject({
+      method: 'GET',
+      url: `/admin/usage?app=${relayId}&product=${encodeURIComponent(lock.crmProductId)}&bucket=hour`,
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(usage.statusCode, usage.body).toBe(200);
+    const seen = usage.json() as {
+      series: Array<{ peakSeats: number; licensedSeats: number | null; denied: number }>;
+      viaRelay: Array<{ relayId: string; peakSeats: number }>;
+    };
+    expect(Math.max(...seen.series.map((p) => p.peakSeats))).toBeGreaterThanOrEqual(SEATS);
+    expect(seen.series.some((p) => p.licensedSeats === SEATS)).toBe(true);
+    expect(seen.series.reduce((n, p) => n + p.denied, 0)).toBe(answer.refused);
+    expect(seen.viaRelay).toEqual([expect.objectContaining({ relayId, peakSeats: answer.peakSeats })]);
+
+    const listed = await h.app.inject({
+      method: 'GET',
+      url: '/admin/relays/grants',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    const { grants } = listed.json() as {
+      grants: Array<{ relayId: string; state: string; lastReport: { reportId: string } | null }>;
+    };
+    const reportId = (JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { jti: string }).jti;
+    expect(grants.find((g) => g.relayId === relayId)).toMatchObject({
+      state: 'running',
+      lastReport: { reportId },
+    });
+  }, 60_000);
+
   it('refuses to start on another machine, with its clock set back, or without a grant', async () => {
     const elsewhere = await runCli(['relay', 'serve', '--dir', dir, '--port', '0'], {
       KEYWARD_RELAY_FINGERPRINT: 'some-other-machine',
@@ -227,5 +308,48 @@ describe('keyward relay serve', () => {
     const ungranted = await runCli(['relay', 'serve', '--dir', copy, '--port', '0'], relayEnv);
     expect(ungranted.code).toBe(1);
     expect(ungranted.stderr).toMatch(/holds no grant/);
+  }, 60_000);
+
+  it('gives its grant back: it stops giving seats, the vendor frees them at once, and it will not serve that grant again', async () => {
+    const returnFile = path.join(scratch, 'return.jwt');
+    const given = await runCli(['relay', 'return', '--dir', dir, '--out', returnFile], {
+      KEYWARD_URL: relay?.url ?? '',
+      KEYWARD_ADMIN_KEY: '',
+      DATA_DIR: '',
+    });
+    expect(given.code, given.stderr).toBe(0);
+    expect(given.stdout).toMatch(/^returned grant [0-9a-f-]{36}: this relay gives none of its seats/);
+    await expect(checkOutAtRelay(fingerprint())).rejects.toBeInstanceOf(KeywardApiError);
+
+    const importReturn = (text: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/admin/relays/returns',
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+        payload: { return: text },
+      });
+    const token = fs.readFileSync(returnFile, 'utf8').trim();
+    const [head, body] = token.split('.') as [string, string, string];
+    const forged = await importReturn(`${head}.${body}.${'A'.repeat(86)}`);
+    expect(forged.statusCode).toBe(400);
+    expect(forged.json()).toMatchObject({
+      error: expect.stringMatching(/^return: has a signature/) as unknown,
+    });
+    // Before the return is imported, the vendor still holds the relay's seats.
+    refusalOf(await checkOut(world, { ...lock, fingerprint: fingerprint() }), '90005');
+    const accepted = await importReturn(token);
+    expect(accepted.statusCode, accepted.body).toBe(200);
+    expect(accepted.json()).toMatchObject({ made: true });
+    for (let i = 0; i < SEATS; i += 1) {
+      const reply = await checkOut(world, { ...lock, fingerprint: fingerprint() });
+      expect(reply.statusCode, reply.body).toBe(200);
+    }
+    refusalOf(await checkOut(world, { ...lock, fingerprint: fingerprint() }), '90005');
+    const again = await importReturn(token);
+    expect(again.json()).toMatchObject({ made: false });
+
+    const restarted = await runCli(['relay', 'serve', '--dir', dir, '--port', '0'], relayEnv);
+    expect(restarted.code).toBe(1);
+    expect(restarted.stderr).toMatch(/was returned to the vendor: import a new grant/);
   }, 60_000);
 });

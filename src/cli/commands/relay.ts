@@ -28,10 +28,10 @@ function givenFingerprint(options: RelayOptions): { fingerprint?: string } {
   return given === undefined || given === '' ? {} : { fingerprint: given };
 }
 
-/** A request or grant file's text, refused when unreadable or larger than any is. */
-function exchangeFile(file: string, what: string): string {
+/** A request, grant, report or return file's text, refused when unreadable or larger than any is. */
+function exchangeFile(file: string, what: string, maxBytes = EXCHANGE_FILE_MAX_BYTES): string {
   try {
-    if (fs.statSync(file).size > EXCHANGE_FILE_MAX_BYTES) {
+    if (fs.statSync(file).size > maxBytes) {
       throw new CliError(text`${file} is larger than ${what} can be`);
     }
     return fs.readFileSync(file, 'utf8');
@@ -225,6 +225,129 @@ async function serveRelay(options: RelayOptions & { port?: string; host?: string
   await serve(opened);
 }
 
+/**
+ * The running relay's admin API: KEYWARD_URL as for every command, and its admin key read from
+ * the relay's own data directory unless KEYWARD_ADMIN_KEY or DATA_DIR says otherwise.
+ */
+function atTheRelay(options: RelayOptions): void {
+  if ((process.env.KEYWARD_ADMIN_KEY ?? '') === '' && (process.env.DATA_DIR ?? '') === '') {
+    process.env.DATA_DIR = path.join(relayDir(options), 'data');
+  }
+}
+
+interface WrittenFile {
+  token: string;
+}
+
+function writeExchange(file: string, answer: WrittenFile): void {
+  fs.writeFileSync(file, `${answer.token}\n`, { mode: 0o644 });
+}
+
+async function report(options: RelayOptions & { out?: string; json?: boolean }): Promise<void> {
+  atTheRelay(options);
+  const written = await adminCall<
+    WrittenFile & { reportId: string; hours: number; from: number | null; to: number | null }
+  >('POST', '/relay/report');
+  const out = options.out ?? `report-${written.reportId}.jwt`;
+  writeExchange(out, written);
+  if (options.json === true) {
+    console.log(
+      printableJson({
+        reportId: written.reportId,
+        hours: written.hours,
+        from: written.from,
+        to: written.to,
+        reportFile: out,
+      }),
+    );
+    return;
+  }
+  const span =
+    written.from === null || written.to === null
+      ? 'no usage yet'
+      : `${new Date(written.from).toISOString()} to ${new Date(written.to).toISOString()}`;
+  console.log(text`report ${written.reportId}: ${written.hours} hour(s) of usage, ${span}`);
+  console.log(text`report: ${out} (carry it to the vendor: keyward relay import-report ${out})`);
+}
+
+async function importReport(file: string, options: { json?: boolean }): Promise<void> {
+  const body = exchangeFile(file, 'a relay report', 8 * 1024 * 1024);
+  const answer = await adminCall<{
+    reportId: string;
+    relayId: string;
+    hours: number;
+    peakSeats: number;
+    seatHours: number;
+    refused: number;
+  }>('POST', '/relays/reports', { report: body.trim() });
+  if (options.json === true) {
+    console.log(printableJson(answer));
+    return;
+  }
+  console.log(
+    text`imported report ${answer.reportId} of relay ${answer.relayId}: ${answer.hours} hour(s), peak ${answer.peakSeats} seat(s), ${answer.seatHours} seat-hour(s), ${answer.refused} refused`,
+  );
+}
+
+async function giveBack(options: RelayOptions & { out?: string; json?: boolean }): Promise<void> {
+  atTheRelay(options);
+  const written = await adminCall<WrittenFile & { returnId: string; grantId: string; withdrawn: number }>(
+    'POST',
+    '/relay/return',
+  );
+  const out = options.out ?? `return-${written.grantId}.jwt`;
+  writeExchange(out, written);
+  if (options.json === true) {
+    console.log(printableJson({ returnId: written.returnId, grantId: written.grantId, returnFile: out }));
+    return;
+  }
+  console.log(text`returned grant ${written.grantId}: this relay gives none of its seats from now on`);
+  console.log(text`return: ${out} (carry it to the vendor: keyward relay import-return ${out})`);
+}
+
+async function importReturn(file: string, options: { json?: boolean }): Promise<void> {
+  const body = exchangeFile(file, 'a relay return');
+  const answer = await adminCall<{ grantId: string; relayId: string; returnedAt: number; made: boolean }>(
+    'POST',
+    '/relays/returns',
+    { return: body.trim() },
+  );
+  if (options.json === true) {
+    console.log(printableJson(answer));
+    return;
+  }
+  console.log(
+    text`${answer.made ? 'returned' : 'already returned'}: grant ${answer.grantId} of relay ${answer.relayId}, its seats free since ${new Date(answer.returnedAt).toISOString()}`,
+  );
+}
+
+async function list(options: { json?: boolean }): Promise<void> {
+  const { grants } = await adminCall<{
+    grants: Array<{
+      grantId: string;
+      relayId: string;
+      seats: number;
+      endsAt: number;
+      state: string;
+      lastReport: { issuedAt: number; seatHours: number } | null;
+    }>;
+  }>('GET', '/relays/grants');
+  if (options.json === true) {
+    console.log(printableJson(grants));
+    return;
+  }
+  if (grants.length === 0) console.log('no relay has been granted seats');
+  for (const g of grants) {
+    const last =
+      g.lastReport === null
+        ? 'no report yet'
+        : `last report ${new Date(g.lastReport.issuedAt).toISOString()}`;
+    console.log(
+      text`${g.relayId}  grant ${g.grantId}  ${g.seats} seat(s)  ${g.state} ${new Date(g.endsAt).toISOString()}  ${last}`,
+    );
+  }
+}
+
 /** `keyward relay …`: a relay for a closed network (docs/relay.md). */
 export function registerRelayCommands(program: Command): void {
   const relay = program
@@ -307,4 +430,46 @@ export function registerRelayCommands(program: Command): void {
       ]),
     )
     .action(serveRelay);
+  relay
+    .command('report')
+    .description(
+      "write the running relay's usage (per hour, license and product) as a report signed by its key",
+    )
+    .option('--dir <DIR>', DIR_HELP)
+    .option('--out <FILE>', 'where to write the report (default report-ID.jwt)')
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', examples(['KEYWARD_URL=http://127.0.0.1:8090 keyward relay report']))
+    .action(report);
+  relay
+    .command('import-report')
+    .description(
+      "import a relay's usage report at the vendor: its hours join the usage pages, marked via relay",
+    )
+    .argument('<FILE>', 'the report file the relay wrote')
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', examples(['keyward relay import-report report-1b2c.jwt']))
+    .action(importReport);
+  relay
+    .command('return')
+    .description(
+      "give the running relay's grant back before its end: it stops giving the seats and signs a return",
+    )
+    .option('--dir <DIR>', DIR_HELP)
+    .option('--out <FILE>', 'where to write the return (default return-GRANT.jwt)')
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', examples(['KEYWARD_URL=http://127.0.0.1:8090 keyward relay return']))
+    .action(giveBack);
+  relay
+    .command('import-return')
+    .description("import a relay's return at the vendor: the seats its grant held are free at once")
+    .argument('<FILE>', 'the return file the relay wrote')
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', examples(['keyward relay import-return return-9f1e.jwt']))
+    .action(importReturn);
+  relay
+    .command('list')
+    .description("list the grants answered to relays: seats, ends, state and each relay's last report")
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', examples(['keyward relay list']))
+    .action(list);
 }

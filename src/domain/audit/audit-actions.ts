@@ -73,6 +73,8 @@ export const AUDIT_ACTIONS = [
   'lease.returned',
   // Relays: a pool grant answered to a relay's request (docs/relay.md).
   'relay.granted',
+  'relay.reported',
+  'relay.returned',
   // Renewals: a license near its end (at each of LICENSE_EXPIRING_NOTICE_DAYS), and one whose end passed.
   'license.expiring',
   'license.expired',

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import type { Db } from '../../db/client.js';
 import { RuntimeCode } from '../../errors/runtime-codes.js';
 import { KeywardError } from '../../errors/keyward-error.js';
@@ -10,6 +11,9 @@ import { RuntimeRepository, type Candidate } from '../runtime/runtime.repository
 import { SeatSlotsRepository } from '../runtime/seat-slots.repository.js';
 import type { GrantedLicense, PoolGrantClaims } from './pool-grant.js';
 import { RelayGrantsRepository, type RelayGrantRow } from './relay-grants.repository.js';
+import { RelayReportsRepository } from './relay-reports.repository.js';
+import { verifyRelaySigned } from './relay-report.js';
+import { unverifiedReturn, type RelayReturnClaims } from './relay-return.js';
 import { readRelayRequest, RelayRequestError, type RelayRequestClaims } from './relay-request.js';
 
 /** Who signs grants: the runtime's current lease-signing key. */
@@ -28,6 +32,29 @@ export interface RelayGrantAnswer {
   licenses: GrantedLicense[];
   /** False when the same request was answered before: the same grant, nothing more held. */
   made: boolean;
+}
+
+/** A grant as the Relays pages list it, with its relay's newest imported report. */
+export interface RelayGrantView {
+  grantId: string;
+  relayId: string;
+  enterpriseId: number | null;
+  licenses: GrantedLicense[];
+  seats: number;
+  startsAt: number;
+  endsAt: number;
+  createdAt: number;
+  returnedAt: number | null;
+  state: 'running' | 'ended' | 'returned';
+  lastReport: {
+    reportId: string;
+    issuedAt: number;
+    importedAt: number;
+    lastHour: number | null;
+    peakSeats: number;
+    seatHours: number;
+    refused: number;
+  } | null;
 }
 
 /** A request the vendor cannot answer as it stands: the message names the field. */
@@ -114,6 +141,8 @@ export class RelayGrantService {
       startsAt: new Date(seconds * 1000),
       endsAt: new Date(claims.exp * 1000),
       createdAt: new Date(nowMs),
+      enterpriseId,
+      returnedAt: null,
     };
     try {
       await this.db.transaction().execute(async (trx) => {
@@ -141,6 +170,102 @@ export class RelayGrantService {
     return answerOf(row, true);
   }
 
+  /**
+   * A relay's signed return (`keyward relay import-return`): its grant ends now, and the seats it
+   * held at the vendor are free to online check-outs at once. Checked with the relay key the grant
+   * certified; the same return again changes nothing (`made: false`).
+   */
+  async acceptReturn(
+    text: string,
+    actor: AuditActor,
+  ): Promise<{ grantId: string; relayId: string; returnedAt: number; made: boolean }> {
+    let token: string;
+    let claims: RelayReturnClaims;
+    try {
+      ({ token, claims } = unverifiedReturn(text));
+    } catch (error) {
+      if (error instanceof RelayRequestError) throw invalid(error.message);
+      throw error;
+    }
+    const grant = await new RelayGrantsRepository(this.db).byId(claims.grant);
+    if (grant === undefined || grant.relayId !== claims.sub) {
+      throw new KeywardError(
+        RuntimeCode.validation,
+        `grant: ${claims.grant} is not a grant of relay ${claims.sub}`,
+        {
+          httpStatus: 404,
+        },
+      );
+    }
+    const granted = decodeJwt(grant.token) as unknown as PoolGrantClaims;
+    try {
+      await verifyRelaySigned(token, granted.relay.key, 'return');
+    } catch (error) {
+      if (error instanceof RelayRequestError) throw invalid(error.message);
+      throw error;
+    }
+    const now = new Date(this.now());
+    const made = await this.db.transaction().execute(async (trx) => {
+      if (!(await new RelayGrantsRepository(trx).markReturned(grant.id, now))) return false;
+      const released = await new SeatSlotsRepository(trx).releaseGrant(`grant:${grant.id}`, now);
+      await new AuditRepository(trx).record(actor, [
+        {
+          action: 'relay.returned',
+          subject: grant.relayId,
+          enterprise: grant.enterpriseId === null ? null : { id: grant.enterpriseId },
+          detail: { grantId: grant.id, returnId: claims.jti, seatsFreed: released },
+        },
+      ]);
+      return true;
+    });
+    const returned = made
+      ? now
+      : ((await new RelayGrantsRepository(this.db).byId(grant.id))?.returnedAt ?? now);
+    return { grantId: grant.id, relayId: grant.relayId, returnedAt: returned.getTime(), made };
+  }
+
+  /**
+   * The newest grants, with each relay's newest report: every enterprise's for the operator, one
+   * enterprise's own for its administrator.
+   */
+  async list(filter: { enterpriseId?: number; limit?: number } = {}): Promise<RelayGrantView[]> {
+    const rows = await new RelayGrantsRepository(this.db).recent({
+      ...(filter.enterpriseId === undefined ? {} : { enterpriseId: filter.enterpriseId }),
+      limit: filter.limit ?? 100,
+    });
+    const reports = await new RelayReportsRepository(this.db).latestOf([
+      ...new Set(rows.map((r) => r.relayId)),
+    ]);
+    const now = this.now();
+    return rows.map((row) => {
+      const report = reports.get(row.relayId);
+      return {
+        grantId: row.id,
+        relayId: row.relayId,
+        enterpriseId: row.enterpriseId,
+        licenses: row.licenses,
+        seats: row.licenses.reduce((sum, l) => sum + l.seats, 0),
+        startsAt: row.startsAt.getTime(),
+        endsAt: row.endsAt.getTime(),
+        createdAt: row.createdAt.getTime(),
+        returnedAt: row.returnedAt?.getTime() ?? null,
+        state: row.returnedAt !== null ? 'returned' : row.endsAt.getTime() <= now ? 'ended' : 'running',
+        lastReport:
+          report === undefined
+            ? null
+            : {
+                reportId: report.id,
+                issuedAt: report.issuedAt.getTime(),
+                importedAt: report.importedAt.getTime(),
+                lastHour: report.lastHour?.getTime() ?? null,
+                peakSeats: report.peakSeats,
+                seatHours: Math.round(report.seatMs / 36_000) / 100,
+                refused: report.refused,
+              },
+      };
+    });
+  }
+
   /** The product instances each ask names, judged as a check-out judges them, with their seats. */
   private async holdsFor(
     request: RelayRequestClaims,
@@ -154,7 +279,11 @@ export class RelayGrantService {
       const field = `asks.licenses[${i}]`;
       const owner = await owners.lockOwner(ask.assetNum);
       if (owner?.channelCode == null) throw invalid(`${field}.assetNum: no lock has this number`);
-      enterpriseId ??= owner.enterpriseId;
+      // A relay serves one closed network: one enterprise's licenses.
+      if (i > 0 && owner.enterpriseId !== enterpriseId) {
+        throw invalid(`${field}.assetNum: belongs to another enterprise than asks.licenses[0]`);
+      }
+      enterpriseId = owner.enterpriseId;
       const found = await runtime.lockCandidates(
         ask.assetNum,
         [owner.channelCode],

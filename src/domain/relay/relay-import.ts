@@ -20,6 +20,8 @@ export const RELAY_STATE_FILES = {
   grant: 'grant.jwt',
   clock: 'clock.json',
   audit: 'audit.jsonl',
+  /** The relay's return of its grant, once it gave it back (relay-return.service.ts). */
+  returned: 'return.jwt',
 } as const;
 
 /**
@@ -57,7 +59,7 @@ function lastSeenOf(dir: string): number | undefined {
 }
 
 /** One line of the relay's own audit trail (what it accepted or refused, and when). */
-function audit(dir: string, entry: Record<string, unknown>): void {
+export function appendRelayAudit(dir: string, entry: Record<string, unknown>): void {
   fs.appendFileSync(path.join(dir, RELAY_STATE_FILES.audit), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
 }
 
@@ -68,7 +70,7 @@ function audit(dir: string, entry: Record<string, unknown>): void {
 function checkClock(dir: string, now: number): number {
   const lastSeen = lastSeenOf(dir) ?? 0;
   if (now < lastSeen - CLOCK_TOLERANCE_MS) {
-    audit(dir, {
+    appendRelayAudit(dir, {
       at: new Date(now).toISOString(),
       event: 'clock.behind',
       lastSeen: new Date(lastSeen).toISOString(),
@@ -106,7 +108,7 @@ async function checkForThisRelay(
   const identity = readIdentity(dir);
   const fingerprint = given ?? machineFingerprint();
   if (fingerprint !== identity.fingerprint) {
-    audit(dir, { at: new Date(now).toISOString(), event: 'machine.refused', fingerprint });
+    appendRelayAudit(dir, { at: new Date(now).toISOString(), event: 'machine.refused', fingerprint });
     throw new RelayHomeError(
       `${dir} belongs to a relay made on another machine (fingerprint ${identity.fingerprint})`,
     );
@@ -125,13 +127,22 @@ async function checkForThisRelay(
     claims = await verifyPoolGrant(token, { jwks: { keys: vendorKeys }, now: new Date(now) });
   } catch (error) {
     if (error instanceof KeywardLeaseError) {
-      audit(dir, { at: new Date(now).toISOString(), event: 'grant.refused', reason: error.reason });
+      appendRelayAudit(dir, {
+        at: new Date(now).toISOString(),
+        event: 'grant.refused',
+        reason: error.reason,
+      });
       throw new RelayHomeError(`the grant is refused (${error.reason}): ${error.message}`);
     }
     throw error;
   }
   const refuse = (why: string): never => {
-    audit(dir, { at: new Date(now).toISOString(), event: 'grant.refused', grantId: claims.jti, why });
+    appendRelayAudit(dir, {
+      at: new Date(now).toISOString(),
+      event: 'grant.refused',
+      grantId: claims.jti,
+      why,
+    });
     throw new RelayHomeError(`the grant is refused: ${why}`);
   };
   if (claims.sub !== identity.relayId)
@@ -157,7 +168,7 @@ export async function importGrant(given: RelayImport): Promise<RelayImportResult
     given.fingerprint,
   );
   const refuse = (why: string): never => {
-    audit(given.dir, {
+    appendRelayAudit(given.dir, {
       at: new Date(given.now).toISOString(),
       event: 'grant.refused',
       grantId: claims.jti,
@@ -176,7 +187,7 @@ export async function importGrant(given: RelayImport): Promise<RelayImportResult
   }
   writePrivate(file(RELAY_STATE_FILES.grant), `${token}\n`);
   writePrivate(file(RELAY_STATE_FILES.clock), `${JSON.stringify({ lastSeen })}\n`);
-  audit(given.dir, {
+  appendRelayAudit(given.dir, {
     at: new Date(given.now).toISOString(),
     event: 'grant.imported',
     grantId: claims.jti,
@@ -247,10 +258,20 @@ export async function openRelay(dir: string, now: number, fingerprint?: string):
     );
   }
   const checked = await checkForThisRelay(dir, held, now, fingerprint);
+  const returned = readIfThere(path.join(dir, RELAY_STATE_FILES.returned))?.trim();
+  if (returned !== undefined && returned !== '' && decodeJwt(returned).grant === checked.claims.jti) {
+    throw new RelayHomeError(
+      `grant ${checked.claims.jti} was returned to the vendor: import a new grant to serve again`,
+    );
+  }
   writePrivate(
     path.join(dir, RELAY_STATE_FILES.clock),
     `${JSON.stringify({ lastSeen: checked.lastSeen })}\n`,
   );
-  audit(dir, { at: new Date(now).toISOString(), event: 'serve.started', grantId: checked.claims.jti });
+  appendRelayAudit(dir, {
+    at: new Date(now).toISOString(),
+    event: 'serve.started',
+    grantId: checked.claims.jti,
+  });
   return { ...checked, dir };
 }

@@ -21,6 +21,8 @@ export interface RelayKeyMaterial {
   vendorKeys: VendorJwk[];
   /** When the relay's directory was made (ms): its key's age, as `keyward keys list` shows it. */
   createdAt: number;
+  /** The relay's directory: its own audit trail is there. */
+  dir: string;
 }
 
 /**

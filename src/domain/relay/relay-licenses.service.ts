@@ -109,6 +109,35 @@ export class RelayLicensesService {
     return { applied: true, products: await this.served() };
   }
 
+  /**
+   * Revokes every product the grant gave (a return): the relay's runtime then refuses its
+   * check-outs and heartbeats as it would any revoked license's.
+   */
+  async withdraw(grant: PoolGrantClaims): Promise<number> {
+    const app = await this.grantApp();
+    const served = (await this.served()).filter((p) => p.crmProductId !== null);
+    if (served.length === 0) return 0;
+    await this.deps.orders.submit(
+      app,
+      {
+        channelCode: RELAY_CHANNEL,
+        channelOrderId: `return-${grant.jti}`,
+        syncMode: 'sync',
+        orderList: byAsset(served).map(([assetNum, products], i) => ({
+          sequence: i + 1,
+          channelCustomerId: RELAY_CUSTOMER,
+          licenseType: RELAY_LICENSE_TYPE,
+          orderType: 'delete_product' as const,
+          assets: [
+            { assetNos: [assetNum], products: products.map((p) => ({ crmProductId: p.crmProductId })) },
+          ],
+        })),
+      },
+      { ...RELAY_ACTOR, appId: app.appId },
+    );
+    return served.length;
+  }
+
   /** What the relay's database holds of its grant now: its live products. */
   served(): Promise<ServedProduct[]> {
     return new RelayLicensesRepository(this.db).servedProducts(RELAY_CHANNEL, RELAY_CUSTOMER);

@@ -54,21 +54,22 @@ export class RelayRequestError extends Error {
   }
 }
 
-function fail(field: string, what: string): never {
+/** Refuses a field of a relay's exchange file (a request, a report) with what is wrong with it. */
+export function fail(field: string, what: string): never {
   throw new RelayRequestError(`${field}: ${what}`);
 }
 
-function objectAt(value: unknown, field: string): Record<string, unknown> {
+export function objectAt(value: unknown, field: string): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(field, 'must be an object');
   return value as Record<string, unknown>;
 }
 
-function textAt(value: unknown, field: string, pattern: RegExp): string {
+export function textAt(value: unknown, field: string, pattern: RegExp): string {
   if (typeof value !== 'string' || !pattern.test(value)) fail(field, `must match ${pattern.source}`);
   return value;
 }
 
-function wholeAt(value: unknown, field: string, min: number, max: number): number {
+export function wholeAt(value: unknown, field: string, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     fail(field, `must be a whole number from ${min} to ${max}`);
   }

@@ -149,6 +149,20 @@ export class SeatSlotsRepository {
   }
 
   /**
+   * Frees now the slots a relay's grant holds (`grant:<id>`, never a lease): the grant was
+   * returned before its end. A slot whose hint has passed is free to the next check-out.
+   */
+  async releaseGrant(grantSlotLeaseId: string, now: Date): Promise<number> {
+    const result = await this.db
+      .updateTable('runtime_seat_slots')
+      .set({ held_until: now })
+      .where('lease_id', '=', grantSlotLeaseId)
+      .where('held_until', '>', now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /**
    * The machine's own slot, locked, or else the first slot whose hint has passed, locked too (the
    * first look of freeSlot), in one round trip: most check-outs are of machines with no slot. A
    * slot that is surely this holder's to take (its own, or one no lease ever held) is taken in the

@@ -123,6 +123,29 @@ export class UsageRepository {
     return row?.id;
   }
 
+  /** The app id a relay's reported usage is counted under, when the relay was ever granted seats. */
+  async relayAppId(relayId: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('relay_grants')
+      .select('relay_id')
+      .where('relay_id', '=', relayId)
+      .limit(1)
+      .executeTakeFirst();
+    return row === undefined ? undefined : `relay:${row.relay_id}`;
+  }
+
+  /** Usage in scope that relays reported (app id `relay:<id>`), per relay. */
+  async relays(scope: UsageScope): Promise<Array<{ relayId: string; peakSeats: number; seatMs: number }>> {
+    const result = await sql<{ relayId: string; peakSeats: number; seatMs: number }>`
+      select substr(r.app_id, 7) as "relayId", max(r.peak_seats)::int as "peakSeats",
+             sum(r.seat_ms)::float8 as "seatMs"
+        from ${seatTable(scope.bucket)} r
+       where ${where(scope)} and r.app_id like 'relay:%'
+       group by r.app_id order by r.app_id
+    `.execute(this.db);
+    return result.rows;
+  }
+
   async seats(scope: UsageScope): Promise<SeatRow[]> {
     const result = await sql<SeatRow>`
       select r.bucket as at, sum(r.peak_seats)::int as "peakSeats",

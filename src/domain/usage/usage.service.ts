@@ -64,6 +64,14 @@ export interface UsageReport {
   atCapacity: LicenseLine[];
   /** Licenses with seats never at capacity in the range, least used first. */
   leastUsed: LicenseLine[];
+  /** Usage in the range that relays reported (docs/relay.md), per relay: it is in the series too. */
+  viaRelay: RelayUsageLine[];
+}
+
+export interface RelayUsageLine {
+  relayId: string;
+  peakSeats: number;
+  seatHours: number;
 }
 
 function round(value: number, digits = 3): number {
@@ -129,7 +137,10 @@ export class UsageService {
     }
     let appId: string | null = null;
     if (query.app !== undefined) {
-      const found = await repository.appId(query.app);
+      // A relay's id names its usage, imported from its reports (docs/relay.md).
+      const found = query.app.startsWith('relay_')
+        ? await repository.relayAppId(query.app)
+        : await repository.appId(query.app);
       if (found === undefined) throw new UsageInputError('app', `no app ${query.app}`, 'unknown');
       appId = found;
     }
@@ -221,12 +232,18 @@ export class UsageService {
   private async build(scope: UsageScope): Promise<{ report: UsageReport; atCapacityIds: number[] }> {
     const repository = new UsageRepository(this.db);
     const size = scope.bucket === 'hour' ? HOUR_MS : DAY_MS;
-    const [seats, denials, consumption, licenses] = await Promise.all([
+    const [seats, denials, consumption, licenses, relays] = await Promise.all([
       repository.seats(scope),
       repository.denials(scope),
       repository.consumption(scope),
       repository.licenses(scope),
+      repository.relays(scope),
     ]);
+    const viaRelay = relays.map((r) => ({
+      relayId: r.relayId,
+      peakSeats: r.peakSeats,
+      seatHours: round(r.seatMs / HOUR_MS),
+    }));
     const points = new Map<number, UsagePoint>();
     for (let at = scope.from.getTime(); at < scope.to.getTime(); at += size) {
       points.set(at, {
@@ -287,6 +304,7 @@ export class UsageService {
       deniedByCode,
       atCapacity: atCapacity.map(line),
       leastUsed: leastUsed.map(line),
+      viaRelay,
     };
     return { report, atCapacityIds: atCapacity.map((r) => r.l.productId) };
   }

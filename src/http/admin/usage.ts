@@ -9,7 +9,7 @@ const Instant = (description: string) => Type.Optional(Type.String({ format: 'da
 const Query = Type.Object({
   product: Id('crmProductId or productUri'),
   enterprise: Id("an enterprise's global id, code or name (any case)"),
-  app: Id("an app's key"),
+  app: Id("an app's key, or a relay's id for the usage it reported"),
   from: Instant(
     'ISO 8601 date-time: the first bucket is the one it falls in (default: 30 days, or 48 hours, back)',
   ),
