@@ -57,6 +57,15 @@ export interface RelayGrantView {
   } | null;
 }
 
+/** Whose grants a call may touch: every enterprise's (the operator), or one enterprise's own. */
+export interface RelayScope {
+  enterpriseId?: number;
+}
+
+function inScope(enterpriseId: number | null, scope: RelayScope): boolean {
+  return scope.enterpriseId === undefined || enterpriseId === scope.enterpriseId;
+}
+
 /** A request the vendor cannot answer as it stands: the message names the field. */
 const invalid = (message: string) => new KeywardError(RuntimeCode.validation, message, { cause: message });
 
@@ -89,7 +98,11 @@ export class RelayGrantService {
     this.now = deps.now ?? Date.now;
   }
 
-  async grant(text: string, actor: AuditActor): Promise<RelayGrantAnswer> {
+  /**
+   * `scope.enterpriseId`: an enterprise administrator's grant (its console), of its own licenses
+   * only; another enterprise's lock is answered as one that does not exist (DOMAIN.md §2).
+   */
+  async grant(text: string, actor: AuditActor, scope: RelayScope = {}): Promise<RelayGrantAnswer> {
     const nowMs = this.now();
     let request: RelayRequestClaims;
     try {
@@ -101,9 +114,13 @@ export class RelayGrantService {
     const hash = createHash('sha256').update(text.trim()).digest('hex');
     const grants = new RelayGrantsRepository(this.db);
     const answered = await grants.byRequestHash(hash);
-    if (answered !== undefined) return answerOf(answered, false);
+    if (answered !== undefined) {
+      if (!inScope(answered.enterpriseId, scope))
+        throw invalid('asks.licenses[0].assetNum: no lock has this number');
+      return answerOf(answered, false);
+    }
 
-    const { holds, enterpriseId } = await this.holdsFor(request, nowMs);
+    const { holds, enterpriseId } = await this.holdsFor(request, nowMs, scope);
     // Each product by its id, even where every product of a lock was asked: a relay's lease names
     // its product, and a verifier matches it against the grant exactly.
     const licenses: GrantedLicense[] = holds.map((h) => ({
@@ -178,6 +195,7 @@ export class RelayGrantService {
   async acceptReturn(
     text: string,
     actor: AuditActor,
+    scope: RelayScope = {},
   ): Promise<{ grantId: string; relayId: string; returnedAt: number; made: boolean }> {
     let token: string;
     let claims: RelayReturnClaims;
@@ -188,7 +206,7 @@ export class RelayGrantService {
       throw error;
     }
     const grant = await new RelayGrantsRepository(this.db).byId(claims.grant);
-    if (grant === undefined || grant.relayId !== claims.sub) {
+    if (grant === undefined || grant.relayId !== claims.sub || !inScope(grant.enterpriseId, scope)) {
       throw new KeywardError(
         RuntimeCode.validation,
         `grant: ${claims.grant} is not a grant of relay ${claims.sub}`,
@@ -270,6 +288,7 @@ export class RelayGrantService {
   private async holdsFor(
     request: RelayRequestClaims,
     nowMs: number,
+    scope: RelayScope,
   ): Promise<{ holds: Hold[]; enterpriseId: number | null }> {
     const owners = new ActivationRepository(this.db);
     const runtime = new RuntimeRepository(this.db);
@@ -278,7 +297,9 @@ export class RelayGrantService {
     for (const [i, ask] of request.asks.licenses.entries()) {
       const field = `asks.licenses[${i}]`;
       const owner = await owners.lockOwner(ask.assetNum);
-      if (owner?.channelCode == null) throw invalid(`${field}.assetNum: no lock has this number`);
+      if (owner?.channelCode == null || !inScope(owner.enterpriseId, scope)) {
+        throw invalid(`${field}.assetNum: no lock has this number`);
+      }
       // A relay serves one closed network: one enterprise's licenses.
       if (i > 0 && owner.enterpriseId !== enterpriseId) {
         throw invalid(`${field}.assetNum: belongs to another enterprise than asks.licenses[0]`);

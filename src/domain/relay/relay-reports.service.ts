@@ -6,6 +6,7 @@ import type { AuditActor } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
 import { RollupRepository } from '../usage/rollup.repository.js';
 import type { PoolGrantClaims } from './pool-grant.js';
+import type { RelayScope } from './relay-grant.service.js';
 import { RelayGrantsRepository } from './relay-grants.repository.js';
 import { unverifiedReport, verifyRelaySigned, type RelayReportClaims } from './relay-report.js';
 import { RelayRequestError } from './relay-request.js';
@@ -51,7 +52,8 @@ export class RelayReportsService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async importReport(text: string, actor: AuditActor): Promise<ImportedReport> {
+  /** `scope.enterpriseId`: an enterprise administrator's import, of its own relays' reports only. */
+  async importReport(text: string, actor: AuditActor, scope: RelayScope = {}): Promise<ImportedReport> {
     let token: string;
     let claims: RelayReportClaims;
     try {
@@ -60,7 +62,9 @@ export class RelayReportsService {
       if (error instanceof RelayRequestError) throw refuse(error.message);
       throw error;
     }
-    const grants = await new RelayGrantsRepository(this.db).ofRelay(claims.sub);
+    const grants = (await new RelayGrantsRepository(this.db).ofRelay(claims.sub)).filter(
+      (g) => scope.enterpriseId === undefined || g.enterpriseId === scope.enterpriseId,
+    );
     if (grants.length === 0) throw refuse(`sub: relay ${claims.sub} was never granted seats here`, 404);
     const grant = grants.find((g) => g.id === claims.grant);
     if (grant === undefined) throw refuse(`grant: ${claims.grant} is not a grant of relay ${claims.sub}`);
