@@ -41,3 +41,6 @@ bash sdks/activation-state.sh
 
 echo "== SDK live scenarios (${#scenarios[@]} / 2 programs, one server)"
 npx tsx scripts/sdk-live.ts "${scenarios[@]}"
+
+echo "== the C and Python SDKs against a relay, verifying with the vendor's keys alone"
+npx tsx scripts/sdk-relay.ts
