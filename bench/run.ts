@@ -27,6 +27,7 @@ import { runStalledTenant, runWebhooks } from './webhooks.js';
 import { runCheckoutStorm } from './checkout-storm.js';
 import { runBusyLicense, type Round } from './busy-license.js';
 import { runFleet } from './fleet.js';
+import { runRelay } from './relay.js';
 import { FLEET_APPLICATION } from './fleet-activity.js';
 import { fleetLog, fleetRows } from './fleet-rows.js';
 import { seedUsage, USAGE_PRODUCTS, usagePageYear, usageProductYear, usageYear } from './usage.js';
@@ -35,6 +36,7 @@ import {
   BATCH_CONNECTIONS,
   BATCH_SHAPE,
   BUSY_LICENSE,
+  RELAY,
   CHECKOUT_STORM,
   FEW_READ_CONNECTIONS,
   FLEET,
@@ -236,6 +238,7 @@ async function postgresRun(): Promise<string> {
     if (want('storm')) await stormScenario(server.url, session, database.handle.db);
     if (want('busy')) await busyScenario(server.url, session, database.handle.db);
     if (want('fleet')) await fleetScenario(instance, server, session, database);
+    if (want('relay')) await relayScenario(server.url, session);
     if (r1Few !== undefined) {
       const op3Few = await measure(server.url, requests.queryEnterprises(session), few);
       row(`order op 3, authenticated read, ${FEW_READ_CONNECTIONS} connections`, op3Few, {
@@ -614,6 +617,28 @@ async function stormScenario(url: string, session: Session, db: Db): Promise<voi
  * lock): 129/s empty, 71/s at 4,000 held, 42/s at 7,000.
  */
 const BUSY = { heldShare: 0.8, spreadShare: 0.7, stormSeconds: 30, beatP99Ms: 250 } as const;
+
+/** A relay serving 100 machines: check-out and heartbeat p99 at the relay (docs/relay.md). */
+async function relayScenario(url: string, session: Session): Promise<void> {
+  const r = await runRelay(url, adminKey, session, RELAY, log);
+  const at = `at a relay (embedded database), ${RELAY.machines} machines`;
+  const latency = (name: string, m: Measured) =>
+    rows.push({
+      scenario: `relay ${name} ${at}`,
+      database: 'embedded',
+      unit: 'ms',
+      value: m.p99,
+      p50: m.p50,
+      p99: m.p99,
+      reference: null,
+      referenceValue: null,
+      ratio: null,
+      target: `p99 ≤ ${RELAY.p99Ms} ms`,
+      pass: m.p99 <= RELAY.p99Ms,
+    });
+  latency(`check-outs (${RELAY.rounds} rounds, each machine starting within one second)`, r.checkOut);
+  latency('heartbeats (each machine once a second)', r.heartbeat);
+}
 
 async function busyScenario(url: string, session: Session, db: Db): Promise<void> {
   const { seats, clients, round, spread, storm, beatClients, beatLeases } = BUSY_LICENSE;

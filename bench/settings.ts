@@ -67,6 +67,9 @@ export const CHECKOUT_STORM = { licenses: 1000, seats: 3, machines: 5000, second
  * `beatClients` heartbeat `beatLeases` leases of other licenses (and for `quietSeconds` before it,
  * with no check-out running).
  */
+/** The relay: its machines, check-out rounds, and seconds of heartbeats (bench/relay.ts). */
+export const RELAY = { machines: 100, rounds: 5, heartbeatSeconds: 20, p99Ms: 20 } as const;
+
 export const BUSY_LICENSE = {
   seats: 10_000,
   clients: 50,
@@ -138,6 +141,7 @@ export const SCENARIOS = [
   'storm',
   'busy',
   'fleet',
+  'relay',
   'reads-at-10',
   'big',
   'op6',
