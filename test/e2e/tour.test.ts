@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -120,6 +121,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await shell?.close();
+  // A relay the tour started and a failed step left running goes with the test.
+  if (tourDir !== '') spawnSync('pkill', ['-f', `relay serve --dir ${tourDir}/relay`]);
   await live?.stop();
   if (workDir !== undefined) fs.rmSync(workDir, { recursive: true, force: true });
 });
@@ -221,7 +224,16 @@ for (const pass of ['once', 'again'] as const) {
 
 describe("the tour's files", () => {
   it('are all in the folder its set-up made, none beside it in TMPDIR', () => {
-    expect(fs.readdirSync(tourDir).sort()).toEqual(['answer.txt', 'modeler', 'received.jsonl']);
+    expect(fs.readdirSync(tourDir).sort()).toEqual([
+      'answer.txt',
+      'grant.jwt',
+      'modeler',
+      'received.jsonl',
+      'relay',
+      'relay-machine',
+      'relay.log',
+      'vendor-jwks.json',
+    ]);
     // Not the fixed names in the shared temporary folder it used to write.
     const shared = fs.readdirSync(workDir ?? '');
     for (const name of ['received.jsonl', 'answer.txt', 'keyward-modeler'])

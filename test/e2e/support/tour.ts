@@ -11,7 +11,11 @@ export const TOUR_RECEIVER = '${RECEIVER:-http://127.0.0.1:8090/keyward}';
 /** The tour's section after the operations of the interface documents. */
 export const WEBHOOKS_SECTION = 'Webhooks';
 /** The sections that build and run a licensed program: their answers are text, not JSON. */
-export const PROGRAM_SECTIONS = ['Licensing a C program', 'A machine with no network'];
+export const PROGRAM_SECTIONS = [
+  'Licensing a C program',
+  'A machine with no network',
+  'A relay for a closed network',
+];
 
 /**
  * Whether a program's text output fits the documented lines: each documented line, its `…` any
