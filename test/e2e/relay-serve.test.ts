@@ -166,6 +166,16 @@ describe('keyward relay serve', () => {
     await expect(
       verifyLease(token, { jwks: stranger, fingerprint: machine, audience: appKey }),
     ).rejects.toBeInstanceOf(KeywardLeaseError);
+    // Offline activation is the vendor's to answer: its typed code names the vendor's key only.
+    const activation = await fetch(`${relay?.url ?? ''}/admin/runtime/activations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${relayAdminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ request: 'KWR1-AAAAA-AAAAA' }),
+    });
+    expect(activation.status).toBe(400);
+    expect(((await activation.json()) as { error: string }).error).toMatch(
+      /^request: a relay does not answer/,
+    );
     await machines.POST('/runtime/v1/leases/{leaseId}/check-in', {
       params: { path: { leaseId: lease.leaseId } },
       body: { fingerprint: machine },
