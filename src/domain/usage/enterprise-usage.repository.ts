@@ -25,6 +25,13 @@ export interface ProductSeatRow {
   seatMs: number;
 }
 
+/** Usage one relay reported for the enterprise in the range (its rollups' app id `relay:<id>`). */
+export interface RelayUsageRow {
+  relayId: string;
+  peakSeats: number;
+  seatMs: number;
+}
+
 export interface ProductDenialRow {
   product: string;
   at: Date;
@@ -99,6 +106,26 @@ export class EnterpriseUsageRepository {
       order by 1
     `.execute(this.db);
     return result.rows.map((row) => row.product);
+  }
+
+  /**
+   * The usage relays reported for the enterprise in the range, per relay: the relay's hours are
+   * in the rollups under app id `relay:<relay id>` (docs/relay.md), counted in the series too. The
+   * peak is the most seats one license held in one period, as the operator's report counts it.
+   */
+  async relays(range: EnterpriseUsageRange): Promise<RelayUsageRow[]> {
+    const result = await sql<RelayUsageRow>`
+      select substr(r.app_id, 7) as "relayId", max(r.peak_seats)::int as "peakSeats",
+             sum(r.seat_ms)::float8 as "seatMs"
+        from ${seatTable(range.bucket)} r
+       where r.enterprise_id = ${range.enterpriseId}
+         and r.bucket >= ${range.from} and r.bucket < ${range.to}
+         and (${range.product}::text is null or r.product = ${range.product})
+         and r.app_id like 'relay:%'
+       group by r.app_id
+       order by r.app_id
+    `.execute(this.db);
+    return result.rows;
   }
 
   async denialsByProduct(range: EnterpriseUsageRange): Promise<ProductDenialRow[]> {

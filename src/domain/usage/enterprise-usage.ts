@@ -33,6 +33,8 @@ export interface EnterpriseUsage {
   products: ProductUsage[];
   refusals: RefusalRow[];
   holders: HolderRow[];
+  /** The enterprise's usage in the range that its relays reported, per relay: in `products` too. */
+  viaRelay: Array<{ relayId: string; peakSeats: number; seatHours: number }>;
 }
 
 export interface EnterpriseUsageQuery {
@@ -69,11 +71,12 @@ export async function enterpriseUsage(
     product: query.product ?? null,
   };
   const repository = new EnterpriseUsageRepository(db);
-  const [seats, denials, refusals, holders] = await Promise.all([
+  const [seats, denials, refusals, holders, relays] = await Promise.all([
     repository.seatsByProduct(range),
     repository.denialsByProduct(range),
     repository.refusals(range, ENTERPRISE_LIST_LIMIT),
     repository.holders(query.enterpriseId, new Date(nowMs), ENTERPRISE_LIST_LIMIT),
+    repository.relays(range),
   ]);
   const products = new Map<string, Map<number, ProductPoint>>();
   const pointsOf = (product: string): Map<number, ProductPoint> => {
@@ -113,6 +116,11 @@ export async function enterpriseUsage(
       ),
     refusals,
     holders,
+    viaRelay: relays.map((r) => ({
+      relayId: r.relayId,
+      peakSeats: r.peakSeats,
+      seatHours: round(r.seatMs / HOUR_MS),
+    })),
   };
 }
 
