@@ -2,6 +2,7 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleSurface } from '../../src/http/console/index.js';
 import { FORM_LIMIT_BYTES, UPLOAD_LIMIT_BYTES } from '../../src/http/console/limits.js';
+import { relayFormBodyLimit, type RelayFile } from '../../src/http/console/relays/relay-forms.js';
 import { CONSOLE_PREFIX } from '../../src/http/surface.js';
 import { enterpriseClient, operatorClient, type ConsoleClient } from '../support/console-client.js';
 import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
@@ -13,6 +14,13 @@ import {
   type AssetWorld,
   type MemberSession,
 } from '../support/order-fixtures.js';
+
+/** The Relays pages' forms by their path's last part, and the file each takes. */
+const RELAY_FORMS: Partial<Record<string, RelayFile>> = {
+  grant: 'request',
+  report: 'report',
+  return: 'return',
+};
 
 // Every console route, walked as an attacker would, so a page added later is reached without
 // anyone remembering to list it: another tenant's ids, a post without the CSRF token, a body past
@@ -158,9 +166,13 @@ describe('every console route under attack', () => {
     for (const route of routes.filter((r) => r.method === 'POST')) {
       const client = isOperator(route.url) ? asOperator : asAttacker;
       const url = route.url.includes(':') ? withVictimIds(route.url) : route.url;
+      // The Relays pages' forms take a relay's file, typed or uploaded (relays/relay-forms.ts).
+      const relayForm = RELAY_FORMS[/\/relays\/(\w+)$/.exec(url)?.[1] ?? ''];
       const limit = url.endsWith('/members/import')
         ? UPLOAD_LIMIT_BYTES + FORM_LIMIT_BYTES
-        : FORM_LIMIT_BYTES;
+        : relayForm === undefined
+          ? FORM_LIMIT_BYTES
+          : relayFormBodyLimit(relayForm);
       const answer = await client.post(url, { name: 'x'.repeat(limit) });
       expect(answer.statusCode, `${route.url}`).toBe(413);
       expect(answer.headers['content-type'], route.url).toContain('text/html');

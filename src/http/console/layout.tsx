@@ -13,6 +13,7 @@ const OPERATOR_NAV: Array<[string, MessageKey, Permission]> = [
   ['/console/operator/orders', 'nav.orders', 'read'],
   ['/console/operator/leases', 'nav.leases', 'read'],
   ['/console/operator/offline-machines', 'nav.offlineMachines', 'read'],
+  ['/console/operator/relays', 'nav.relays', 'read'],
   ['/console/operator/webhooks', 'nav.webhooks', 'read'],
   ['/console/operator/audit', 'nav.audit', 'audit'],
   ['/console/operator/usage', 'nav.usage', 'usage'],
@@ -34,6 +35,7 @@ const ENTERPRISE_NAV: Array<[string, MessageKey]> = [
   ['/console/enterprise/assets', 'nav.assets'],
   ['/console/enterprise/lent-locks', 'nav.lentLocks'],
   ['/console/enterprise/offline-machines', 'nav.offlineMachines'],
+  ['/console/enterprise/relays', 'nav.relays'],
   ['/console/enterprise/usage', 'nav.usage'],
 ];
 

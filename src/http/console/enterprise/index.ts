@@ -4,6 +4,7 @@ import { assetPageRoute } from './asset-page.js';
 import { assetsRoute } from './assets.js';
 import { lentLocksRoute } from './lent-locks.js';
 import { offlineMachinesRoutes } from '../activation/offline-machines.js';
+import { relaysRoutes } from '../relays/relays.js';
 import { addMemberRoutes } from './member-add.js';
 import { assignRoutes } from './member-assign.js';
 import { deleteMemberRoute } from './member-delete.js';
@@ -32,5 +33,6 @@ export function enterprisePages(app: App): void {
   assetAssignRoute(app);
   lentLocksRoute(app);
   offlineMachinesRoutes(app, 'enterprise');
+  relaysRoutes(app, 'enterprise');
   enterpriseUsageRoutes(app);
 }

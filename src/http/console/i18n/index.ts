@@ -6,6 +6,7 @@ import { enterpriseEn, enterpriseZh } from './enterprise.js';
 import { operatorEn, operatorZh } from './operator.js';
 import { operatorsEn, operatorsZh } from './operators.js';
 import { relayEn, relayZh } from './relay.js';
+import { relaysEn, relaysZh } from './relays.js';
 import { renewalsEn, renewalsZh } from './renewals.js';
 import { runtimeEn, runtimeZh } from './runtime.js';
 import { ssoEn, ssoZh } from './sso.js';
@@ -26,6 +27,7 @@ const en = {
   ...renewalsEn,
   ...drilldownEn,
   ...relayEn,
+  ...relaysEn,
 };
 export type MessageKey = keyof typeof en;
 const zh: Record<MessageKey, string> = {
@@ -40,6 +42,7 @@ const zh: Record<MessageKey, string> = {
   ...renewalsZh,
   ...drilldownZh,
   ...relayZh,
+  ...relaysZh,
 };
 const catalogs: Record<Locale, Record<MessageKey, string>> = { en, 'zh-CN': zh };
 

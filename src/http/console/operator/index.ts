@@ -11,6 +11,7 @@ import { enterpriseRoutes } from './enterprise.js';
 import { enterprisesRoute } from './enterprises.js';
 import { leasesRoute } from './leases.js';
 import { offlineMachinesRoutes } from '../activation/offline-machines.js';
+import { relaysRoutes } from '../relays/relays.js';
 import { ordersRoute } from './orders.js';
 import { usageRoutes } from './usage.js';
 import { assetRoute } from './asset.js';
@@ -39,6 +40,7 @@ export function operatorPages(app: App): void {
   operatorPageRoute(app);
   usageRoutes(app);
   offlineMachinesRoutes(app, 'operator');
+  relaysRoutes(app, 'operator');
   webhooksRoute(app);
   webhookEndpointRoute(app);
   webhookActionRoutes(app);

@@ -1,0 +1,123 @@
+import type { GrantedLicense } from '../../../domain/relay/pool-grant.js';
+import type { RelayGrantView } from '../../../domain/relay/relay-grant.service.js';
+import { may } from '../can.js';
+import type { ConsoleContext } from '../context.js';
+import type { MessageKey } from '../i18n/index.js';
+import { operatorLinks } from '../operator/links.js';
+import { Badge, DataTable, Empty, Ident, type BadgeTone } from '../ui.js';
+import type { Area } from './relay-forms.js';
+
+/** Characters of a grant id under its relay; the whole one on hover. */
+const GRANT_ID_CHARS = 14;
+
+const STATE_TONES: Record<RelayGrantView['state'], BadgeTone> = {
+  running: 'ok',
+  ended: 'neutral',
+  returned: 'warn',
+};
+
+/** A granted license as `ASSET/PRODUCT × seats`; `*` where every product of the lock was asked. */
+function LicenseLine(props: { license: GrantedLicense; href?: string | undefined }) {
+  const { license, href } = props;
+  const name = <code>{`${license.assetNum}/${license.crmProductId ?? '*'}`}</code>;
+  return (
+    <span class="relay-license">
+      {href === undefined ? name : <a href={href}>{name}</a>}
+      {` × ${license.seats}`}
+    </span>
+  );
+}
+
+/** The usage page of one relay's reported usage (the operator's, who may read usage). */
+export function relayUsageHref(relayId: string, query = ''): string {
+  const params = new URLSearchParams(query);
+  params.set('app', relayId);
+  return `/console/operator/usage?${params.toString()}`;
+}
+
+/**
+ * The grants, newest first, with the relay's newest imported report beside each: what a relay
+ * was given and what it says it used. The operator's relay links to its usage, its licenses to
+ * their pages; the administrator's page links nowhere it cannot go.
+ */
+export function RelayGrantsTable(props: { context: ConsoleContext; area: Area; grants: RelayGrantView[] }) {
+  const { context, area, grants } = props;
+  const { t } = context;
+  if (grants.length === 0) return <Empty>{t('relays.empty')}</Empty>;
+  const operator = area === 'operator';
+  const usage = operator && may(context, 'usage');
+  return (
+    <DataTable
+      context={context}
+      className="relay-grants"
+      rows={grants}
+      row={(g) => ({ 'data-grant': g.grantId, 'data-relay': g.relayId, 'data-state': g.state })}
+      columns={[
+        {
+          kind: 'id',
+          header: t('relays.relay'),
+          className: 'relay',
+          value: (g) => g.relayId,
+          href: usage ? (g) => relayUsageHref(g.relayId) : undefined,
+          // The grant's id, which a return names: the relay's grants are told apart by it.
+          sub: (g) => (
+            <>
+              {`${t('relays.grantId')} `}
+              <Ident context={context} value={g.grantId} max={GRANT_ID_CHARS} />
+            </>
+          ),
+        },
+        {
+          kind: 'text',
+          header: t('relays.licenses'),
+          className: 'licenses',
+          render: (g) => (
+            <span class="relay-licenses">
+              {g.licenses.map((l) => (
+                <LicenseLine license={l} href={operator ? operatorLinks.asset(l.assetNum) : undefined} />
+              ))}
+            </span>
+          ),
+        },
+        { kind: 'number', header: t('relays.seats'), className: 'seats', value: (g) => g.seats },
+        { kind: 'time', header: t('relays.ends'), className: 'ends', value: (g) => g.endsAt },
+        {
+          kind: 'text',
+          header: t('relays.state'),
+          className: 'state',
+          render: (g) => (
+            <span title={g.returnedAt === null ? undefined : new Date(g.returnedAt).toISOString()}>
+              <Badge tone={STATE_TONES[g.state]}>{t(`relays.state.${g.state}` as MessageKey)}</Badge>
+            </span>
+          ),
+        },
+        {
+          kind: 'time',
+          header: t('relays.lastReport'),
+          headerTitle: t('relays.lastReportTitle'),
+          className: 'last-report',
+          value: (g) => g.lastReport?.issuedAt,
+        },
+        {
+          kind: 'number',
+          header: t('relays.peak'),
+          headerTitle: t('relays.peakTitle'),
+          className: 'peak',
+          value: (g) => g.lastReport?.peakSeats,
+        },
+        {
+          kind: 'number',
+          header: t('relays.seatHours'),
+          className: 'seat-hours',
+          value: (g) => g.lastReport?.seatHours,
+        },
+        {
+          kind: 'number',
+          header: t('relays.refusedCount'),
+          className: 'refused',
+          value: (g) => g.lastReport?.refused,
+        },
+      ]}
+    />
+  );
+}
