@@ -14,6 +14,7 @@ import {
   type UsageForm,
 } from '../usage/usage-filter.js';
 import { UsageFilterForm, usageErrorOf } from '../usage/usage-form.js';
+import { ViaRelay } from '../usage/via-relay.js';
 
 const USAGE = '/console/enterprise/usage';
 /** The page's own fields: nothing in them names an enterprise (an `enterprise` given is ignored). */
@@ -95,6 +96,7 @@ export function enterpriseUsageRoutes(app: App): void {
               />
               <Refusals context={context} usage={usage} limit={ENTERPRISE_LIST_LIMIT} />
               <Holders context={context} usage={usage} limit={ENTERPRISE_LIST_LIMIT} />
+              <ViaRelay context={context} lines={usage.viaRelay} />
             </>
           )}
         </Layout>,

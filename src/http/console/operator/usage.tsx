@@ -13,9 +13,10 @@ import {
 } from '../usage/usage-filter.js';
 import { UsageFilterForm, usageErrorOf } from '../usage/usage-form.js';
 import { LicenseTable, PlatformCharts, SaturatedCharts, usageCsv } from '../usage/usage-parts.js';
+import { ViaRelay } from '../usage/via-relay.js';
 
 const USAGE = '/console/operator/usage';
-const FIELDS = ['product', 'enterprise', 'bucket', 'from', 'to'] as const;
+const FIELDS = ['product', 'enterprise', 'app', 'bucket', 'from', 'to'] as const;
 
 /** The page's filter as `GET /admin/usage` takes it: the report and each license at capacity. */
 async function reportOf(app: App, query: UsagePageQuery) {
@@ -27,14 +28,16 @@ async function reportOf(app: App, query: UsagePageQuery) {
       ...range,
       ...(form.product === '' ? {} : { product: form.product }),
       ...(form.enterprise === '' ? {} : { enterprise: form.enterprise }),
+      ...(form.app === '' ? {} : { app: form.app }),
     }),
   );
   return { form, read };
 }
 
 /**
- * GET /console/operator/usage and /usage.csv: `GET /admin/usage` per product and enterprise,
- * saturation first (each license at capacity), then the least used, then the platform's total.
+ * GET /console/operator/usage and /usage.csv: `GET /admin/usage` per product, enterprise and app
+ * (or relay), saturation first (each license at capacity), then the least used, then the
+ * platform's total and what of it relays reported.
  */
 export function usageRoutes(app: App): void {
   app.get<{ Querystring: UsagePageQuery }>(
@@ -57,6 +60,7 @@ export function usageRoutes(app: App): void {
               maxLength={255}
               error={error}
             />
+            <Field name="app" label={t('usage.app')} value={form.app} maxLength={100} error={error} />
           </UsageFilterForm>
           {report !== undefined && (
             <>
@@ -72,6 +76,12 @@ export function usageRoutes(app: App): void {
                 context={context}
                 report={report}
                 csvHref={`${USAGE}.csv?${usageQueryString(form, FIELDS)}`}
+              />
+              {/* Each relay's own usage: the same page, range and filter, narrowed to the relay. */}
+              <ViaRelay
+                context={context}
+                lines={report.viaRelay}
+                href={(relayId) => `${USAGE}?${usageQueryString({ ...form, app: relayId }, FIELDS)}`}
               />
             </>
           )}

@@ -7,6 +7,7 @@ import { queryText } from '../form-fields.js';
 export interface UsagePageQuery {
   product?: string;
   enterprise?: string;
+  app?: string;
   bucket?: string;
   from?: string;
   to?: string;
@@ -16,6 +17,8 @@ export interface UsagePageQuery {
 export interface UsageForm {
   product: string;
   enterprise: string;
+  /** An app's key, or a relay's id for the usage it reported (the operator's page only). */
+  app: string;
   bucket: Bucket;
   /** UTC days, `YYYY-MM-DD`, as `<input type="date">` sends them; '' for the default. */
   from: string;
@@ -48,6 +51,7 @@ export function parseUsageQuery(query: UsagePageQuery): ParsedUsageQuery {
   const form: UsageForm = {
     product: queryText(query.product, 255),
     enterprise: queryText(query.enterprise, 255),
+    app: queryText(query.app, 100),
     bucket: query.bucket === 'hour' ? 'hour' : 'day',
     // A date is ten characters: anything longer is not one, and is not kept to be shown again whole.
     from: queryText(query.from, 40),
