@@ -16,7 +16,8 @@ import {
   type AssetWorld,
 } from '../support/order-fixtures.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
-import { runtimeCaller } from '../http/runtime-helpers.js';
+import { lockWith, runtimeCaller } from '../http/runtime-helpers.js';
+import { newRelay, relayReport, relayRequest } from '../support/relay-files.js';
 import { operatorLinks } from '../../src/http/console/operator/links.js';
 import {
   browserAvailable,
@@ -171,6 +172,17 @@ describe.runIf(browserAvailable())('every console page fits 1280 pixels (Chromiu
     const batchId = (await h.database.db.selectFrom('order_batches').select('id').executeTakeFirstOrThrow())
       .id;
 
+    // A relay granted seats of the enterprise's lock, with a report: the Relays pages' table and
+    // the usage pages' "via relay" (issue 42).
+    const relay = await newRelay();
+    const relayLock = await lockWith(enterprise, { limitConcurrent: 5, productName: LONG_NAME });
+    const actor = { appId: null, operator: 'console-fit', requestId: null, clientRequestId: null };
+    const grant = await h.app.services.relayGrants.grant(
+      await relayRequest(relay, [{ ...relayLock, seats: 3 }]),
+      actor,
+    );
+    await h.app.services.relayReports.importReport(await relayReport(relay, grant.grantId, relayLock), actor);
+
     operatorPages.push(
       operatorLinks.asset(drillAsset),
       operatorLinks.lease(leaseId),
@@ -183,10 +195,12 @@ describe.runIf(browserAvailable())('every console page fits 1280 pixels (Chromiu
       '/console/operator/orders',
       '/console/operator/leases?all=1',
       '/console/operator/offline-machines',
+      '/console/operator/relays',
       '/console/operator/webhooks',
       `/console/operator/webhooks/${endpoint.id}`,
       '/console/operator/audit',
       '/console/operator/usage',
+      `/console/operator/usage?bucket=hour&app=${relay.relayId}`,
       `/console/operator/search?q=${encodeURIComponent(LONG_WORD)}`,
       '/console/operator/operators',
       '/console/operator/account',
@@ -200,7 +214,9 @@ describe.runIf(browserAvailable())('every console page fits 1280 pixels (Chromiu
       `/console/enterprise/assets/${encodeURIComponent(await assetIdOf(enterprise, assets[0]!))}`,
       '/console/enterprise/lent-locks',
       '/console/enterprise/offline-machines',
+      '/console/enterprise/relays',
       '/console/enterprise/usage',
+      '/console/enterprise/usage?bucket=hour',
     );
   });
   afterAll(async () => {
