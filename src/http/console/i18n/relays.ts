@@ -110,7 +110,7 @@ export const relaysZh: Record<keyof typeof relaysEn, string> = {
   'relays.peakTitle': '报告中某一小时内单个许可同时占用的最多席位',
   'relays.seatHours': '席位小时',
   'relays.refusedCount': '拒绝次数',
-  'usage.app': '应用密钥或中继 ID',
+  'usage.app': '应用 Key 或中继 ID',
   'usage.viaRelay': '经由中继',
   'usage.viaRelayIntro': '本时段内各中继从封闭网络报告的用量，已计入上方图表。',
   'usage.viaRelayPeak': '峰值席位',
