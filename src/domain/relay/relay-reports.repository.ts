@@ -90,27 +90,16 @@ export class RelayReportsRepository {
   /** The newest imported report of each relay named. */
   async latestOf(relayIds: readonly string[]): Promise<Map<string, RelayReportRow>> {
     if (relayIds.length === 0) return new Map();
-    const result = await sql<{
-      id: string;
-      relay_id: string;
-      grant_id: string;
-      issued_at: Date;
-      first_hour: Date | null;
-      last_hour: Date | null;
-      hours: number;
-      peak_seats: number;
-      seat_ms: string | number;
-      refused: number;
-      audit_entries: string | number;
-      audit_digest: string;
-      imported_at: Date;
-    }>`
-      select distinct on (relay_id) * from relay_reports
-       where relay_id = any(${[...relayIds]}::text[])
-       order by relay_id, issued_at desc
-    `.execute(this.db);
+    const rows = await this.db
+      .selectFrom('relay_reports')
+      .selectAll()
+      .distinctOn('relay_id')
+      .where('relay_id', 'in', [...relayIds])
+      .orderBy('relay_id')
+      .orderBy('issued_at', 'desc')
+      .execute();
     return new Map(
-      result.rows.map((r) => [
+      rows.map((r) => [
         r.relay_id,
         {
           id: r.id,
@@ -121,6 +110,7 @@ export class RelayReportsRepository {
           lastHour: r.last_hour,
           hours: r.hours,
           peakSeats: r.peak_seats,
+          // bigint columns arrive as text from PostgreSQL.
           seatMs: Number(r.seat_ms),
           refused: r.refused,
           auditEntries: Number(r.audit_entries),

@@ -4,6 +4,7 @@ import { KeywardError } from '../../errors/keyward-error.js';
 import { RuntimeCode } from '../../errors/runtime-codes.js';
 import type { AuditActor } from '../audit/audit-actions.js';
 import { AuditRepository } from '../audit/audit.repository.js';
+import { relayAppId } from '../usage/relay-app-id.js';
 import { RollupRepository } from '../usage/rollup.repository.js';
 import type { PoolGrantClaims } from './pool-grant.js';
 import type { RelayScope } from './relay-grant.service.js';
@@ -15,11 +16,6 @@ import {
   type RelayDenialHour,
   type RelayUsageHour,
 } from './relay-reports.repository.js';
-
-/** The app id a relay's usage is counted under in the rollups: its usage is "via relay". */
-export function relayAppId(relayId: string): string {
-  return `relay:${relayId}`;
-}
 
 /** What `POST /admin/relays/reports` answers. */
 export interface ImportedReport {
@@ -124,9 +120,11 @@ export class RelayReportsService {
       relayId: claims.sub,
       grantId: claims.grant,
       hours: claims.hours.length,
-      firstHour: claims.hours.length === 0 ? null : Math.min(...claims.hours.map((h) => h.at)),
-      lastHour: claims.hours.length === 0 ? null : Math.max(...claims.hours.map((h) => h.at)),
-      peakSeats: Math.max(0, ...claims.hours.map((h) => h.peakSeats)),
+      // Folded, not spread: a report may hold tens of thousands of hours, past what a call's
+      // arguments may number.
+      firstHour: claims.hours.reduce<number | null>((m, h) => (m === null || h.at < m ? h.at : m), null),
+      lastHour: claims.hours.reduce<number | null>((m, h) => (m === null || h.at > m ? h.at : m), null),
+      peakSeats: claims.hours.reduce((m, h) => Math.max(m, h.peakSeats), 0),
       seatHours: Math.round(claims.hours.reduce((sum, h) => sum + h.seatMs, 0) / 36_000) / 100,
       refused: denials.reduce((sum, d) => sum + d.denied, 0),
     };

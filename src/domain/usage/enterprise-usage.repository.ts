@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
 import type { Bucket } from './usage.repository.js';
+import { isRelayApp, relayIdOf } from './relay-app-id.js';
 
 /**
  * The enterprise console's usage reads. Every query takes the enterprise's id as its first
@@ -115,13 +116,13 @@ export class EnterpriseUsageRepository {
    */
   async relays(range: EnterpriseUsageRange): Promise<RelayUsageRow[]> {
     const result = await sql<RelayUsageRow>`
-      select substr(r.app_id, 7) as "relayId", max(r.peak_seats)::int as "peakSeats",
+      select ${relayIdOf(sql`r.app_id`)} as "relayId", max(r.peak_seats)::int as "peakSeats",
              sum(r.seat_ms)::float8 as "seatMs"
         from ${seatTable(range.bucket)} r
        where r.enterprise_id = ${range.enterpriseId}
          and r.bucket >= ${range.from} and r.bucket < ${range.to}
          and (${range.product}::text is null or r.product = ${range.product})
-         and r.app_id like 'relay:%'
+         and ${isRelayApp(sql`r.app_id`)}
        group by r.app_id
        order by r.app_id
     `.execute(this.db);

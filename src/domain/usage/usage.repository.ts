@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { isRelayApp, relayAppId, relayIdOf } from './relay-app-id.js';
 
 export type Bucket = 'hour' | 'day';
 
@@ -131,16 +132,16 @@ export class UsageRepository {
       .where('relay_id', '=', relayId)
       .limit(1)
       .executeTakeFirst();
-    return row === undefined ? undefined : `relay:${row.relay_id}`;
+    return row === undefined ? undefined : relayAppId(row.relay_id);
   }
 
   /** Usage in scope that relays reported (app id `relay:<id>`), per relay. */
   async relays(scope: UsageScope): Promise<Array<{ relayId: string; peakSeats: number; seatMs: number }>> {
     const result = await sql<{ relayId: string; peakSeats: number; seatMs: number }>`
-      select substr(r.app_id, 7) as "relayId", max(r.peak_seats)::int as "peakSeats",
+      select ${relayIdOf(sql`r.app_id`)} as "relayId", max(r.peak_seats)::int as "peakSeats",
              sum(r.seat_ms)::float8 as "seatMs"
         from ${seatTable(scope.bucket)} r
-       where ${where(scope)} and r.app_id like 'relay:%'
+       where ${where(scope)} and ${isRelayApp(sql`r.app_id`)}
        group by r.app_id order by r.app_id
     `.execute(this.db);
     return result.rows;
