@@ -93,7 +93,7 @@ export function productOf(key: string, p: number) {
     gmsPid: `gms-${2000 + p}`,
     productType: 'tool',
     limitStartDate: 1_700_000_000_000,
-    limitEndDate: 1_800_000_000_000,
+    limitEndDate: 4_000_000_000_000,
     limitConcurrent: 3,
   };
 }

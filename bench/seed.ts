@@ -73,7 +73,7 @@ export async function seedTenants(db: Db, from: number, to: number): Promise<voi
         limit_end_time, limit_concurrent, passwords, features)
       select a.id, 'seed-order-' || t, 'seed-' || t, ${CHANNEL}, a.customer_id, a.license_type,
              'seed-p-' || a.asset_num || '-' || p, 'gms-' || (1000 + p), 'gms-' || (1000 + p), 'Product ' || p,
-             'tool', 1700000000000, 1800000000000, 3, '[]', '[]'
+             'tool', 1700000000000, 4000000000000, 3, '[]', '[]'
         from generate_series(${from}::int, ${to}::int) t
         join assets a on a.customer_id = ${benchId(2, sql`t`)},
              generate_series(1, ${productsPerAsset}::int) p`.execute(trx);

@@ -55,7 +55,7 @@ describe('order op 5: new_buy', () => {
               { extendCode: 'seats', extendValue: '10' },
             ],
             limitStartDate: 1_700_000_000_000,
-            limitEndDate: 1_800_000_000_000,
+            limitEndDate: 4_000_000_000_000,
             borrowedUsbKey: true,
             transferedAssetNum: false,
             products: [
@@ -118,7 +118,7 @@ describe('order op 5: new_buy', () => {
       license_type: 'normal_recover_usbkey',
       customer_id: result?.customerId,
       limit_start_time: 1_700_000_000_000,
-      limit_end_time: 1_800_000_000_000,
+      limit_end_time: 4_000_000_000_000,
       borrowed_usb_key: true,
       transfered_asset_num: false,
       locked: false,
@@ -437,7 +437,7 @@ describe('order op 5: new_buy', () => {
         newBuy({
           channelCustomerId,
           assets: [
-            { assetNos: [num], borrowedUsbKey: true, limitEndDate: 1_800_000_000_000, products: [product()] },
+            { assetNos: [num], borrowedUsbKey: true, limitEndDate: 4_000_000_000_000, products: [product()] },
           ],
         }),
       ]),
@@ -460,7 +460,7 @@ describe('order op 5: new_buy', () => {
     );
     expect(await assetRow(h, num)).toMatchObject({
       borrowed_usb_key: true,
-      limit_end_time: 1_800_000_000_000,
+      limit_end_time: 4_000_000_000_000,
     });
     expect(await productsOn(h, num)).toHaveLength(2);
   });

@@ -68,7 +68,7 @@ describe('order op 8: enterprise virtual assets', () => {
     const enterprise = await visibleEnterprise(h, tenant);
     const { num, order } = await buyFor(enterprise, 'cloud_customer', {
       limitStartDate: 1_700_000_000_000,
-      limitEndDate: 1_800_000_000_000,
+      limitEndDate: 4_000_000_000_000,
       assetExtendList: [
         { extendCode: 'seats', extendValue: '20' },
         { extendCode: 'edition', extendValue: 'pro' },
@@ -92,7 +92,7 @@ describe('order op 8: enterprise virtual assets', () => {
       createTime: expect.any(Number),
       updateTime: expect.any(Number),
       limitStartTime: 1_700_000_000_000,
-      limitEndTime: 1_800_000_000_000,
+      limitEndTime: 4_000_000_000_000,
       assignStatus: {
         id: record?.id,
         assignStatus: 'unassigned',

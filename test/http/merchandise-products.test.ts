@@ -140,7 +140,7 @@ describe('member op 7: list products under an asset', () => {
       licenseOrderId,
       channelOrderId: expect.any(String),
       limitStartTime: 1_700_000_000_000,
-      limitEndTime: 1_800_000_000_000,
+      limitEndTime: 4_000_000_000_000,
       limitAmount: null,
       limitConcurrent: 3,
       limitTimeDuration: null,

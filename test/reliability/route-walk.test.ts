@@ -3,7 +3,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Access } from '../../src/http/access/access.js';
 import { declaredRoutes, type DeclaredRoute } from '../../src/http/access/enforce.js';
-import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
+import { ADMIN_KEY, startIsolatedHarness, type Harness } from '../support/harness.js';
 import { TEST_ENV } from '../support/test-env.js';
 import { spellingsOf } from './support/path-spellings.js';
 import { buildWalkWorld, walkState, type WalkWorld } from './support/route-walk-world.js';
@@ -33,7 +33,10 @@ let routes: DeclaredRoute[];
 const METRICS_TOKEN = 'walk-metrics-token-0123456789abcdef';
 
 beforeAll(async () => {
-  h = await startHarness({ METRICS_TOKEN });
+  // On PostgreSQL, a database of its own: the walk asserts that nothing of A's changed over some
+  // minutes of calls, and other files' servers on the shared database (their housekeeping, their
+  // workers) must not be able to move a row it watches.
+  h = await startIsolatedHarness({ METRICS_TOKEN });
   world = await buildWalkWorld(h);
   routes = declaredRoutes(h.app);
   before = await walkState(h, world);

@@ -222,7 +222,7 @@ export function product(name = 'Designer', overrides: Record<string, unknown> = 
     gmsPid: 'gms-1001',
     productType: 'tool',
     limitStartDate: 1_700_000_000_000,
-    limitEndDate: 1_800_000_000_000,
+    limitEndDate: 4_000_000_000_000,
     limitConcurrent: 5,
     ...overrides,
   };

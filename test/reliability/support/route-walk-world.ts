@@ -5,7 +5,6 @@ import { CONSOLE_CLIENT_KEY } from '../../../src/domain/console/console-client.j
 import type { Access } from '../../../src/http/access/access.js';
 import { RUNTIME_PREFIX, WEBHOOKS_PREFIX } from '../../../src/http/surface.js';
 import { enterpriseClient } from '../../support/console-client.js';
-import { onPostgres } from '../../support/database.js';
 import { appToken, userToken } from '../../support/fixtures.js';
 import { nonce, uniqueCode, type Harness } from '../../support/harness.js';
 import {
@@ -185,10 +184,8 @@ export async function buildWalkWorld(h: Harness): Promise<WalkWorld> {
 /** Digests of A's data, its app's, and the platform's console client: what no refused call may change. */
 export async function walkState(h: Harness, world: WalkWorld): Promise<TenantState> {
   const db = h.database.db;
-  // The console's own client is one row every test file shares on PostgreSQL, where other files
-  // change it on purpose (`app set keyward-console --force`) while the walk runs: it is watched on
-  // the embedded database, which the walk has to itself.
-  const watched = [world.a.app.appKey, world.b.app.appKey, ...(onPostgres() ? [] : [CONSOLE_CLIENT_KEY])];
+  // The console's own client too: the walk has its database to itself (startIsolatedHarness).
+  const watched = [world.a.app.appKey, world.b.app.appKey, CONSOLE_CLIENT_KEY];
   const apps = await sql<{ digest: string }>`
     select md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest
       from apps t where app_key = any(${watched}::text[])
