@@ -23,6 +23,7 @@ import { LoginService } from './domain/members/login.service.js';
 import { MemberAdminService } from './domain/members/member-admin.service.js';
 import { MembersService } from './domain/members/members.service.js';
 import { OrdersService } from './domain/orders/orders.service.js';
+import { grantTermsOf } from './domain/relay/grant-terms.js';
 import { RelayGrantService } from './domain/relay/relay-grant.service.js';
 import { RelayKeys, type RelayKeyMaterial } from './domain/relay/relay-keys.js';
 import { RelayLicensesService } from './domain/relay/relay-licenses.service.js';
@@ -131,6 +132,7 @@ export function createServices(db: Db, config: Config, options: ServiceOptions =
     offlineEarlyReturnOf: (appId) => apps.offlineEarlyReturn(appId),
     ...(options.now === undefined ? {} : { now: options.now }),
     ...(config.databaseUrl === undefined ? {} : { checkOutTurns: checkOutTurnsOf(config.database) }),
+    ...(options.relay === undefined ? {} : { grantTerms: grantTermsOf(options.relay.grant) }),
   });
   const operatorSignIn = new OperatorSignInService(db, { login, tokenLimits, twoFactor });
   const enterprises = new EnterprisesService(db);

@@ -366,6 +366,8 @@ export interface RelayReportsTable {
   last_hour: Date | null;
   hours: number;
   peak_seats: number;
+  /** The most seats past the grant in any hour of the report (migration 0189). */
+  overage_peak: Generated<number>;
   seat_ms: number;
   refused: number;
   audit_entries: number;

@@ -173,6 +173,8 @@ const runtimeTable: Record<string, readonly string[]> = {
     R.timeUsedUp,
     R.amountUsedUp,
     R.offlineNotAllowed,
+    // On a relay whose grant lists its machines.
+    R.machineNotListed,
   ],
   'POST /leases/{leaseId}/heartbeat': leaseCodes,
   'POST /leases/{leaseId}/check-in': [R.leaseNotFound],

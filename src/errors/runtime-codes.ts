@@ -18,6 +18,7 @@ export const RuntimeCode = {
   offlineNotAllowed: '90011',
   alreadyActivated: '90012',
   earlyReturnNotAllowed: '90013',
+  machineNotListed: '90014',
 } as const;
 
 export type RuntimeCodeValue = (typeof RuntimeCode)[keyof typeof RuntimeCode];
@@ -38,4 +39,5 @@ export const runtimeMessages: Record<RuntimeCodeValue, string> = {
   '90011': 'offline leases of {0} days are not allowed for this application (at most {1})',
   '90012': 'this activation request was already answered',
   '90013': 'this application does not allow early return: the seat stays held until the lease expires',
+  '90014': "this machine is not on the relay's list of machines",
 };

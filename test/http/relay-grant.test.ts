@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PoolGrantClaims } from '../../src/domain/relay/pool-grant.js';
 import { relayPublicJwk } from '../../src/domain/relay/relay-lease.js';
 import { RELAY_REQUEST_ISSUER, signRelayRequest } from '../../src/domain/relay/relay-request.js';
+import { grantTokenOfCode, relayRequestCode } from '../../src/domain/relay/relay-typed.js';
 import { generateEd25519, type Ed25519PrivateJwk } from '../../src/domain/runtime-keys/ed25519.js';
 import { ADMIN_KEY, startHarness, uniqueCode, type Harness } from '../support/harness.js';
 import { buyAsset, productSpec } from '../support/order-fixtures.js';
@@ -50,12 +51,12 @@ async function requestFor(licenses: Ask[], days = 30, relayId = uniqueCode('rela
   );
 }
 
-function grant(request: string) {
+function grant(request: string, terms: Record<string, unknown> = {}) {
   return h.app.inject({
     method: 'POST',
     url: '/admin/relays/grants',
     headers: { authorization: `Bearer ${ADMIN_KEY}` },
-    payload: { request },
+    payload: { request, ...terms },
   });
 }
 
@@ -63,12 +64,15 @@ interface Answer {
   grantId: string;
   relayId: string;
   token: string;
+  code: string | null;
+  machines: string[] | null;
+  overage: { policy: string; seats: number };
   endsAt: number;
   made: boolean;
 }
 
-async function granted(request: string): Promise<Answer> {
-  const reply = await grant(request);
+async function granted(request: string, terms: Record<string, unknown> = {}): Promise<Answer> {
+  const reply = await grant(request, terms);
   expect(reply.statusCode, reply.body).toBe(200);
   return reply.json() as Answer;
 }
@@ -81,8 +85,12 @@ async function grantCount(): Promise<number> {
   return Number(row?.n);
 }
 
-async function refused(request: string, status: number): Promise<string> {
-  const reply = await grant(request);
+async function refused(
+  request: string,
+  status: number,
+  terms: Record<string, unknown> = {},
+): Promise<string> {
+  const reply = await grant(request, terms);
   expect(reply.statusCode, reply.body).toBe(status);
   return (reply.json() as { error: string }).error;
 }
@@ -232,6 +240,90 @@ describe('a pool grant', () => {
     expect(await refused(changed, 400)).toMatch(/^request: has a signature that does not verify/);
     expect(await refused('not a request', 400)).toMatch(/^request: is not a relay request/);
     expect(await grantCount()).toBe(grantsBefore);
+  });
+
+  it('carries the machines and overage the vendor sets, and is answered once on those terms', async () => {
+    const license = await lockWith(world, { limitConcurrent: 4 });
+    const request = await requestFor([{ ...license, seats: 2 }]);
+    const machines = ['lab-machine-0001', 'lab-machine-0002'];
+    const answer = await granted(request, { machines, overage: 3 });
+    const claims = decodeJwt(answer.token) as unknown as PoolGrantClaims;
+    expect(claims.machines).toEqual(machines);
+    expect(claims.overage).toEqual({ policy: 'allow', seats: 3 });
+    expect(answer.machines).toEqual(machines);
+    // The overage is not held at the vendor: two of four seats are, two are free online.
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+    refusalOf(await checkOut(world, { ...license, fingerprint: fingerprint() }), '90005');
+    // Again on the same terms: the same grant; on others, refused (a new request is needed).
+    expect((await granted(request, { machines, overage: 3 })).grantId).toBe(answer.grantId);
+    const before = await grantCount();
+    expect(await refused(request, 409, { overage: 1 })).toMatch(/^request: was answered before with other/);
+    expect(await refused(request, 409)).toMatch(/^request: was answered before with other/);
+    expect(await grantCount()).toBe(before);
+    // Left out: any machine, overage refused.
+    const plain = await granted(
+      await requestFor([{ ...(await lockWith(world, { limitConcurrent: 1 })), seats: 1 }]),
+    );
+    expect(plain.machines).toBeNull();
+    expect(plain.overage).toEqual({ policy: 'refuse', seats: 0 });
+  });
+
+  it('refuses terms it cannot carry, naming the field, and holds nothing', async () => {
+    const license = await lockWith(world, { limitConcurrent: 2 });
+    const request = await requestFor([{ ...license, seats: 1 }]);
+    const before = await grantCount();
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ machines: [] }, /machines/],
+      [
+        { machines: ['lab-machine-0001', 'lab-machine-0001'] },
+        /^machines\[1\]: lists lab-machine-0001 twice/,
+      ],
+      [{ machines: ['short'] }, /machines/],
+      [{ machines: ['has a space in it'] }, /machines/],
+      [{ overage: -1 }, /overage/],
+      [{ overage: 1.5 }, /overage/],
+      [{ overage: 2_000_000 }, /overage/],
+      [{ overage: '2' }, /overage/],
+    ];
+    for (const [terms, message] of cases) {
+      expect(await refused(request, 400, terms), JSON.stringify(terms)).toMatch(message);
+    }
+    expect(await grantCount()).toBe(before);
+    // Nothing held: both seats free online.
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+    leaseOf(await checkOut(world, { ...license, fingerprint: fingerprint() }));
+  });
+
+  it('takes a request as its typed code, answers with the grant as one, and refuses a mistyped code', async () => {
+    const license = await lockWith(world, { limitConcurrent: 3 });
+    const request = await requestFor([{ ...license, seats: 1 }]);
+    const code = await relayRequestCode(request);
+    expect(code).not.toBeNull();
+    // The same request by code and by file: one grant.
+    const byCode = await granted(code ?? '');
+    expect(byCode.made).toBe(true);
+    expect((await granted(request)).grantId).toBe(byCode.grantId);
+    // The grant's code rebuilds the very grant for that relay.
+    expect(byCode.code).not.toBeNull();
+    const jwks = (
+      await h.app.inject({ method: 'GET', url: '/.well-known/jwks.json' })
+    ).json() as JSONWebKeySet;
+    const rebuilt = grantTokenOfCode(byCode.code ?? '', {
+      relayId: byCode.relayId,
+      relayKey: await relayPublicJwk(relayKey),
+      fingerprint: 'relay-machine-fp-01',
+      vendorKids: jwks.keys.map((k) => k.kid ?? ''),
+    });
+    expect(rebuilt).toBe(byCode.token);
+    // One character changed in the third group: refused, naming the group, nothing granted.
+    const other = await relayRequestCode(await requestFor([{ ...license, seats: 1 }]));
+    const groups = (other ?? '').split('-');
+    const third = groups[2] ?? '';
+    groups[2] = `${third[0] === '0' ? '1' : '0'}${third.slice(1)}`;
+    const before = await grantCount();
+    expect(await refused(groups.join('-'), 400)).toMatch(/^request: as a typed code, group 3 does not check/);
+    expect(await grantCount()).toBe(before);
   });
 
   it('is refused to a caller without the admin API', async () => {

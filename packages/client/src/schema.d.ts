@@ -4121,6 +4121,7 @@ export interface operations {
        *     | `90006` | the product has used its {0} s of usage time ({1} s used) |
        *     | `90007` | the product has consumed its amount of {0} ({1} consumed, {2} asked) |
        *     | `90011` | offline leases of {0} days are not allowed for this application (at most {1}) |
+       *     | `90014` | this machine is not on the relay's list of machines |
        */
       299: {
         headers: {
@@ -4145,7 +4146,8 @@ export interface operations {
               | '90005'
               | '90006'
               | '90007'
-              | '90011';
+              | '90011'
+              | '90014';
             message: string;
             cause: string;
             data?: unknown;

@@ -41,6 +41,16 @@ function exchangeFile(file: string, what: string, maxBytes = EXCHANGE_FILE_MAX_B
   }
 }
 
+/**
+ * A request, grant or return given as its file or as its typed code (read out across the gap):
+ * a path that names a file is the file; anything else that reads as a code is the code.
+ */
+async function fileOrCode(given: string, what: string): Promise<string> {
+  const { isTypedCode } = await import('../../domain/relay/relay-typed.js');
+  if (fs.existsSync(given) || !isTypedCode(given)) return exchangeFile(given, what);
+  return given.trim();
+}
+
 /** The relay's own refusals (its directory, its request) said as the CLI says mistakes. */
 async function refusalsAsCliErrors<T>(run: () => Promise<T>): Promise<T> {
   const { RelayHomeError } = await import('../../domain/relay/relay-home.js');
@@ -69,8 +79,8 @@ interface InitOptions extends RelayOptions {
   json?: boolean;
 }
 
-/** `--ask ASSET=SEATS` or `--ask ASSET/PRODUCT=SEATS`: one license's seats, every product or one. */
-function parseAsk(value: string, previous: string[]): string[] {
+/** A repeated option's values in order (`--ask` again for each license, `--machine` for each machine). */
+function collected(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
@@ -123,9 +133,17 @@ async function init(options: InitOptions): Promise<void> {
   );
   const out = options.out ?? path.join(dir, 'request.jwt');
   fs.writeFileSync(out, `${result.request}\n`, { mode: 0o600 });
+  const { relayRequestCode } = await import('../../domain/relay/relay-typed.js');
+  const code = await relayRequestCode(result.request);
   if (options.json === true) {
     console.log(
-      printableJson({ ...result.identity, made: result.made, requestFile: out, asks: result.claims.asks }),
+      printableJson({
+        ...result.identity,
+        made: result.made,
+        requestFile: out,
+        requestCode: code,
+        asks: result.claims.asks,
+      }),
     );
     return;
   }
@@ -136,6 +154,7 @@ async function init(options: InitOptions): Promise<void> {
   for (const ask of result.claims.asks.licenses) console.log(`  asks ${seatsOf(ask)}`);
   console.log(text`  until ${new Date(result.claims.asks.until * 1000).toISOString()}`);
   console.log(text`request: ${out} (carry it to the vendor, who answers it with a pool grant)`);
+  if (code !== null) console.log(text`or read out its typed code: ${code}`);
 }
 
 interface GrantAnswer {
@@ -145,12 +164,45 @@ interface GrantAnswer {
   startsAt: number;
   endsAt: number;
   licenses: Array<{ assetNum: string; crmProductId: string | null; seats: number }>;
+  code: string | null;
+  machines: string[] | null;
+  overage: { policy: string; seats: number };
   made: boolean;
 }
 
-async function grant(file: string, options: { out?: string; json?: boolean }): Promise<void> {
-  const request = exchangeFile(file, 'a relay request');
-  const answer = await adminCall<GrantAnswer>('POST', '/relays/grants', { request: request.trim() });
+interface GrantOptions {
+  out?: string;
+  json?: boolean;
+  machine: string[];
+  machinesFile?: string;
+  overage?: string;
+}
+
+/** --machine FP (again for each) and --machines-file FILE (one per line): the grant's list, if any. */
+function machinesOf(options: GrantOptions): string[] | undefined {
+  const listed = [...options.machine];
+  if (options.machinesFile !== undefined) {
+    const lines = exchangeFile(options.machinesFile, 'a list of machines', 1024 * 1024).split(/\r?\n/);
+    listed.push(...lines.map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#')));
+  }
+  return listed.length === 0 ? undefined : listed;
+}
+
+function overageOf(options: GrantOptions): number | undefined {
+  if (options.overage === undefined) return undefined;
+  if (!/^\d{1,7}$/.test(options.overage)) throw new CliError('--overage: a whole number of seats from 0');
+  return Number(options.overage);
+}
+
+async function grant(given: string, options: GrantOptions): Promise<void> {
+  const request = await fileOrCode(given, 'a relay request');
+  const machines = machinesOf(options);
+  const overage = overageOf(options);
+  const answer = await adminCall<GrantAnswer>('POST', '/relays/grants', {
+    request: request.trim(),
+    ...(machines === undefined ? {} : { machines }),
+    ...(overage === undefined ? {} : { overage }),
+  });
   const out = options.out ?? `${answer.relayId}-grant.jwt`;
   // The same grant answered again is written again: it holds nothing secret.
   fs.writeFileSync(out, `${answer.token}\n`, { mode: 0o644 });
@@ -162,12 +214,16 @@ async function grant(file: string, options: { out?: string; json?: boolean }): P
     text`${answer.made ? 'granted' : 'already granted'} ${answer.grantId} to relay ${answer.relayId}, until ${new Date(answer.endsAt).toISOString()}`,
   );
   for (const license of answer.licenses) console.log(`  ${seatsOf(license)}`);
+  console.log(
+    text`  machines: ${answer.machines === null ? 'any' : String(answer.machines.length)}; overage: ${answer.overage.policy === 'allow' ? `${answer.overage.seats} seat(s) per product, reported` : 'refused'}`,
+  );
   console.log(text`grant: ${out} (carry it to the relay: keyward relay import ${out})`);
+  if (answer.code !== null) console.log(text`or read out its typed code: ${answer.code}`);
 }
 
 async function importAnswer(file: string, options: RelayOptions & { json?: boolean }): Promise<void> {
   const { importGrant } = await import('../../domain/relay/relay-import.js');
-  const grantText = exchangeFile(file, 'a pool grant');
+  const grantText = await fileOrCode(file, 'a pool grant');
   const result = await refusalsAsCliErrors(() =>
     importGrant({ dir: relayDir(options), grant: grantText, now: Date.now(), ...givenFingerprint(options) }),
   );
@@ -277,6 +333,7 @@ async function importReport(file: string, options: { json?: boolean }): Promise<
     relayId: string;
     hours: number;
     peakSeats: number;
+    overagePeak: number;
     seatHours: number;
     refused: number;
   }>('POST', '/relays/reports', { report: body.trim() });
@@ -287,26 +344,36 @@ async function importReport(file: string, options: { json?: boolean }): Promise<
   console.log(
     text`imported report ${answer.reportId} of relay ${answer.relayId}: ${answer.hours} hour(s), peak ${answer.peakSeats} seat(s), ${answer.seatHours} seat-hour(s), ${answer.refused} refused`,
   );
+  if (answer.overagePeak > 0) {
+    console.log(text`  overage: up to ${answer.overagePeak} seat(s) past the grant in an hour`);
+  }
 }
 
 async function giveBack(options: RelayOptions & { out?: string; json?: boolean }): Promise<void> {
   atTheRelay(options);
-  const written = await adminCall<WrittenFile & { returnId: string; grantId: string; withdrawn: number }>(
-    'POST',
-    '/relay/return',
-  );
+  const written = await adminCall<
+    WrittenFile & { returnId: string; grantId: string; withdrawn: number; code: string | null }
+  >('POST', '/relay/return');
   const out = options.out ?? `return-${written.grantId}.jwt`;
   writeExchange(out, written);
   if (options.json === true) {
-    console.log(printableJson({ returnId: written.returnId, grantId: written.grantId, returnFile: out }));
+    console.log(
+      printableJson({
+        returnId: written.returnId,
+        grantId: written.grantId,
+        returnFile: out,
+        returnCode: written.code,
+      }),
+    );
     return;
   }
   console.log(text`returned grant ${written.grantId}: this relay gives none of its seats from now on`);
   console.log(text`return: ${out} (carry it to the vendor: keyward relay import-return ${out})`);
+  if (written.code !== null) console.log(text`or read out its typed code: ${written.code}`);
 }
 
 async function importReturn(file: string, options: { json?: boolean }): Promise<void> {
-  const body = exchangeFile(file, 'a relay return');
+  const body = await fileOrCode(file, 'a relay return');
   const answer = await adminCall<{ grantId: string; relayId: string; returnedAt: number; made: boolean }>(
     'POST',
     '/relays/returns',
@@ -365,7 +432,7 @@ export function registerRelayCommands(program: Command): void {
     .option(
       '--ask <ASSET[/PRODUCT]=SEATS>',
       'seats of a lock, of one product or of every one (repeat it)',
-      parseAsk,
+      collected,
       [],
     )
     .option('--until <DATE>', 'the end of the grant asked for')
@@ -386,12 +453,25 @@ export function registerRelayCommands(program: Command): void {
     .description(
       "answer a relay's request with a pool grant signed by this server, holding its seats until the grant ends",
     )
-    .argument('<REQUEST>', "the relay's request file (request.jwt)")
+    .argument('<REQUEST>', "the relay's request file (request.jwt), or its typed code")
+    .option(
+      '--machine <FINGERPRINT>',
+      'a machine that may check out from the relay (again for each)',
+      collected,
+      [],
+    )
+    .option('--machines-file <FILE>', 'the machines that may check out, one fingerprint per line')
+    .option('--overage <N>', 'check-outs each product may take past its seats, reported (default 0: refused)')
     .option('--out <FILE>', 'where to write the grant (default RELAY-grant.jwt)')
     .option('--json', 'print one JSON object')
     .addHelpText(
       'after',
-      examples(['keyward relay grant request.jwt', 'keyward relay grant request.jwt --out lab-grant.jwt']),
+      examples([
+        'keyward relay grant request.jwt',
+        'keyward relay grant request.jwt --out lab-grant.jwt',
+        'keyward relay grant request.jwt --machines-file lab-machines.txt --overage 2',
+        'keyward relay grant 7ZK2Q4-9XP0MC-…',
+      ]),
     )
     .action(grant);
   relay
@@ -399,7 +479,7 @@ export function registerRelayCommands(program: Command): void {
     .description(
       "check the vendor's pool grant against the pinned vendor keys, this relay and this machine, and keep it",
     )
-    .argument('<GRANT>', 'the grant file the vendor answered')
+    .argument('<GRANT>', 'the grant file the vendor answered, or its typed code')
     .option('--dir <DIR>', DIR_HELP)
     .option('--fingerprint <TEXT>', "this machine's fingerprint, as given to relay init")
     .option('--json', 'print one JSON object')
@@ -462,7 +542,7 @@ export function registerRelayCommands(program: Command): void {
   relay
     .command('import-return')
     .description("import a relay's return at the vendor: the seats its grant held are free at once")
-    .argument('<FILE>', 'the return file the relay wrote')
+    .argument('<FILE>', 'the return file the relay wrote, or its typed code')
     .option('--json', 'print one JSON object')
     .addHelpText('after', examples(['keyward relay import-return return-9f1e.jwt']))
     .action(importReturn);

@@ -14,7 +14,21 @@ import { RelayGrantsRepository, type RelayGrantRow } from './relay-grants.reposi
 import { RelayReportsRepository } from './relay-reports.repository.js';
 import { verifyRelaySigned } from './relay-report.js';
 import { unverifiedReturn, type RelayReturnClaims } from './relay-return.js';
-import { readRelayRequest, RelayRequestError, type RelayRequestClaims } from './relay-request.js';
+import {
+  codeRefusalOf,
+  isTypedCode,
+  peekReturnCode,
+  RelayCodeError,
+  relayGrantCode,
+  requestTokenOfCode,
+  returnTokenOfCode,
+} from './relay-typed.js';
+import {
+  readRelayRequest,
+  RELAY_MAX_SEATS,
+  RelayRequestError,
+  type RelayRequestClaims,
+} from './relay-request.js';
 
 /** Who signs grants: the runtime's current lease-signing key. */
 export interface GrantSigner {
@@ -27,6 +41,10 @@ export interface RelayGrantAnswer {
   relayId: string;
   /** The pool grant, a compact JWS the relay imports (`keyward relay import`). */
   token: string;
+  /** The same grant as a typed code, or null where it is too long to type (the file carries it). */
+  code: string | null;
+  machines: string[] | null;
+  overage: PoolGrantClaims['overage'];
   startsAt: number;
   endsAt: number;
   licenses: GrantedLicense[];
@@ -41,6 +59,9 @@ export interface RelayGrantView {
   enterpriseId: number | null;
   licenses: GrantedLicense[];
   seats: number;
+  /** The grant's terms: its machines (null: any) and overage allowance per product (0: refused). */
+  machines: number | null;
+  overage: number;
   startsAt: number;
   endsAt: number;
   createdAt: number;
@@ -52,9 +73,71 @@ export interface RelayGrantView {
     importedAt: number;
     lastHour: number | null;
     peakSeats: number;
+    overagePeak: number;
     seatHours: number;
     refused: number;
   } | null;
+}
+
+/**
+ * What the vendor sets on a grant beyond the seats asked (docs/relay.md): the machines that may
+ * check out from the relay (absent or null: any machine of its network), and the check-outs each
+ * granted product may take past its seats, which the relay reports (0 or absent: refuse them).
+ */
+export interface GrantTermsInput {
+  machines?: readonly string[] | null;
+  overage?: number;
+}
+
+/** Machines one grant may list: a closed network's workstations, not a fleet. */
+export const GRANT_MAX_MACHINES = 1000;
+const MACHINE_FINGERPRINT = /^[\x21-\x7e]{8,256}$/;
+
+/** The terms checked field by field, as the grant's claims carry them. */
+export function grantTermsClaims(terms: GrantTermsInput): Pick<PoolGrantClaims, 'machines' | 'overage'> {
+  const machines = terms.machines ?? null;
+  if (machines !== null) {
+    if (machines.length === 0 || machines.length > GRANT_MAX_MACHINES) {
+      throw invalid(
+        `machines: must list 1 to ${GRANT_MAX_MACHINES} fingerprints, or be left out for any machine`,
+      );
+    }
+    const seen = new Set<string>();
+    for (const [i, fingerprint] of machines.entries()) {
+      if (!MACHINE_FINGERPRINT.test(fingerprint)) {
+        throw invalid(
+          `machines[${i}]: must be a machine's fingerprint, 8–256 printable ASCII characters, no spaces`,
+        );
+      }
+      if (seen.has(fingerprint)) throw invalid(`machines[${i}]: lists ${fingerprint} twice`);
+      seen.add(fingerprint);
+    }
+  }
+  const overage = terms.overage ?? 0;
+  if (!Number.isInteger(overage) || overage < 0 || overage > RELAY_MAX_SEATS) {
+    throw invalid(`overage: must be a whole number of seats from 0 to ${RELAY_MAX_SEATS}`);
+  }
+  return {
+    machines: machines === null ? null : [...machines],
+    overage: overage === 0 ? { policy: 'refuse', seats: 0 } : { policy: 'allow', seats: overage },
+  };
+}
+
+/** A grant's terms as the Relays pages list them. */
+function termsOf(token: string): { machines: number | null; overage: number } {
+  const claims = decodeJwt(token) as unknown as PoolGrantClaims;
+  return {
+    machines: claims.machines?.length ?? null,
+    overage: claims.overage.policy === 'allow' ? claims.overage.seats : 0,
+  };
+}
+
+/** Whether a grant made before has the terms asked now. */
+function sameTerms(token: string, terms: Pick<PoolGrantClaims, 'machines' | 'overage'>): boolean {
+  const held = decodeJwt(token) as unknown as PoolGrantClaims;
+  return (
+    JSON.stringify([held.machines ?? null, held.overage]) === JSON.stringify([terms.machines, terms.overage])
+  );
 }
 
 /** Whose grants a call may touch: every enterprise's (the operator), or one enterprise's own. */
@@ -102,21 +185,38 @@ export class RelayGrantService {
    * `scope.enterpriseId`: an enterprise administrator's grant (its console), of its own licenses
    * only; another enterprise's lock is answered as one that does not exist (DOMAIN.md §2).
    */
-  async grant(text: string, actor: AuditActor, scope: RelayScope = {}): Promise<RelayGrantAnswer> {
+  async grant(
+    text: string,
+    actor: AuditActor,
+    scope: RelayScope = {},
+    terms: GrantTermsInput = {},
+  ): Promise<RelayGrantAnswer> {
     const nowMs = this.now();
+    const termClaims = grantTermsClaims(terms);
     let request: RelayRequestClaims;
+    let token: string;
     try {
-      request = await readRelayRequest(text, Math.floor(nowMs / 1000));
+      // A typed code is the same signed request, rebuilt: the same request by file or by code.
+      token = isTypedCode(text) ? await requestTokenOfCode(text) : text.trim();
+      request = await readRelayRequest(token, Math.floor(nowMs / 1000));
     } catch (error) {
+      if (error instanceof RelayCodeError) throw invalid(codeRefusalOf('request', error));
       if (error instanceof RelayRequestError) throw invalid(error.message);
       throw error;
     }
-    const hash = createHash('sha256').update(text.trim()).digest('hex');
+    const hash = createHash('sha256').update(token).digest('hex');
     const grants = new RelayGrantsRepository(this.db);
     const answered = await grants.byRequestHash(hash);
     if (answered !== undefined) {
       if (!inScope(answered.enterpriseId, scope))
         throw invalid('asks.licenses[0].assetNum: no lock has this number');
+      if (!sameTerms(answered.token, termClaims)) {
+        throw new KeywardError(
+          RuntimeCode.validation,
+          'request: was answered before with other machines or overage; a grant on new terms needs a new request (keyward relay init again)',
+          { httpStatus: 409 },
+        );
+      }
       return answerOf(answered, false);
     }
 
@@ -144,17 +244,16 @@ export class RelayGrantService {
       exp: Math.floor(ends / 1000),
       relay: { key: request.relay.key, fingerprint: request.relay.fingerprint },
       licenses,
-      machines: null,
-      overage: { policy: 'refuse', seats: 0 },
+      ...termClaims,
     };
-    const { token } = await this.deps.signer.signGrant(claims);
+    const signed = await this.deps.signer.signGrant(claims);
     const row: RelayGrantRow = {
       id,
       relayId: request.sub,
       relayKid: request.relay.key.kid,
       fingerprint: request.relay.fingerprint,
       licenses,
-      token,
+      token: signed.token,
       startsAt: new Date(seconds * 1000),
       endsAt: new Date(claims.exp * 1000),
       createdAt: new Date(nowMs),
@@ -174,6 +273,8 @@ export class RelayGrantService {
               grantId: id,
               licenses: licenses.map((l) => `${l.assetNum}/${l.crmProductId ?? '*'}=${l.seats}`),
               endsAt: row.endsAt.toISOString(),
+              machines: termClaims.machines?.length ?? null,
+              overage: termClaims.overage.seats,
             },
           },
         ]);
@@ -200,8 +301,9 @@ export class RelayGrantService {
     let token: string;
     let claims: RelayReturnClaims;
     try {
-      ({ token, claims } = unverifiedReturn(text));
+      ({ token, claims } = unverifiedReturn(await this.returnToken(text, scope)));
     } catch (error) {
+      if (error instanceof RelayCodeError) throw invalid(codeRefusalOf('return', error));
       if (error instanceof RelayRequestError) throw invalid(error.message);
       throw error;
     }
@@ -243,6 +345,19 @@ export class RelayGrantService {
   }
 
   /**
+   * A return's compact JWS, from its file's text or its typed code: a code names its grant, whose
+   * relay key's kid the rebuilt header needs (an unknown grant rebuilds with none, and is refused
+   * as unknown below).
+   */
+  private async returnToken(text: string, scope: RelayScope): Promise<string> {
+    if (!isTypedCode(text)) return text;
+    const { grantId } = peekReturnCode(text);
+    const grant = await new RelayGrantsRepository(this.db).byId(grantId);
+    const kid = grant !== undefined && inScope(grant.enterpriseId, scope) ? grant.relayKid : '';
+    return returnTokenOfCode(text, kid);
+  }
+
+  /**
    * The newest grants, with each relay's newest report: every enterprise's for the operator, one
    * enterprise's own for its administrator.
    */
@@ -263,6 +378,7 @@ export class RelayGrantService {
         enterpriseId: row.enterpriseId,
         licenses: row.licenses,
         seats: row.licenses.reduce((sum, l) => sum + l.seats, 0),
+        ...termsOf(row.token),
         startsAt: row.startsAt.getTime(),
         endsAt: row.endsAt.getTime(),
         createdAt: row.createdAt.getTime(),
@@ -277,6 +393,7 @@ export class RelayGrantService {
                 importedAt: report.importedAt.getTime(),
                 lastHour: report.lastHour?.getTime() ?? null,
                 peakSeats: report.peakSeats,
+                overagePeak: report.overagePeak,
                 seatHours: Math.round(report.seatMs / 36_000) / 100,
                 refused: report.refused,
               },
@@ -371,10 +488,14 @@ async function holdSeats(trx: Db, holds: readonly Hold[], grant: RelayGrantRow, 
 }
 
 function answerOf(row: RelayGrantRow, made: boolean): RelayGrantAnswer {
+  const claims = decodeJwt(row.token) as unknown as PoolGrantClaims;
   return {
     grantId: row.id,
     relayId: row.relayId,
     token: row.token,
+    code: relayGrantCode(row.token),
+    machines: claims.machines ?? null,
+    overage: claims.overage,
     startsAt: row.startsAt.getTime(),
     endsAt: row.endsAt.getTime(),
     licenses: row.licenses,

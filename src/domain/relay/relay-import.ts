@@ -14,6 +14,7 @@ import {
   type VendorJwk,
   writePrivate,
 } from './relay-home.js';
+import { codeRefusalOf, grantTokenOfCode, isTypedCode, RelayCodeError } from './relay-typed.js';
 
 /** The relay's files beyond those `relay init` makes: its grant, its clock, its own audit trail. */
 export const RELAY_STATE_FILES = {
@@ -94,6 +95,30 @@ interface CheckedGrant {
 }
 
 /**
+ * The grant's compact JWS: the file's text, or rebuilt from its typed code with what this relay
+ * knows of itself (its id, key and machine) and the vendor keys it trusts. A code that does not
+ * read is refused and audited as a grant that does not verify is.
+ */
+async function grantToken(
+  text: string,
+  at: { dir: string; now: number; identity: RelayIdentity; key: Ed25519PrivateJwk; vendorKeys: VendorJwk[] },
+): Promise<string> {
+  if (!isTypedCode(text)) return text.trim();
+  try {
+    return grantTokenOfCode(text, {
+      relayId: at.identity.relayId,
+      relayKey: { kty: 'OKP', crv: 'Ed25519', x: at.key.x, kid: await thumbprintOf(at.key) },
+      fingerprint: at.identity.fingerprint,
+      vendorKids: at.vendorKeys.map((k) => k.kid),
+    });
+  } catch (error) {
+    if (!(error instanceof RelayCodeError)) throw error;
+    appendRelayAudit(at.dir, { at: new Date(at.now).toISOString(), event: 'grant.refused', reason: 'code' });
+    throw new RelayHomeError(`the grant is refused: ${codeRefusalOf('grant', error)}`);
+  }
+}
+
+/**
  * A grant checked as the machines' SDKs will check it, on this relay's machine: it verifies
  * against the vendor keys pinned at `relay init`, is for this relay, certifies this relay's key
  * and names this machine, and the clock has not been set back. Each refusal is audited.
@@ -121,7 +146,7 @@ async function checkForThisRelay(
   );
   const lastSeen = checkClock(dir, now);
 
-  const token = grant.trim();
+  const token = await grantToken(grant, { dir, now, identity, key, vendorKeys });
   let claims: PoolGrantClaims;
   try {
     claims = await verifyPoolGrant(token, { jwks: { keys: vendorKeys }, now: new Date(now) });

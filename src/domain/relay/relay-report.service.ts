@@ -46,6 +46,7 @@ export class RelayReportService {
     const keyOf = (at: number, assetNum: string, product: string) => `${at}\u0000${assetNum}\u0000${product}`;
     for (const h of hours) {
       const at = h.at.getTime();
+      const seats = granted.find((l) => l.assetNum === h.assetNum && l.crmProductId === h.product)?.seats;
       rows.set(keyOf(at, h.assetNum, h.product), {
         at,
         assetNum: h.assetNum,
@@ -53,7 +54,8 @@ export class RelayReportService {
         peakSeats: h.peakSeats,
         seatMs: Math.round(h.seatMs),
         refusals: {},
-        overage: 0,
+        // Seats past the grant's at the hour's peak: what an overage allowance let through.
+        overage: seats === undefined ? 0 : Math.max(0, h.peakSeats - seats),
       });
     }
     // A refusal names the product the machine asked for; the grant says which license holds it.

@@ -11,6 +11,8 @@ export interface RelayReportRow {
   lastHour: Date | null;
   hours: number;
   peakSeats: number;
+  /** The most seats past the grant in any hour, under an overage allowance. */
+  overagePeak: number;
   seatMs: number;
   refused: number;
   auditEntries: number;
@@ -63,6 +65,7 @@ export class RelayReportsRepository {
         last_hour: report.lastHour,
         hours: report.hours,
         peak_seats: report.peakSeats,
+        overage_peak: report.overagePeak,
         seat_ms: report.seatMs,
         refused: report.refused,
         audit_entries: report.auditEntries,
@@ -110,6 +113,7 @@ export class RelayReportsRepository {
           lastHour: r.last_hour,
           hours: r.hours,
           peakSeats: r.peak_seats,
+          overagePeak: r.overage_peak,
           // bigint columns arrive as text from PostgreSQL.
           seatMs: Number(r.seat_ms),
           refused: r.refused,

@@ -27,6 +27,8 @@ export interface ImportedReport {
   firstHour: number | null;
   lastHour: number | null;
   peakSeats: number;
+  /** The most seats past the grant in any hour: what an overage allowance let through. */
+  overagePeak: number;
   seatHours: number;
   refused: number;
 }
@@ -125,6 +127,7 @@ export class RelayReportsService {
       firstHour: claims.hours.reduce<number | null>((m, h) => (m === null || h.at < m ? h.at : m), null),
       lastHour: claims.hours.reduce<number | null>((m, h) => (m === null || h.at > m ? h.at : m), null),
       peakSeats: claims.hours.reduce((m, h) => Math.max(m, h.peakSeats), 0),
+      overagePeak: claims.hours.reduce((m, h) => Math.max(m, h.overage), 0),
       seatHours: Math.round(claims.hours.reduce((sum, h) => sum + h.seatMs, 0) / 36_000) / 100,
       refused: denials.reduce((sum, d) => sum + d.denied, 0),
     };
@@ -149,6 +152,7 @@ export class RelayReportsService {
         lastHour: summary.lastHour === null ? null : new Date(summary.lastHour),
         hours: summary.hours,
         peakSeats: summary.peakSeats,
+        overagePeak: summary.overagePeak,
         seatMs: claims.hours.reduce((sum, h) => sum + h.seatMs, 0),
         refused: summary.refused,
         auditEntries: claims.audit.entries,
@@ -169,6 +173,7 @@ export class RelayReportsService {
             grantId: claims.grant,
             hours: summary.hours,
             peakSeats: summary.peakSeats,
+            overagePeak: summary.overagePeak,
             refused: summary.refused,
             auditDigest: claims.audit.digest,
           },

@@ -6,12 +6,15 @@ import type { RelayKeyMaterial } from './relay-keys.js';
 import type { RelayLicensesService } from './relay-licenses.service.js';
 import { RELAY_REQUEST_ISSUER } from './relay-request.js';
 import { signRelayReturn } from './relay-return.js';
+import { relayReturnCode } from './relay-typed.js';
 
 /** What `keyward relay return` writes. */
 export interface WrittenReturn {
   returnId: string;
   grantId: string;
   token: string;
+  /** The return as a typed code, to read out where not even a file leaves the network. */
+  code: string | null;
   /** Products the relay stopped giving seats of. */
   withdrawn: number;
 }
@@ -49,6 +52,6 @@ export class RelayReturnService {
       grantId: grant.jti,
       returnId,
     });
-    return { returnId, grantId: grant.jti, token, withdrawn };
+    return { returnId, grantId: grant.jti, token, code: relayReturnCode(token), withdrawn };
   }
 }

@@ -65,6 +65,20 @@ export function isCompactJws(text: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(text.trim());
 }
 
+/**
+ * Whether a text is meant as a typed code: the characters a person may type for one (Crockford's,
+ * any case, I, L and O for their digits; never U) with dashes and spaces. Anything else is read
+ * as a file, whose reader says what is wrong with it.
+ */
+export function isTypedCode(text: string): boolean {
+  return /^[0-9A-TV-Za-tv-z][0-9A-TV-Za-tv-z\s-]{9,}$/.test(text.trim());
+}
+
+/** A code's refusal said of the field that carried it: `request: as a typed code, group 3 …`. */
+export function codeRefusalOf(field: string, error: RelayCodeError): string {
+  return `${field}: as a typed code, ${error.message.replace(/^code: /, '')}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Writing: any token that does not fit a layout is not canonical, and its encoder answers null.
 

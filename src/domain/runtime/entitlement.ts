@@ -16,6 +16,9 @@ function refusal(code: RuntimeCodeValue, rank: number, ...values: Array<string |
 
 export const NOT_ENTITLED: Refusal = refusal(RuntimeCode.notEntitled, 0);
 
+/** A machine a relay's grant does not list: no license of the relay is its to use. */
+export const MACHINE_NOT_LISTED: Refusal = refusal(RuntimeCode.machineNotListed, 0);
+
 /** What can be judged before taking the product's lock: the asset's state and the dates. */
 export function judgeStatic(candidate: Candidate, nowMs: number): Refusal | undefined {
   if (candidate.disabled) return refusal(RuntimeCode.assetDisabled, 1);

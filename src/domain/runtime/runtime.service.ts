@@ -10,6 +10,7 @@ import type { UserTokenGrant } from '../tokens/tokens.repository.js';
 import {
   judgeLimits,
   judgeStatic,
+  MACHINE_NOT_LISTED,
   NOT_ENTITLED,
   offlineExpiry,
   refusalError,
@@ -128,6 +129,19 @@ export interface RuntimeOptions {
    * turn before it is answered 503; absent: no bound (the embedded database runs one at a time).
    */
   checkOutTurns?: { inFlight: number; waitMs: number };
+  /** On a relay: what its pool grant adds to every license's own rules (docs/relay.md). */
+  grantTerms?: GrantTerms;
+}
+
+/**
+ * A relay's grant terms. `machines`: the fingerprints that may check out (null: any machine of
+ * the closed network). `overageSeats`: check-outs each product may take past its granted seats,
+ * reported to the vendor; its leases still name the granted seats, so verifiers hold the relay to
+ * its grant and the overage shows only as more leases than seats.
+ */
+export interface GrantTerms {
+  machines: ReadonlySet<string> | null;
+  overageSeats: number;
 }
 
 /** The refusal of a check-out that finds every seat it could take held. */
@@ -199,6 +213,12 @@ export class RuntimeService {
     return this.options.settings;
   }
 
+  /** The seats a check-out may take of a license: its own, and on a relay its grant's overage. */
+  private seatsOf(candidate: Candidate): number | null {
+    const seats = seatLimit(candidate);
+    return seats === null ? null : seats + (this.options.grantTerms?.overageSeats ?? 0);
+  }
+
   async checkOut(input: CheckOutInput): Promise<LeaseAnswer> {
     const nowMs = this.now();
     this.machines.take(input.app.appId, input.fingerprint, nowMs);
@@ -213,6 +233,11 @@ export class RuntimeService {
       }
     }
     const repository = new RuntimeRepository(this.db);
+    const listed = this.options.grantTerms?.machines;
+    if (listed != null && !listed.has(input.fingerprint)) {
+      await this.recordDenial(input, MACHINE_NOT_LISTED, null);
+      throw refusalError(MACHINE_NOT_LISTED);
+    }
     let lockAssetId: string | null = null;
     let candidates: Candidate[];
     if (input.holder.kind === 'member') {
@@ -286,7 +311,7 @@ export class RuntimeService {
     nowMs: number,
     offlineDays: number,
   ): Promise<{ answer: Granted } | undefined> {
-    const seats = seatLimit(candidate);
+    const seats = this.seatsOf(candidate);
     if (seats === null || offlineDays > 0) return undefined;
     if (candidate.limitTimeDuration !== null || candidate.limitAmount !== null) return undefined;
     const expiresAt = new Date(nowMs + this.settings.leaseSeconds * 1000);
@@ -382,7 +407,7 @@ export class RuntimeService {
     }
     const refusal = judgeLimits(candidate, usage, 0);
     if (refusal !== undefined) throw new Refused(refusal);
-    const seats = seatLimit(candidate);
+    const seats = this.seatsOf(candidate);
     if (seats !== null) {
       const slot = await new SeatSlotsRepository(trx).claim(
         { productId: candidate.productId, pool: candidate.pool, limit: seats },

@@ -8,7 +8,8 @@ const ReturnBody = Type.Object({
   return: Type.String({
     minLength: 1,
     maxLength: 4096,
-    description: 'the return file’s text, as `keyward relay return` wrote it (docs/relay.md)',
+    description:
+      'the return file’s text as `keyward relay return` wrote it, or its typed code (docs/relay.md)',
   }),
 });
 

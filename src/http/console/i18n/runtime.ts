@@ -23,6 +23,7 @@ export const runtimeEn: RuntimeSentences = {
   'code.90011': 'Offline leases of {0} days are not allowed for this application (at most {1}).',
   'code.90012': 'This activation request was already answered.',
   'code.90013': 'This application does not allow early return: the seat stays held until the lease expires.',
+  'code.90014': "This machine is not on the relay's list of machines.",
 };
 
 export const runtimeZh: RuntimeSentences = {
@@ -40,4 +41,5 @@ export const runtimeZh: RuntimeSentences = {
   'code.90011': '此应用不允许 {0} 天的离线租约（最多 {1} 天）。',
   'code.90012': '此激活请求已经应答过。',
   'code.90013': '此应用不允许提前归还：席位一直占用到租约到期。',
+  'code.90014': '此机器不在中继的机器名单上。',
 };

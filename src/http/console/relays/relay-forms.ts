@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { operatorActor, type AuditActor } from '../../../domain/audit/audit-actions.js';
-import type { RelayScope } from '../../../domain/relay/relay-grant.service.js';
+import type { GrantTermsInput, RelayScope } from '../../../domain/relay/relay-grant.service.js';
 import { RELAY_REQUEST_MAX_CHARS } from '../../../domain/relay/relay-request.js';
 import { KeywardError } from '../../../errors/keyward-error.js';
 import type { Access } from '../../access/access.js';
@@ -88,16 +88,44 @@ export function relayFormOptions(name: RelayFile, access: Access) {
     bodyLimit: relayFormBodyLimit(name),
     config: {
       access,
-      multilineFields: [name],
+      // The grant form's machines: one fingerprint per line.
+      multilineFields: name === 'request' ? [name, 'machines'] : [name],
       multipartOptions: { limits: { fieldSize: RELAY_FILE_LIMITS[name] + 1 } },
     },
   };
 }
 
-/** The refusal of a form as the page shows it: the service's sentence, next to its field. */
+/** The grant form's fields beside the request: the machines listed and the overage allowed. */
+export type GrantTermField = 'machines' | 'overage';
+
+/**
+ * The terms the grant form posted, as the service takes them: one fingerprint per line (none:
+ * any machine), and the overage as typed (the service says what is wrong with it).
+ */
+export function postedTerms(request: FastifyRequest): GrantTermsInput {
+  const machines = formText(request, 'machines')
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  const overage = formText(request, 'overage').trim();
+  return {
+    ...(machines.length === 0 ? {} : { machines }),
+    ...(overage === '' ? {} : { overage: /^\d{1,9}$/.test(overage) ? Number(overage) : Number.NaN }),
+  };
+}
+
+/**
+ * The refusal of a form as the page shows it: the service's sentence, next to its field (the
+ * grant form's terms by the field the sentence names).
+ */
 export function refusalOf(context: ConsoleContext, error: unknown, field: RelayFile): ConsoleError {
   if (!(error instanceof KeywardError)) throw error;
-  return { code: error.code, message: context.t('relays.refused', { message: error.message }), field };
+  const term = /^(machines|overage)\b/.exec(error.message)?.[1];
+  return {
+    code: error.code,
+    message: context.t('relays.refused', { message: error.message }),
+    field: field === 'request' && term !== undefined ? term : field,
+  };
 }
 
 export function tooLongOf(context: ConsoleContext, field: RelayFile): ConsoleError {

@@ -28,6 +28,19 @@ function LicenseLine(props: { license: GrantedLicense; href?: string | undefined
   );
 }
 
+/** A grant's terms in words: its machines and its overage allowance. */
+export function termsLine(
+  context: ConsoleContext,
+  terms: { machines: number | null; overage: number },
+): string {
+  const { t } = context;
+  return t('relays.termsLine', {
+    machines:
+      terms.machines === null ? t('relays.anyMachine') : t('relays.listedMachines', { n: terms.machines }),
+    overage: terms.overage === 0 ? t('relays.noOverage') : t('relays.allowOverage', { n: terms.overage }),
+  });
+}
+
 /** The usage page of one relay's reported usage (the operator's, who may read usage). */
 export function relayUsageHref(relayId: string, query = ''): string {
   const params = new URLSearchParams(query);
@@ -80,6 +93,13 @@ export function RelayGrantsTable(props: { context: ConsoleContext; area: Area; g
           ),
         },
         { kind: 'number', header: t('relays.seats'), className: 'seats', value: (g) => g.seats },
+        {
+          kind: 'text',
+          header: t('relays.terms'),
+          headerTitle: t('relays.termsTitle'),
+          className: 'terms',
+          render: (g) => termsLine(context, g),
+        },
         { kind: 'time', header: t('relays.ends'), className: 'ends', value: (g) => g.endsAt },
         {
           kind: 'text',
@@ -110,6 +130,13 @@ export function RelayGrantsTable(props: { context: ConsoleContext; area: Area; g
           header: t('relays.seatHours'),
           className: 'seat-hours',
           value: (g) => g.lastReport?.seatHours,
+        },
+        {
+          kind: 'number',
+          header: t('relays.overagePeak'),
+          headerTitle: t('relays.overagePeakTitle'),
+          className: 'overage',
+          value: (g) => g.lastReport?.overagePeak,
         },
         {
           kind: 'number',

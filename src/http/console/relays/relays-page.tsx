@@ -5,7 +5,7 @@ import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { Csrf, Notice, type ConsoleError } from '../ui.js';
 import { RELAY_FILE_LIMITS, type Area, type RelayFile } from './relay-forms.js';
-import { RelayGrantsTable } from './relay-grants-table.js';
+import { RelayGrantsTable, termsLine } from './relay-grants-table.js';
 
 /** What the page shows besides the list: a grant just made, an import done, or what was refused. */
 export interface RelaysOutcome {
@@ -14,6 +14,8 @@ export interface RelaysOutcome {
   done?: string;
   /** The refused text, shown again in the box of the form it was posted to. */
   posted?: { field: RelayFile; text: string };
+  /** The grant form's terms as posted, shown again when it was refused. */
+  terms?: { machines: string; overage: string };
 }
 
 export const relaysBase = (area: Area) => `/console/${area}/relays`;
@@ -38,12 +40,28 @@ function GrantAnswer(props: { context: ConsoleContext; answer: RelayGrantAnswer 
     <section class="activation-answer relay-answer" aria-labelledby="grant-title" data-grant={answer.grantId}>
       <h2 id="grant-title">{t('relays.answer', { relayId: answer.relayId })}</h2>
       <p>{t('relays.granted', { grantId: answer.grantId, licenses, until: utcMinute(answer.endsAt) })}</p>
+      <p class="relay-terms">
+        {termsLine(context, {
+          machines: answer.machines?.length ?? null,
+          overage: answer.overage.policy === 'allow' ? answer.overage.seats : 0,
+        })}
+      </p>
       {!answer.made && <p class="note">{t('relays.answeredBefore')}</p>}
       <p>{t('relays.answerHint')}</p>
       <label for="grant-text">{t('relays.grantText')}</label>
       <textarea id="grant-text" class="typed-code" readonly rows={6}>
         {answer.token}
       </textarea>
+      {answer.code === null ? (
+        <p class="note">{t('relays.noCode')}</p>
+      ) : (
+        <>
+          <label for="grant-code">{t('relays.grantCode')}</label>
+          <textarea id="grant-code" class="typed-code" readonly rows={4}>
+            {answer.code}
+          </textarea>
+        </>
+      )}
       <p>
         <a href={file} download={`${answer.relayId}-grant.jwt`}>
           {t('relays.download')}
@@ -89,6 +107,59 @@ const FORMS: Record<
   },
 };
 
+/** The grant form's terms: the machines that may check out, and the overage allowed. */
+function TermFields(props: { context: ConsoleContext; outcome: RelaysOutcome }) {
+  const { context, outcome } = props;
+  const { t } = context;
+  const errorOf = (field: 'machines' | 'overage') =>
+    outcome.error?.field === field ? outcome.error.message : undefined;
+  const machinesError = errorOf('machines');
+  const overageError = errorOf('overage');
+  return (
+    <>
+      <label for="field-machines">{t('relays.machines')}</label>
+      <textarea
+        id="field-machines"
+        name="machines"
+        class="typed-code"
+        rows={3}
+        aria-invalid={machinesError === undefined ? undefined : 'true'}
+        aria-describedby={machinesError === undefined ? 'machines-hint' : 'machines-error'}
+      >
+        {outcome.terms?.machines ?? ''}
+      </textarea>
+      <small id="machines-hint" class="note">
+        {t('relays.machinesHint')}
+      </small>
+      {machinesError !== undefined && (
+        <small id="machines-error" class="field-error">
+          {machinesError}
+        </small>
+      )}
+      <label for="field-overage">{t('relays.overage')}</label>
+      <input
+        id="field-overage"
+        name="overage"
+        type="number"
+        min="0"
+        step="1"
+        inputmode="numeric"
+        value={outcome.terms?.overage ?? ''}
+        aria-invalid={overageError === undefined ? undefined : 'true'}
+        aria-describedby={overageError === undefined ? 'overage-hint' : 'overage-error'}
+      />
+      <small id="overage-hint" class="note">
+        {t('relays.overageHint')}
+      </small>
+      {overageError !== undefined && (
+        <small id="overage-error" class="field-error">
+          {overageError}
+        </small>
+      )}
+    </>
+  );
+}
+
 /** One of the page's three forms: a file's text pasted, or the file uploaded. */
 function FileForm(props: { context: ConsoleContext; area: Area; name: RelayFile; outcome: RelaysOutcome }) {
   const { context, area, name, outcome } = props;
@@ -127,6 +198,7 @@ function FileForm(props: { context: ConsoleContext; area: Area; name: RelayFile;
           {outcome.error?.message}
         </small>
       )}
+      {name === 'request' && <TermFields context={context} outcome={outcome} />}
       <button type="submit" class={name === 'request' ? undefined : 'secondary'}>
         {t(form.submit)}
       </button>

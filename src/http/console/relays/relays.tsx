@@ -1,10 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ACCESS, operatorMay } from '../../access/access.js';
 import type { App } from '../../app-type.js';
+import { formText } from '../form-fields.js';
 import { sendPage } from '../render.js';
 import {
   actingAs,
   postedFile,
+  postedTerms,
   refusalOf,
   refusalStatus,
   relayFormOptions,
@@ -42,15 +44,23 @@ export function relaysRoutes(app: App, area: Area): void {
    * field with the text posted (the page is the answer: a grant is shown once, as it is made).
    */
   const post =
-    (name: RelayFile, act: (acting: RelayActing, posted: PostedFile) => Promise<RelaysOutcome>) =>
+    (
+      name: RelayFile,
+      act: (acting: RelayActing, posted: PostedFile, request: FastifyRequest) => Promise<RelaysOutcome>,
+    ) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       const acting = actingAs(area, request);
       const posted = postedFile(request, name);
       const again = shownAgain(posted);
-      const kept = again === undefined ? {} : { posted: { field: name, text: again } };
+      const kept = {
+        ...(again === undefined ? {} : { posted: { field: name, text: again } }),
+        ...(name === 'request'
+          ? { terms: { machines: formText(request, 'machines'), overage: formText(request, 'overage') } }
+          : {}),
+      };
       if (posted.tooLong) return show(request, reply, { error: tooLongOf(acting.context, name) }, 413);
       try {
-        return await show(request, reply, await act(acting, posted));
+        return await show(request, reply, await act(acting, posted, request));
       } catch (error) {
         return show(
           request,
@@ -68,8 +78,8 @@ export function relaysRoutes(app: App, area: Area): void {
   app.post(
     `/${area}/relays/grant`,
     relayFormOptions('request', writes),
-    post('request', async ({ actor, scope }, posted) => ({
-      answer: await app.services.relayGrants.grant(posted.text, actor, scope),
+    post('request', async ({ actor, scope }, posted, request) => ({
+      answer: await app.services.relayGrants.grant(posted.text, actor, scope, postedTerms(request)),
     })),
   );
 
