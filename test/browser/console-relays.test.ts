@@ -114,10 +114,25 @@ describe.runIf(browserAvailable())('the Relays pages in the console (Chromium)',
         const license = await lockWith(other, { limitConcurrent: 6 });
         const request = await relayRequest(relay, [{ ...license, seats: 4 }]);
         const upload = path.join(dir, `${suffix}-request.jwt`);
+        // In the other language, on terms: two machines listed, an overage of two seats.
+        if (suffix !== 'en') {
+          await page.locator('#field-machines').fill('lab-workstation-01\nlab-workstation-02');
+          await page.locator('#field-overage').fill('2');
+        }
         await submit(page, 'request', request, suffix === 'en' ? { upload } : { paste: true });
         const token = (await page.locator('#grant-text').inputValue()).trim();
         const claims = decodeJwt(token);
         expect(claims.sub).toBe(relay.relayId);
+        expect(claims.overage).toEqual(
+          suffix === 'en' ? { policy: 'refuse', seats: 0 } : { policy: 'allow', seats: 2 },
+        );
+        expect(claims.machines).toEqual(
+          suffix === 'en' ? null : ['lab-workstation-01', 'lab-workstation-02'],
+        );
+        // The grant as a typed code too, to read out where not even a file may go.
+        expect((await page.locator('#grant-code').inputValue()).trim()).toMatch(
+          /^[0-9A-Z]{6}(-[0-9A-Z]{1,6})+$/,
+        );
         const grantId = String(claims.jti);
         expect(await page.locator('.relay-answer').textContent()).toContain(
           `${license.assetNum}/${license.crmProductId} × 4`,

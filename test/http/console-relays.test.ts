@@ -196,4 +196,41 @@ describe('the console’s Relays pages', () => {
     const { browser: auditor } = await signedIn(h, 'auditor');
     expect((await auditor.get('/console/operator/relays')).statusCode).toBe(404);
   });
+
+  it('grants on the terms typed in, shows the grant’s typed code, and names a term it refuses', async () => {
+    const relay = await newRelay();
+    const license = await lockWith(world, { limitConcurrent: 5 });
+    const request = await relayRequest(relay, [{ ...license, seats: 2 }]);
+    const refused = await admin.post('/console/enterprise/relays/grant', {
+      request,
+      machines: 'lab-workstation-01\nlab-workstation-01',
+      overage: '1',
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('id="machines-error"');
+    expect(refused.body).toContain('machines[1]: lists lab-workstation-01 twice');
+    // The terms typed are shown again to be corrected.
+    expect(refused.body).toMatch(
+      /<textarea id="field-machines"[^>]*>lab-workstation-01\s+lab-workstation-01/,
+    );
+    const badOverage = await admin.post('/console/enterprise/relays/grant', { request, overage: 'two' });
+    expect(badOverage.statusCode).toBe(400);
+    expect(badOverage.body).toContain('id="overage-error"');
+    expect(await grantsOf(relay.relayId)).toBe(0);
+
+    const page = await admin.post('/console/enterprise/relays/grant', {
+      request,
+      machines: ' lab-workstation-01 \r\n\r\nlab-workstation-02\n',
+      overage: '1',
+    });
+    expect(page.statusCode, page.body.slice(0, 400)).toBe(200);
+    const claims = decodeJwt(grantTextOf(page.body) ?? '');
+    expect(claims.machines).toEqual(['lab-workstation-01', 'lab-workstation-02']);
+    expect(claims.overage).toEqual({ policy: 'allow', seats: 1 });
+    expect(page.body).toContain('Machines: 2 listed. Overage: up to 1 per product, reported.');
+    const code = /<textarea id="grant-code"[^>]*>([^<]+)<\/textarea>/.exec(page.body)?.[1]?.trim() ?? '';
+    expect(code).toMatch(/^[0-9A-Z]{6}(-[0-9A-Z]{1,6})+$/);
+    const list = await admin.get('/console/enterprise/relays');
+    expect(rowOf(list.body, String(claims.jti))).toContain('2 listed, +1 reported');
+  });
 });

@@ -41,6 +41,16 @@ export function termsLine(
   });
 }
 
+/** A grant's terms as a table cell says them: short, on one line. */
+function termsCell(context: ConsoleContext, terms: { machines: number | null; overage: number }): string {
+  const { t } = context;
+  return t('relays.termsCell', {
+    machines:
+      terms.machines === null ? t('relays.anyMachine') : t('relays.listedMachines', { n: terms.machines }),
+    overage: terms.overage === 0 ? t('relays.noOverageCell') : t('relays.overageCell', { n: terms.overage }),
+  });
+}
+
 /** The usage page of one relay's reported usage (the operator's, who may read usage). */
 export function relayUsageHref(relayId: string, query = ''): string {
   const params = new URLSearchParams(query);
@@ -84,6 +94,9 @@ export function RelayGrantsTable(props: { context: ConsoleContext; area: Area; g
           kind: 'text',
           header: t('relays.licenses'),
           className: 'licenses',
+          // The vendor's terms under what was granted: machines listed, overage allowed.
+          subHeader: t('relays.terms'),
+          sub: (g) => <span class="relay-terms-cell">{termsCell(context, g)}</span>,
           render: (g) => (
             <span class="relay-licenses">
               {g.licenses.map((l) => (
@@ -93,13 +106,6 @@ export function RelayGrantsTable(props: { context: ConsoleContext; area: Area; g
           ),
         },
         { kind: 'number', header: t('relays.seats'), className: 'seats', value: (g) => g.seats },
-        {
-          kind: 'text',
-          header: t('relays.terms'),
-          headerTitle: t('relays.termsTitle'),
-          className: 'terms',
-          render: (g) => termsLine(context, g),
-        },
         { kind: 'time', header: t('relays.ends'), className: 'ends', value: (g) => g.endsAt },
         {
           kind: 'text',
@@ -123,20 +129,19 @@ export function RelayGrantsTable(props: { context: ConsoleContext; area: Area; g
           header: t('relays.peak'),
           headerTitle: t('relays.peakTitle'),
           className: 'peak',
-          value: (g) => g.lastReport?.peakSeats,
+          // Past the granted seats under an overage allowance, said beside the peak: `5 (+1)`.
+          value: (g) =>
+            g.lastReport == null
+              ? undefined
+              : g.lastReport.overagePeak > 0
+                ? `${g.lastReport.peakSeats} (+${g.lastReport.overagePeak})`
+                : g.lastReport.peakSeats,
         },
         {
           kind: 'number',
           header: t('relays.seatHours'),
           className: 'seat-hours',
           value: (g) => g.lastReport?.seatHours,
-        },
-        {
-          kind: 'number',
-          header: t('relays.overagePeak'),
-          headerTitle: t('relays.overagePeakTitle'),
-          className: 'overage',
-          value: (g) => g.lastReport?.overagePeak,
         },
         {
           kind: 'number',
