@@ -96,14 +96,14 @@ beforeAll(async () => {
   expect(imported.code, imported.stderr).toBe(0);
   expect(imported.stdout).toContain(`imported grant ${grantId}`);
 
-  relay = await startServerProcess({ ...relayEnv, KEYWARD_ADMIN_KEY: '' }, undefined, [
-    'relay',
-    'serve',
-    '--dir',
-    dir,
-    '--port',
-    '0',
-  ]);
+  // Run from the relay's own folder, as its operator would: nothing may depend on the working
+  // directory being Keyward's (the pages' JSX once was compiled by the tsconfig found there).
+  relay = await startServerProcess(
+    { ...relayEnv, KEYWARD_ADMIN_KEY: '' },
+    undefined,
+    ['relay', 'serve', '--dir', dir, '--port', '0'],
+    scratch,
+  );
   const relayAdminKey = fs.readFileSync(path.join(dir, 'data', 'admin.key'), 'utf8').trim();
   const created = await fetch(`${relay.url}/admin/apps`, {
     method: 'POST',
@@ -177,6 +177,13 @@ describe('a relay on the vendor’s terms, its grant exchanged by typed code', (
       audience: appKey,
     });
     expect(claims.assetNum).toBe(lock.assetNum);
+
+    // The relay's own page, from a relay run outside Keyward's folder, in both languages.
+    const page = await fetch(`${relay?.url ?? ''}/relay`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(lock.assetNum);
+    const zh = await fetch(`${relay?.url ?? ''}/relay`, { headers: { 'accept-language': 'zh-CN' } });
+    expect(zh.status).toBe(200);
 
     // The overage is not the vendor's seats: the lock's other two are free online, no more.
     const online = [fingerprint(), fingerprint()];

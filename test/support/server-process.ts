@@ -23,15 +23,17 @@ export interface ServerProcess {
 
 /**
  * Starts `keyward serve` (or `args`, such as `relay serve`) as a real process on a free port and
- * waits until it listens; `bin` runs another copy of the code (an image's file tree).
+ * waits until it listens; `bin` runs another copy of the code (an image's file tree); `cwd`, where
+ * it runs (by default the copy's own folder).
  */
 export async function startServerProcess(
   env: Record<string, string>,
   bin: string = BIN,
   args: string[] = ['serve'],
+  cwd: string = path.dirname(path.dirname(bin)),
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, [bin, ...args], {
-    cwd: path.dirname(path.dirname(bin)),
+    cwd,
     // LOG_FORMAT unset whatever the caller's shell says: JSON lines, which tests read.
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: '', ...TEST_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
