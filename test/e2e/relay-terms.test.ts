@@ -181,9 +181,14 @@ describe('a relay on the vendor’s terms, its grant exchanged by typed code', (
     // The relay's own page, from a relay run outside Keyward's folder, in both languages.
     const page = await fetch(`${relay?.url ?? ''}/relay`);
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain(lock.assetNum);
+    const html = await page.text();
+    expect(html).toContain(lock.assetNum);
+    expect(html).toContain('Machines that may check out: the 3 the grant lists.');
+    expect(html).toContain('up to 1 more per product, reported to the vendor');
     const zh = await fetch(`${relay?.url ?? ''}/relay`, { headers: { 'accept-language': 'zh-CN' } });
     expect(zh.status).toBe(200);
+    expect(zh.headers.get('content-security-policy')).toContain("style-src 'self'");
+    expect(await zh.text()).toContain('授权列出的 3 台');
 
     // The overage is not the vendor's seats: the lock's other two are free online, no more.
     const online = [fingerprint(), fingerprint()];

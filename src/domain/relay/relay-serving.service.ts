@@ -12,6 +12,9 @@ export interface RelayServingStatus {
   licenses: Array<{ assetNum: string; crmProductId: string | null; granted: number; inUse: number }>;
   /** Machines holding a seat: each holds one seat of one product. */
   seatsInUse: number;
+  /** The grant's terms: machines listed (null: any machine) and overage seats per product. */
+  machines: number | null;
+  overage: number;
 }
 
 /** The relay's serving state, read from its database as its runtime counts seats. */
@@ -41,6 +44,8 @@ export class RelayServingService {
       ended: this.grant.exp * 1000 <= now,
       licenses,
       seatsInUse: licenses.reduce((sum, l) => sum + l.inUse, 0),
+      machines: this.grant.machines?.length ?? null,
+      overage: this.grant.overage.policy === 'allow' ? this.grant.overage.seats : 0,
     };
   }
 }

@@ -3,7 +3,7 @@ import { ACCESS } from '../access/access.js';
 import type { ConsoleContext } from '../console/context.js';
 import { localeOf, translator } from '../console/i18n/index.js';
 import { Layout } from '../console/layout.js';
-import { sendPage } from '../console/render.js';
+import { CONSOLE_POLICY, sendPage } from '../console/render.js';
 
 export const RELAY_PAGE_PATH = '/relay';
 export const RELAY_STATUS_PATH = '/relay/status';
@@ -28,7 +28,15 @@ export function relayStatusRoutes(app: App): void {
   );
   app.get(
     RELAY_PAGE_PATH,
-    { config: { access: ACCESS.public }, schema: { hide: true } as object },
+    {
+      config: { access: ACCESS.public },
+      schema: { hide: true } as object,
+      // A console page: the console's content policy, which lets its own stylesheet load (the
+      // API's, set on every answer before this hook, would leave the page unstyled).
+      onSend: async (_request, reply) => {
+        reply.header('content-security-policy', CONSOLE_POLICY);
+      },
+    },
     async (request, reply) => {
       const status = await serving().status();
       const locale = localeOf(request);
@@ -74,7 +82,17 @@ export function relayStatusRoutes(app: App): void {
               ))}
             </tbody>
           </table>
-          <p>{t('relay.machines', { n: status.seatsInUse })}</p>
+          <p class="relay-seats">{t('relay.machines', { n: status.seatsInUse })}</p>
+          <p>
+            {t('relay.terms', {
+              machines:
+                status.machines === null
+                  ? t('relay.anyMachine')
+                  : t('relay.listedMachines', { n: status.machines }),
+              overage:
+                status.overage === 0 ? t('relay.noOverage') : t('relay.allowOverage', { n: status.overage }),
+            })}
+          </p>
           <p class="hint">{t('relay.verify')}</p>
         </Layout>,
       );

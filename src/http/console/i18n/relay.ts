@@ -8,6 +8,11 @@ export const relayEn = {
   'relay.granted': 'Seats granted',
   'relay.inUse': 'Seats in use',
   'relay.machines': 'Machines with a seat: {n}',
+  'relay.terms': 'Machines that may check out: {machines}. Past the granted seats: {overage}.',
+  'relay.anyMachine': 'any of this network',
+  'relay.listedMachines': 'the {n} the grant lists',
+  'relay.noOverage': 'refused',
+  'relay.allowOverage': 'up to {n} more per product, reported to the vendor',
   'relay.verify':
     "Leases from this relay verify against the vendor's keys, published here at /.well-known/jwks.json.",
 };
@@ -21,5 +26,10 @@ export const relayZh: Record<keyof typeof relayEn, string> = {
   'relay.granted': '授权席位',
   'relay.inUse': '使用中席位',
   'relay.machines': '占用席位的机器：{n}',
+  'relay.terms': '可签出的机器：{machines}。超出授权席位：{overage}。',
+  'relay.anyMachine': '本网络中的任何机器',
+  'relay.listedMachines': '授权列出的 {n} 台',
+  'relay.noOverage': '拒绝',
+  'relay.allowOverage': '每个产品最多再多 {n} 个，并上报厂商',
   'relay.verify': '本中继签发的租约以厂商公钥验证，公钥发布于 /.well-known/jwks.json。',
 };
