@@ -25,8 +25,11 @@ function stringOf(schema: JsonSchema): fc.Arbitrary<string> {
   const maxLength = num(schema.maxLength) ?? 64;
   if (typeof schema.pattern === 'string') {
     const pattern = new RegExp(schema.pattern);
+    // A pattern's shortest strings are xsmall's; one with a floor of several characters (a
+    // fingerprint's 8) needs longer ones, or nearly every string is filtered out and a list of
+    // them is hardly ever made.
     return fc
-      .stringMatching(pattern, { size: 'xsmall' })
+      .stringMatching(pattern, { size: minLength > 4 ? 'medium' : 'xsmall' })
       .filter((s) => s.length >= minLength && s.length <= maxLength);
   }
   const short = fc.string({ minLength, maxLength: Math.min(maxLength, Math.max(minLength, 12)) });
