@@ -239,6 +239,13 @@ describe('a pool grant', () => {
     const changed = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
     expect(await refused(changed, 400)).toMatch(/^request: has a signature that does not verify/);
     expect(await refused('not a request', 400)).toMatch(/^request: is not a relay request/);
+    // A license with a usage limit: the relay would count it afresh, so it is not granted.
+    const timed = await lockWith(world, { limitConcurrent: 5, limitTimeDuration: 3600 });
+    expect(await refused(await requestFor([{ ...timed, seats: 1 }]), 400)).toMatch(
+      /^asks\.licenses\[0\]: .* has a usage limit \(time or amount\), which only the vendor counts/,
+    );
+    const metered = await lockWith(world, { limitConcurrent: 5, limitAmount: 100 });
+    expect(await refused(await requestFor([{ ...metered, seats: 1 }]), 400)).toMatch(/has a usage limit/);
     expect(await grantCount()).toBe(grantsBefore);
   });
 

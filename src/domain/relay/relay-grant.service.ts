@@ -440,6 +440,13 @@ export class RelayGrantService {
         if (refusal !== undefined) {
           throw invalid(`${field}: ${candidate.crmProductId} cannot be granted now: ${refusal.message}`);
         }
+        // A grant carries seats, not a share of a usage limit: a relay would count the time or the
+        // amount afresh, and the license's limit would hold online only (docs/relay.md).
+        if (candidate.limitTimeDuration !== null || candidate.limitAmount !== null) {
+          throw invalid(
+            `${field}: ${candidate.crmProductId} has a usage limit (time or amount), which only the vendor counts: it cannot be granted to a relay`,
+          );
+        }
         const seats = seatLimit(candidate);
         if (seats !== null && ask.seats > seats) {
           throw new KeywardError(
