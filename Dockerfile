@@ -17,7 +17,7 @@ ENV NODE_ENV=production \
     LOG_FORMAT=json
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json tsconfig.json ./
 COPY bin ./bin
 COPY src ./src
 COPY packages/client ./packages/client

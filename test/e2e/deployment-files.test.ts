@@ -169,6 +169,11 @@ describe('the image file tree, built as the Dockerfile builds it', () => {
     const [command = '', ...args] = health;
     const check = await runProcess(command === 'node' ? process.execPath : command, args, { PORT: port });
     expect(check.code, check.stderr).toBe(0);
+    // The console's pages render in the image too: its JSX is compiled with the tree's own
+    // tsconfig.json, which the image must hold.
+    const signIn = await fetch(`${server.url}/console/sign-in`);
+    expect(signIn.status).toBe(200);
+    expect(await signIn.text()).toContain('<form');
   }, 240_000);
 });
 
