@@ -9,6 +9,7 @@ import { AuditRepository } from '../audit/audit.repository.js';
 import { judgeStatic, seatLimit } from '../runtime/entitlement.js';
 import { RuntimeRepository, type Candidate } from '../runtime/runtime.repository.js';
 import { SeatSlotsRepository } from '../runtime/seat-slots.repository.js';
+import { termsSummaryOf } from './grant-terms.js';
 import type { GrantedLicense, PoolGrantClaims } from './pool-grant.js';
 import { RelayGrantsRepository, type RelayGrantRow } from './relay-grants.repository.js';
 import { RelayReportsRepository } from './relay-reports.repository.js';
@@ -125,11 +126,7 @@ export function grantTermsClaims(terms: GrantTermsInput): Pick<PoolGrantClaims, 
 
 /** A grant's terms as the Relays pages list them. */
 function termsOf(token: string): { machines: number | null; overage: number } {
-  const claims = decodeJwt(token) as unknown as PoolGrantClaims;
-  return {
-    machines: claims.machines?.length ?? null,
-    overage: claims.overage.policy === 'allow' ? claims.overage.seats : 0,
-  };
+  return termsSummaryOf(decodeJwt(token) as unknown as PoolGrantClaims);
 }
 
 /** Whether a grant made before has the terms asked now. */

@@ -42,11 +42,14 @@ export class RelayReportService {
     const usage = new RelayUsageRepository(this.db);
     const [hours, denials] = await Promise.all([usage.hours(from, to), usage.denials(from, to)]);
     const granted = this.deps.relay.grant.licenses;
+    // Read once, not per row: a report holds up to 90 days of hours of every license.
+    const seatsOf = new Map(granted.map((l) => [`${l.assetNum}\u0000${l.crmProductId ?? ''}`, l.seats]));
+    const licenseOf = new Map(granted.map((l) => [l.crmProductId ?? '', l]));
     const rows = new Map<string, ReportedHour>();
     const keyOf = (at: number, assetNum: string, product: string) => `${at}\u0000${assetNum}\u0000${product}`;
     for (const h of hours) {
       const at = h.at.getTime();
-      const seats = granted.find((l) => l.assetNum === h.assetNum && l.crmProductId === h.product)?.seats;
+      const seats = seatsOf.get(`${h.assetNum}\u0000${h.product}`);
       rows.set(keyOf(at, h.assetNum, h.product), {
         at,
         assetNum: h.assetNum,
@@ -60,7 +63,7 @@ export class RelayReportService {
     }
     // A refusal names the product the machine asked for; the grant says which license holds it.
     for (const d of denials) {
-      const license = granted.find((l) => l.crmProductId === d.product);
+      const license = licenseOf.get(d.product);
       if (license === undefined) continue;
       const at = d.at.getTime();
       const key = keyOf(at, license.assetNum, d.product);

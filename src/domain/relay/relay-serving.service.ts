@@ -1,4 +1,5 @@
 import type { RuntimeService } from '../runtime/runtime.service.js';
+import { termsSummaryOf } from './grant-terms.js';
 import type { PoolGrantClaims } from './pool-grant.js';
 import type { RelayLicensesService } from './relay-licenses.service.js';
 
@@ -44,8 +45,7 @@ export class RelayServingService {
       ended: this.grant.exp * 1000 <= now,
       licenses,
       seatsInUse: licenses.reduce((sum, l) => sum + l.inUse, 0),
-      machines: this.grant.machines?.length ?? null,
-      overage: this.grant.overage.policy === 'allow' ? this.grant.overage.seats : 0,
+      ...termsSummaryOf(this.grant),
     };
   }
 }

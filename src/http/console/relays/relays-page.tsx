@@ -1,3 +1,4 @@
+import { termsSummaryOf } from '../../../domain/relay/grant-terms.js';
 import type { RelayGrantAnswer, RelayGrantView } from '../../../domain/relay/relay-grant.service.js';
 import { Can } from '../can.js';
 import type { ConsoleContext } from '../context.js';
@@ -40,12 +41,7 @@ function GrantAnswer(props: { context: ConsoleContext; answer: RelayGrantAnswer 
     <section class="activation-answer relay-answer" aria-labelledby="grant-title" data-grant={answer.grantId}>
       <h2 id="grant-title">{t('relays.answer', { relayId: answer.relayId })}</h2>
       <p>{t('relays.granted', { grantId: answer.grantId, licenses, until: utcMinute(answer.endsAt) })}</p>
-      <p class="relay-terms">
-        {termsLine(context, {
-          machines: answer.machines?.length ?? null,
-          overage: answer.overage.policy === 'allow' ? answer.overage.seats : 0,
-        })}
-      </p>
+      <p class="relay-terms">{termsLine(context, termsSummaryOf(answer))}</p>
       {!answer.made && <p class="note">{t('relays.answeredBefore')}</p>}
       <p>{t('relays.answerHint')}</p>
       <label for="grant-text">{t('relays.grantText')}</label>
