@@ -213,6 +213,15 @@ describe('the console’s Relays pages', () => {
     expect(refused.body).toMatch(
       /<textarea id="field-machines"[^>]*>lab-workstation-01\s+lab-workstation-01/,
     );
+    // A list past the field's size would arrive cut: refused whole, next to its field.
+    const long = Array.from({ length: 300 }, (_, i) => `lab-workstation-${String(i).padStart(240, '0')}`);
+    const tooLong = await admin.post('/console/enterprise/relays/grant', {
+      request,
+      machines: long.join('\n'),
+    });
+    expect(tooLong.statusCode).toBe(400);
+    expect(tooLong.body).toContain('id="machines-error"');
+    expect(tooLong.body).toContain('machines: longer than 64 KiB');
     const badOverage = await admin.post('/console/enterprise/relays/grant', { request, overage: 'two' });
     expect(badOverage.statusCode).toBe(400);
     expect(badOverage.body).toContain('id="overage-error"');

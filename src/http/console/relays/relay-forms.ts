@@ -3,6 +3,7 @@ import { operatorActor, type AuditActor } from '../../../domain/audit/audit-acti
 import type { GrantTermsInput, RelayScope } from '../../../domain/relay/relay-grant.service.js';
 import { RELAY_REQUEST_MAX_CHARS } from '../../../domain/relay/relay-request.js';
 import { KeywardError } from '../../../errors/keyward-error.js';
+import { RuntimeCode } from '../../../errors/runtime-codes.js';
 import type { Access } from '../../access/access.js';
 import { requestIdsOf } from '../../audit-actor.js';
 import { enterpriseContext, operatorContext, type ConsoleContext } from '../context.js';
@@ -103,7 +104,14 @@ export type GrantTermField = 'machines' | 'overage';
  * any machine), and the overage as typed (the service says what is wrong with it).
  */
 export function postedTerms(request: FastifyRequest): GrantTermsInput {
-  const machines = formText(request, 'machines')
+  const listed = formText(request, 'machines');
+  // Past the form's field size the list arrives cut, its last fingerprint shortened to another:
+  // refused whole rather than granted to a machine nobody named.
+  if (Buffer.byteLength(listed) > RELAY_FILE_LIMITS.request) {
+    const message = `machines: longer than ${Math.floor(RELAY_FILE_LIMITS.request / 1024)} KiB; give a longer list with keyward relay grant --machines-file`;
+    throw new KeywardError(RuntimeCode.validation, message, { cause: message });
+  }
+  const machines = listed
     .split(/\r?\n/)
     .map((line) => line.trim())
     .filter((line) => line !== '');
