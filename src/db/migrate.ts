@@ -45,6 +45,7 @@ import * as m0186 from './migrations/0186_relay_grants.js';
 import * as m0187 from './migrations/0187_runtime_live_use.js';
 import * as m0188 from './migrations/0188_relay_reports.js';
 import * as m0189 from './migrations/0189_relay_report_overage.js';
+import * as m0190 from './migrations/0190_relay_shares.js';
 
 // Listed here rather than read from disk, so migrations run the same under tsx, a bundle or tests.
 export const MIGRATIONS: MigrationList = {
@@ -92,6 +93,7 @@ export const MIGRATIONS: MigrationList = {
   '0187_runtime_live_use': m0187,
   '0188_relay_reports': m0188,
   '0189_relay_report_overage': m0189,
+  '0190_relay_shares': m0190,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => ({ ...MIGRATIONS }) };

@@ -355,6 +355,8 @@ export interface RelayGrantsTable {
   created_at: Date;
   enterprise_id: number | null;
   returned_at: Date | null;
+  /** The shares of usage limits the grant charged, per product instance (migration 0190). */
+  shares: Json<unknown> | null;
 }
 
 export interface RelayReportsTable {
@@ -368,6 +370,8 @@ export interface RelayReportsTable {
   peak_seats: number;
   /** The most seats past the grant in any hour of the report (migration 0189). */
   overage_peak: Generated<number>;
+  /** What the relay had used of its grant's shares of usage limits (migration 0190). */
+  shares_used: Json<unknown> | null;
   seat_ms: number;
   refused: number;
   audit_entries: number;

@@ -1,8 +1,10 @@
-import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
+import { randomUUID } from 'node:crypto';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PoolGrantClaims } from '../../src/domain/relay/pool-grant.js';
 import { relayPublicJwk } from '../../src/domain/relay/relay-lease.js';
 import { RELAY_REQUEST_ISSUER, signRelayRequest } from '../../src/domain/relay/relay-request.js';
+import { signRelayReturn } from '../../src/domain/relay/relay-return.js';
 import { grantTokenOfCode, relayRequestCode } from '../../src/domain/relay/relay-typed.js';
 import { generateEd25519, type Ed25519PrivateJwk } from '../../src/domain/runtime-keys/ed25519.js';
 import { ADMIN_KEY, startHarness, uniqueCode, type Harness } from '../support/harness.js';
@@ -35,7 +37,13 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-type Ask = { assetNum: string; crmProductId: string | null; seats: number };
+type Ask = {
+  assetNum: string;
+  crmProductId: string | null;
+  seats: number;
+  timeSeconds?: number;
+  amount?: number;
+};
 
 async function requestFor(licenses: Ask[], days = 30, relayId = uniqueCode('relay_')): Promise<string> {
   const iat = Math.floor(clock / 1000);
@@ -75,6 +83,26 @@ async function granted(request: string, terms: Record<string, unknown> = {}): Pr
   const reply = await grant(request, terms);
   expect(reply.statusCode, reply.body).toBe(200);
   return reply.json() as Answer;
+}
+
+function consume(lease: { leaseId: string }, fp: string, amount: number) {
+  return world.runtime(`/leases/${lease.leaseId}/consume`, { fingerprint: fp, amount });
+}
+
+function consumed(reply: Awaited<ReturnType<typeof consume>>): unknown {
+  expect(reply.statusCode, reply.body).toBe(200);
+  return (reply.json() as { data: unknown }).data;
+}
+
+async function returnOf(token: string): Promise<{ made: boolean; givenBack: unknown[] }> {
+  const reply = await h.app.inject({
+    method: 'POST',
+    url: '/admin/relays/returns',
+    headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    payload: { return: token },
+  });
+  expect(reply.statusCode, reply.body).toBe(200);
+  return reply.json() as { made: boolean; givenBack: unknown[] };
 }
 
 async function grantCount(): Promise<number> {
@@ -239,13 +267,22 @@ describe('a pool grant', () => {
     const changed = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
     expect(await refused(changed, 400)).toMatch(/^request: has a signature that does not verify/);
     expect(await refused('not a request', 400)).toMatch(/^request: is not a relay request/);
-    // A license with a usage limit: the relay would count it afresh, so it is not granted.
+    // A license with a usage limit is granted only with a share of it asked (the relay and the
+    // vendor would otherwise each spend it whole); a share of a limit the license lacks is a mistake.
     const timed = await lockWith(world, { limitConcurrent: 5, limitTimeDuration: 3600 });
     expect(await refused(await requestFor([{ ...timed, seats: 1 }]), 400)).toMatch(
-      /^asks\.licenses\[0\]: .* has a usage limit \(time or amount\), which only the vendor counts/,
+      /^asks\.licenses\[0\]\.timeSeconds: .* has a usage limit of 3600; ask the relay's share of it/,
     );
     const metered = await lockWith(world, { limitConcurrent: 5, limitAmount: 100 });
-    expect(await refused(await requestFor([{ ...metered, seats: 1 }]), 400)).toMatch(/has a usage limit/);
+    expect(await refused(await requestFor([{ ...metered, seats: 1 }]), 400)).toMatch(
+      /^asks\.licenses\[0\]\.amount: .* has a usage limit of 100/,
+    );
+    expect(await refused(await requestFor([{ ...license, seats: 1, amount: 5 }]), 400)).toMatch(
+      /^asks\.licenses\[0\]\.amount: no product asked has an amount limit to share/,
+    );
+    expect(await refused(await requestFor([{ ...license, seats: 1, timeSeconds: 5 }]), 400)).toMatch(
+      /^asks\.licenses\[0\]\.timeSeconds: no product asked has a time limit to share/,
+    );
     expect(await grantCount()).toBe(grantsBefore);
   });
 
@@ -331,6 +368,81 @@ describe('a pool grant', () => {
     const before = await grantCount();
     expect(await refused(groups.join('-'), 400)).toMatch(/^request: as a typed code, group 3 does not check/);
     expect(await grantCount()).toBe(before);
+  });
+
+  it("holds the relay's share of a license's usage limits, and gives back what its return says went unused", async () => {
+    const metered = await lockWith(world, { limitConcurrent: 5, limitAmount: 100 });
+    const timed = await lockWith(world, { limitConcurrent: 5, limitTimeDuration: 3600 });
+    const request = await requestFor([
+      { ...metered, seats: 2, amount: 60 },
+      { ...timed, seats: 1, timeSeconds: 1800 },
+    ]);
+    const answer = await granted(request);
+    const claims = decodeJwt(answer.token) as unknown as PoolGrantClaims;
+    expect(claims.licenses).toEqual([
+      { ...metered, seats: 2, amount: 60 },
+      { ...timed, seats: 1, timeSeconds: 1800 },
+    ]);
+    // The grant's code carries the shares (a version-2 code) and rebuilds the very token.
+    const code = answer.code;
+    if (code === null) throw new Error('a grant of two licenses has a typed code');
+    expect(
+      grantTokenOfCode(code, {
+        relayId: answer.relayId,
+        relayKey: claims.relay.key,
+        fingerprint: claims.relay.fingerprint,
+        vendorKids: [String(decodeProtectedHeader(answer.token).kid)],
+      }),
+    ).toBe(answer.token);
+    // The same request again holds nothing more.
+    expect((await granted(request)).made).toBe(false);
+
+    // Online, 40 of the 100 are left to consume; the 41st is refused.
+    const fp = fingerprint();
+    const lease = leaseOf(await checkOut(world, { ...metered, fingerprint: fp }));
+    expect(refusalOf(await consume(lease, fp, 41), '90007')).toMatch(/100/);
+    expect(consumed(await consume(lease, fp, 40))).toEqual({ consumed: 100, limit: 100, remaining: 0 });
+
+    // Another relay is refused more than what is left, naming the field; nothing is held.
+    const grantsBefore = await grantCount();
+    expect(await refused(await requestFor([{ ...metered, seats: 1, amount: 1 }]), 409)).toBe(
+      `asks.licenses[0].amount: ${metered.crmProductId} has 0 of its 100 left; 1 asked`,
+    );
+    expect(await refused(await requestFor([{ ...timed, seats: 1, timeSeconds: 1801 }]), 409)).toBe(
+      `asks.licenses[0].timeSeconds: ${timed.crmProductId} has 1800 of its 3600 seconds left; 1801 asked`,
+    );
+    expect(await grantCount()).toBe(grantsBefore);
+
+    // The relay returns the grant having used 25 of its 60 and 600 of its 1800 seconds: the rest
+    // goes back to the licenses, once.
+    const returned = await signRelayReturn(
+      {
+        iss: RELAY_REQUEST_ISSUER,
+        sub: answer.relayId,
+        jti: randomUUID(),
+        iat: Math.floor(clock / 1000),
+        grant: answer.grantId,
+        used: [
+          { assetNum: metered.assetNum, crmProductId: metered.crmProductId, amount: 25 },
+          { assetNum: timed.assetNum, crmProductId: timed.crmProductId, timeSeconds: 600 },
+        ],
+      },
+      relayKey,
+    );
+    const back = await returnOf(returned);
+    expect(back.made).toBe(true);
+    expect(back.givenBack).toEqual([
+      { assetNum: metered.assetNum, crmProductId: metered.crmProductId, timeSeconds: null, amount: 35 },
+      { assetNum: timed.assetNum, crmProductId: timed.crmProductId, timeSeconds: 1200, amount: null },
+    ]);
+    expect(await returnOf(returned)).toMatchObject({ made: false, givenBack: [] });
+    expect(consumed(await consume(lease, fp, 35))).toEqual({ consumed: 100, limit: 100, remaining: 0 });
+    expect(refusalOf(await consume(lease, fp, 1), '90007')).toMatch(/100/);
+    // 3000 of the 3600 seconds are free again: a grant of 3001 is refused, of 3000 made.
+    expect(await refused(await requestFor([{ ...timed, seats: 1, timeSeconds: 3001 }]), 409)).toMatch(
+      /has 3000 of its 3600 seconds left/,
+    );
+    expect((await granted(await requestFor([{ ...timed, seats: 1, timeSeconds: 3000 }]))).made).toBe(true);
   });
 
   it('is refused to a caller without the admin API', async () => {

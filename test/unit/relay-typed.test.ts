@@ -291,6 +291,83 @@ describe('the return code', () => {
   });
 });
 
+describe('shares of usage limits', () => {
+  // A license with a time or amount limit is granted with the relay's share of it (docs/relay.md,
+  // "Usage limits"): the codes of version 2 carry the shares, and those of grants without any
+  // stay as they were (version 1).
+  const shared = [
+    { assetNum: 'KW-000123', crmProductId: 'cad-pro', seats: 10, timeSeconds: 36_000 },
+    { assetNum: 'KW-000124', crmProductId: 'render', seats: 2, amount: 500 },
+    { assetNum: 'KW-000125', crmProductId: 'viewer', seats: 1, timeSeconds: 60, amount: 7 },
+    { assetNum: 'KW-000126', crmProductId: 'cad-lite', seats: 3 },
+  ];
+
+  it('ride in a request code and a grant code, which rebuild the same tokens', async () => {
+    const request = await signRelayRequest(
+      requestClaims({ asks: { licenses: shared, until: NOW_S + 90 * DAY } }),
+      relayKey,
+    );
+    const requestCode = codeOrFail(await relayRequestCode(request));
+    expect(decodeTyped(requestCode)[1]).toBe(2);
+    const rebuilt = await requestTokenOfCode(requestCode);
+    expect(rebuilt).toBe(request);
+    expect((await readRelayRequest(rebuilt, NOW_S)).asks.licenses).toEqual(shared);
+
+    const grant = await signGrant(grantClaims({ licenses: shared }));
+    const grantCode = codeOrFail(relayGrantCode(grant));
+    expect(decodeTyped(grantCode)[1]).toBe(2);
+    expect(grantTokenOfCode(grantCode, context)).toBe(grant);
+    // Without shares, version 1 as before.
+    expect(decodeTyped(codeOrFail(relayGrantCode(await signGrant(grantClaims()))))[1]).toBe(1);
+  });
+
+  it('ride in a return code as the use the relay gave, zero included', async () => {
+    const used = [
+      { assetNum: 'KW-000123', crmProductId: 'cad-pro', timeSeconds: 0 },
+      { assetNum: 'KW-000125', crmProductId: 'viewer', timeSeconds: 61, amount: 7 },
+    ];
+    const token = await signRelayReturn(
+      { iss: RELAY_REQUEST_ISSUER, sub: RELAY_ID, jti: randomUUID(), iat: NOW_S, grant: randomUUID(), used },
+      relayKey,
+    );
+    const code = codeOrFail(relayReturnCode(token));
+    const rebuilt = returnTokenOfCode(code, relayJwk.kid);
+    expect(rebuilt).toBe(token);
+    expect(unverifiedReturn(rebuilt).claims.used).toEqual(used);
+    await expect(verifyRelaySigned(rebuilt, relayJwk, 'return')).resolves.toBeUndefined();
+  });
+
+  it('are refused in a request naming the field, and an unknown share flag in a code', async () => {
+    const bad = async (license: object) =>
+      signRelayRequest(
+        requestClaims({
+          asks: { licenses: [license as (typeof shared)[number]], until: NOW_S + 90 * DAY },
+        }),
+        relayKey,
+      );
+    await expect(readRelayRequest(await bad({ ...shared[0], timeSeconds: 0 }), NOW_S)).rejects.toThrow(
+      'asks.licenses[0].timeSeconds: must be a whole number from 1 to 2147483647',
+    );
+    await expect(readRelayRequest(await bad({ ...shared[1], amount: 1.5 }), NOW_S)).rejects.toThrow(
+      'asks.licenses[0].amount: must be a whole number from 1 to 2147483647',
+    );
+    const bytes = decodeTyped(
+      codeOrFail(
+        relayGrantCode(await signGrant(grantClaims({ licenses: [shared[1] as (typeof shared)[number]] }))),
+      ),
+    );
+    // The flags byte follows the first license's seats: kind, version, kid prefix, uuid, two
+    // times, count, then the license's texts and seats.
+    const flagsAt = 2 + 4 + 16 + 4 + 4 + 1 + (1 + 9) + (1 + 6) + 4;
+    expect(bytes[flagsAt]).toBe(2);
+    const strange = Uint8Array.from(bytes);
+    strange[flagsAt] = 4;
+    expect(refusalOf(() => grantTokenOfCode(encodeTyped(strange), context)).message).toBe(
+      'code: the relay grant code names an unknown share of a license',
+    );
+  });
+});
+
 describe('a code that does not read', () => {
   it('is refused naming its mistyped group', async () => {
     const code = codeOrFail(relayGrantCode(await signGrant(grantClaims())));
@@ -329,9 +406,9 @@ describe('a code that does not read', () => {
       'code: the relay grant code has 2 bytes too many',
     );
     const next = Uint8Array.from(bytes);
-    next[1] = 2;
+    next[1] = 3;
     expect(refusalOf(() => grantTokenOfCode(encodeTyped(next), context)).message).toBe(
-      'code: this relay grant code is of version 2; this reads version 1',
+      'code: this relay grant code is of version 3; this reads versions 1 and 2',
     );
     expect(refusalOf(() => grantTokenOfCode('', context)).message).toBe('code: the code is empty');
   });

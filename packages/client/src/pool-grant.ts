@@ -35,6 +35,13 @@ export interface GrantedLicense {
   assetNum: string;
   crmProductId: string | null;
   seats: number;
+  /**
+   * The relay's share of a time-limited license: seconds of use it may give (of the license's
+   * limitTimeDuration), held at the vendor for it. Absent for a license without a time limit.
+   */
+  timeSeconds?: number;
+  /** Its share of a license's limitAmount, held at the vendor for it; absent for one without. */
+  amount?: number;
 }
 
 export interface RelayPublicJwk {

@@ -64,10 +64,21 @@ async function refusalsAsCliErrors<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-/** `N seat(s) of ASSET[/PRODUCT]`: one license of a request or a grant. */
-function seatsOf(license: { assetNum: string; crmProductId: string | null; seats: number }): string {
+/** A license of a request or a grant, with the shares of its usage limits it carries. */
+interface AskedLicense {
+  assetNum: string;
+  crmProductId: string | null;
+  seats: number;
+  timeSeconds?: number;
+  amount?: number;
+}
+
+/** `N seat(s) of ASSET[/PRODUCT], T s of its time, A of its amount`: one license of a request or a grant. */
+function seatsOf(license: AskedLicense): string {
   const product = license.crmProductId === null ? '' : `/${license.crmProductId}`;
-  return text`${license.seats} seat(s) of ${license.assetNum}${product}`;
+  const time = license.timeSeconds === undefined ? '' : `, ${license.timeSeconds} s of its time`;
+  const amount = license.amount === undefined ? '' : `, ${license.amount} of its amount`;
+  return text`${license.seats} seat(s) of ${license.assetNum}${product}${time}${amount}`;
 }
 
 interface InitOptions extends RelayOptions {
@@ -84,14 +95,36 @@ function collected(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-function asksOf(given: string[]): Array<{ assetNum: string; crmProductId: string | null; seats: number }> {
-  if (given.length === 0)
-    throw new CliError('--ask: say what the relay asks for, as ASSET=SEATS or ASSET/PRODUCT=SEATS');
+const TIME_UNITS: Record<string, number> = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 };
+
+/**
+ * `ASSET[/PRODUCT]=SEATS[,time=N[s|m|h|d]][,amount=N]`: seats of a license, and the relay's share
+ * of its usage limits where it has them (the vendor holds that much of the license for the grant).
+ */
+function asksOf(given: string[]): AskedLicense[] {
+  const form =
+    'ASSET=SEATS or ASSET/PRODUCT=SEATS, then ,time=N[s|m|h|d] and ,amount=N for a license with usage limits';
+  if (given.length === 0) throw new CliError(`--ask: say what the relay asks for, as ${form}`);
   return given.map((ask) => {
-    const match = /^([^/=\s]+)(?:\/([^=\s]+))?=(\d{1,7})$/.exec(ask.trim());
-    if (match === null)
-      throw new CliError(text`--ask ${ask}: write it as ASSET=SEATS or ASSET/PRODUCT=SEATS`);
-    return { assetNum: match[1] as string, crmProductId: match[2] ?? null, seats: Number(match[3]) };
+    const match = /^([^/=,\s]+)(?:\/([^=,\s]+))?=(\d{1,7})((?:,[a-z]+=[^,\s]+)*)$/.exec(ask.trim());
+    if (match === null) throw new CliError(text`--ask ${ask}: write it as ${form}`);
+    const license: AskedLicense = {
+      assetNum: match[1] as string,
+      crmProductId: match[2] ?? null,
+      seats: Number(match[3]),
+    };
+    for (const part of (match[4] ?? '').split(',').filter((p) => p !== '')) {
+      const [name, value = ''] = part.split('=');
+      const time = /^(\d{1,10})([smhd]?)$/.exec(value);
+      if (name === 'time' && time !== null && license.timeSeconds === undefined) {
+        license.timeSeconds = Number(time[1]) * (TIME_UNITS[time[2] ?? ''] ?? 1);
+      } else if (name === 'amount' && /^\d{1,10}$/.test(value) && license.amount === undefined) {
+        license.amount = Number(value);
+      } else {
+        throw new CliError(text`--ask ${ask}: ${part} is not time=N[s|m|h|d] or amount=N, once each`);
+      }
+    }
+    return license;
   });
 }
 
@@ -163,7 +196,7 @@ interface GrantAnswer {
   token: string;
   startsAt: number;
   endsAt: number;
-  licenses: Array<{ assetNum: string; crmProductId: string | null; seats: number }>;
+  licenses: AskedLicense[];
   code: string | null;
   machines: string[] | null;
   overage: { policy: string; seats: number };
@@ -352,7 +385,13 @@ async function importReport(file: string, options: { json?: boolean }): Promise<
 async function giveBack(options: RelayOptions & { out?: string; json?: boolean }): Promise<void> {
   atTheRelay(options);
   const written = await adminCall<
-    WrittenFile & { returnId: string; grantId: string; withdrawn: number; code: string | null }
+    WrittenFile & {
+      returnId: string;
+      grantId: string;
+      withdrawn: number;
+      code: string | null;
+      used: Array<{ assetNum: string; crmProductId: string; timeSeconds?: number; amount?: number }>;
+    }
   >('POST', '/relay/return');
   const out = options.out ?? `return-${written.grantId}.jwt`;
   writeExchange(out, written);
@@ -363,22 +402,39 @@ async function giveBack(options: RelayOptions & { out?: string; json?: boolean }
         grantId: written.grantId,
         returnFile: out,
         returnCode: written.code,
+        used: written.used,
       }),
     );
     return;
   }
   console.log(text`returned grant ${written.grantId}: this relay gives none of its seats from now on`);
+  for (const u of written.used) {
+    const parts = [
+      ...(u.timeSeconds === undefined ? [] : [`${u.timeSeconds} s of its time`]),
+      ...(u.amount === undefined ? [] : [`${u.amount} of its amount`]),
+    ];
+    console.log(
+      text`  used ${parts.join(', ')} of ${u.assetNum}/${u.crmProductId}: the vendor gives back the rest`,
+    );
+  }
   console.log(text`return: ${out} (carry it to the vendor: keyward relay import-return ${out})`);
   if (written.code !== null) console.log(text`or read out its typed code: ${written.code}`);
 }
 
 async function importReturn(file: string, options: { json?: boolean }): Promise<void> {
   const body = await fileOrCode(file, 'a relay return');
-  const answer = await adminCall<{ grantId: string; relayId: string; returnedAt: number; made: boolean }>(
-    'POST',
-    '/relays/returns',
-    { return: body.trim() },
-  );
+  const answer = await adminCall<{
+    grantId: string;
+    relayId: string;
+    returnedAt: number;
+    made: boolean;
+    givenBack: Array<{
+      assetNum: string;
+      crmProductId: string;
+      timeSeconds: number | null;
+      amount: number | null;
+    }>;
+  }>('POST', '/relays/returns', { return: body.trim() });
   if (options.json === true) {
     console.log(printableJson(answer));
     return;
@@ -386,6 +442,13 @@ async function importReturn(file: string, options: { json?: boolean }): Promise<
   console.log(
     text`${answer.made ? 'returned' : 'already returned'}: grant ${answer.grantId} of relay ${answer.relayId}, its seats free since ${new Date(answer.returnedAt).toISOString()}`,
   );
+  for (const back of answer.givenBack) {
+    const parts = [
+      ...(back.timeSeconds === null ? [] : [`${back.timeSeconds} s of its time`]),
+      ...(back.amount === null ? [] : [`${back.amount} of its amount`]),
+    ];
+    console.log(text`  gave back ${parts.join(', ')} to ${back.assetNum}/${back.crmProductId}`);
+  }
 }
 
 async function list(options: { json?: boolean }): Promise<void> {

@@ -11,10 +11,11 @@ import { RuntimeRepository, type Candidate } from '../runtime/runtime.repository
 import { SeatSlotsRepository } from '../runtime/seat-slots.repository.js';
 import { termsSummaryOf } from './grant-terms.js';
 import type { GrantedLicense, PoolGrantClaims } from './pool-grant.js';
-import { RelayGrantsRepository, type RelayGrantRow } from './relay-grants.repository.js';
+import { RelayGrantsRepository, type GrantShare, type RelayGrantRow } from './relay-grants.repository.js';
+import { RelaySharesRepository } from './relay-shares.repository.js';
 import { RelayReportsRepository } from './relay-reports.repository.js';
 import { verifyRelaySigned } from './relay-report.js';
-import { unverifiedReturn, type RelayReturnClaims } from './relay-return.js';
+import { unverifiedReturn, type RelayReturnClaims, type UsedShare } from './relay-return.js';
 import {
   codeRefusalOf,
   isTypedCode,
@@ -68,6 +69,11 @@ export interface RelayGrantView {
   createdAt: number;
   returnedAt: number | null;
   state: 'running' | 'ended' | 'returned';
+  /**
+   * The shares of usage limits the grant holds, each with what the relay had used of it by its
+   * newest report of this grant (null: no report of it yet).
+   */
+  shares: GrantShareView[];
   lastReport: {
     reportId: string;
     issuedAt: number;
@@ -137,6 +143,15 @@ function sameTerms(token: string, terms: Pick<PoolGrantClaims, 'machines' | 'ove
   );
 }
 
+/** A share of a license's usage limits a grant holds, and its use as last reported. */
+export interface GrantShareView {
+  assetNum: string;
+  crmProductId: string;
+  timeSeconds: number | null;
+  amount: number | null;
+  used: { timeSeconds: number | null; amount: number | null } | null;
+}
+
 /** Whose grants a call may touch: every enterprise's (the operator), or one enterprise's own. */
 export interface RelayScope {
   enterpriseId?: number;
@@ -156,6 +171,9 @@ interface Hold {
   seats: number;
   /** Seats the grant gives. */
   asked: number;
+  /** The shares of the license's usage limits the grant holds: null where it has no such limit. */
+  timeSeconds: number | null;
+  amount: number | null;
   field: string;
 }
 
@@ -224,6 +242,8 @@ export class RelayGrantService {
       assetNum: h.candidate.assetNum,
       crmProductId: h.candidate.crmProductId,
       seats: h.asked,
+      ...(h.timeSeconds === null ? {} : { timeSeconds: h.timeSeconds }),
+      ...(h.amount === null ? {} : { amount: h.amount }),
     }));
     // A grant never outlives a license it gives seats of.
     const ends = Math.min(
@@ -256,11 +276,13 @@ export class RelayGrantService {
       createdAt: new Date(nowMs),
       enterpriseId,
       returnedAt: null,
+      shares: sharesOf(holds),
     };
     try {
       await this.db.transaction().execute(async (trx) => {
         if (!(await new RelayGrantsRepository(trx).insert(row, hash))) throw new AnsweredMeanwhile();
         await holdSeats(trx, holds, row, new Date(nowMs));
+        await chargeShares(trx, holds, new Date(nowMs));
         await new AuditRepository(trx).record(actor, [
           {
             action: 'relay.granted',
@@ -272,6 +294,7 @@ export class RelayGrantService {
               endsAt: row.endsAt.toISOString(),
               machines: termClaims.machines?.length ?? null,
               overage: termClaims.overage.seats,
+              ...(row.shares.length === 0 ? {} : { shares: row.shares.map(shareLine) }),
             },
           },
         ]);
@@ -294,7 +317,14 @@ export class RelayGrantService {
     text: string,
     actor: AuditActor,
     scope: RelayScope = {},
-  ): Promise<{ grantId: string; relayId: string; returnedAt: number; made: boolean }> {
+  ): Promise<{
+    grantId: string;
+    relayId: string;
+    returnedAt: number;
+    made: boolean;
+    /** What went back to each license of the shares of usage limits the grant held (made only). */
+    givenBack: Array<Omit<GrantShare, 'productId'>>;
+  }> {
     let token: string;
     let claims: RelayReturnClaims;
     try {
@@ -322,15 +352,25 @@ export class RelayGrantService {
       throw error;
     }
     const now = new Date(this.now());
+    const givenBack: GrantShare[] = [];
     const made = await this.db.transaction().execute(async (trx) => {
       if (!(await new RelayGrantsRepository(trx).markReturned(grant.id, now))) return false;
       const released = await new SeatSlotsRepository(trx).releaseGrant(`grant:${grant.id}`, now);
+      const refunded = unusedShares(grant.shares, claims.used ?? []);
+      const shares = new RelaySharesRepository(trx);
+      for (const r of refunded) await shares.refund(r.productId, (r.timeSeconds ?? 0) * 1000, r.amount ?? 0);
+      givenBack.push(...refunded);
       await new AuditRepository(trx).record(actor, [
         {
           action: 'relay.returned',
           subject: grant.relayId,
           enterprise: grant.enterpriseId === null ? null : { id: grant.enterpriseId },
-          detail: { grantId: grant.id, returnId: claims.jti, seatsFreed: released },
+          detail: {
+            grantId: grant.id,
+            returnId: claims.jti,
+            seatsFreed: released,
+            ...(refunded.length === 0 ? {} : { sharesGivenBack: refunded.map(shareLine) }),
+          },
         },
       ]);
       return true;
@@ -338,7 +378,13 @@ export class RelayGrantService {
     const returned = made
       ? now
       : ((await new RelayGrantsRepository(this.db).byId(grant.id))?.returnedAt ?? now);
-    return { grantId: grant.id, relayId: grant.relayId, returnedAt: returned.getTime(), made };
+    return {
+      grantId: grant.id,
+      relayId: grant.relayId,
+      returnedAt: returned.getTime(),
+      made,
+      givenBack: givenBack.map(({ productId: _productId, ...share }) => share),
+    };
   }
 
   /**
@@ -381,6 +427,24 @@ export class RelayGrantService {
         createdAt: row.createdAt.getTime(),
         returnedAt: row.returnedAt?.getTime() ?? null,
         state: row.returnedAt !== null ? 'returned' : row.endsAt.getTime() <= now ? 'ended' : 'running',
+        shares: row.shares.map((share) => {
+          const said =
+            report?.grantId === row.id
+              ? report.used.find(
+                  (u) => u.assetNum === share.assetNum && u.crmProductId === share.crmProductId,
+                )
+              : undefined;
+          return {
+            assetNum: share.assetNum,
+            crmProductId: share.crmProductId,
+            timeSeconds: share.timeSeconds,
+            amount: share.amount,
+            used:
+              said === undefined
+                ? null
+                : { timeSeconds: said.timeSeconds ?? null, amount: said.amount ?? null },
+          };
+        }),
         lastReport:
           report === undefined
             ? null
@@ -437,13 +501,6 @@ export class RelayGrantService {
         if (refusal !== undefined) {
           throw invalid(`${field}: ${candidate.crmProductId} cannot be granted now: ${refusal.message}`);
         }
-        // A grant carries seats, not a share of a usage limit: a relay would count the time or the
-        // amount afresh, and the license's limit would hold online only (docs/relay.md).
-        if (candidate.limitTimeDuration !== null || candidate.limitAmount !== null) {
-          throw invalid(
-            `${field}: ${candidate.crmProductId} has a usage limit (time or amount), which only the vendor counts: it cannot be granted to a relay`,
-          );
-        }
         const seats = seatLimit(candidate);
         if (seats !== null && ask.seats > seats) {
           throw new KeywardError(
@@ -452,7 +509,26 @@ export class RelayGrantService {
             { httpStatus: 409 },
           );
         }
-        holds.push({ candidate, seats: seats === null ? 0 : ask.seats, asked: ask.seats, field });
+        holds.push({
+          candidate,
+          seats: seats === null ? 0 : ask.seats,
+          asked: ask.seats,
+          timeSeconds: shareOf(
+            candidate.limitTimeDuration,
+            ask.timeSeconds,
+            `${field}.timeSeconds`,
+            candidate,
+          ),
+          amount: shareOf(candidate.limitAmount, ask.amount, `${field}.amount`, candidate),
+          field,
+        });
+      }
+      const asked = holds.slice(-candidates.length);
+      if (ask.timeSeconds !== undefined && asked.every((h) => h.timeSeconds === null)) {
+        throw invalid(`${field}.timeSeconds: no product asked has a time limit to share`);
+      }
+      if (ask.amount !== undefined && asked.every((h) => h.amount === null)) {
+        throw invalid(`${field}.amount: no product asked has an amount limit to share`);
       }
     }
     return { holds, enterpriseId };
@@ -489,6 +565,98 @@ async function holdSeats(trx: Db, holds: readonly Hold[], grant: RelayGrantRow, 
       }
     }
   }
+}
+
+/**
+ * The share of a usage limit (`limit`: the license's limitTimeDuration in seconds or limitAmount)
+ * a grant holds: what the relay asked, which a license with such a limit must ask for (a relay
+ * counting a limit the vendor also counts would let both spend it whole). Null without a limit.
+ */
+function shareOf(
+  limit: number | null,
+  asked: number | undefined,
+  field: string,
+  candidate: Candidate,
+): number | null {
+  if (limit === null) return null;
+  if (asked === undefined) {
+    throw invalid(
+      `${field}: ${candidate.crmProductId} has a usage limit of ${limit}; ask the relay's share of it (keyward relay init --ask ASSET/PRODUCT=SEATS,${field.endsWith('.amount') ? 'amount=N' : 'time=SECONDS'})`,
+    );
+  }
+  return asked;
+}
+
+/** The shares a grant charges, as its row keeps them to give back what goes unused. */
+function sharesOf(holds: readonly Hold[]): GrantShare[] {
+  return holds
+    .filter((h) => h.timeSeconds !== null || h.amount !== null)
+    .map((h) => ({
+      productId: h.candidate.productId,
+      assetNum: h.candidate.assetNum,
+      crmProductId: h.candidate.crmProductId ?? '',
+      timeSeconds: h.timeSeconds,
+      amount: h.amount,
+    }));
+}
+
+/**
+ * Charges each hold's shares to the license's use, under the same conditional row write a consume
+ * takes: a share past what the license has left rolls the whole grant back.
+ */
+async function chargeShares(trx: Db, holds: readonly Hold[], now: Date): Promise<void> {
+  const runtime = new RuntimeRepository(trx);
+  const shares = new RelaySharesRepository(trx);
+  for (const hold of holds) {
+    const { candidate } = hold;
+    if (hold.timeSeconds !== null && candidate.limitTimeDuration !== null) {
+      // Leases past their expiry are charged to it first, as a check-out does.
+      await runtime.endExpired(now, candidate.productId);
+      const limitMs = candidate.limitTimeDuration * 1000;
+      if (!(await shares.chargeTime(candidate.productId, hold.timeSeconds * 1000, limitMs, now))) {
+        const used = Math.floor((await runtime.usage(candidate.productId, now)).usedMs / 1000);
+        throw new KeywardError(
+          RuntimeCode.timeUsedUp,
+          `${hold.field}.timeSeconds: ${candidate.crmProductId} has ${Math.max(0, candidate.limitTimeDuration - used)} of its ${candidate.limitTimeDuration} seconds left; ${hold.timeSeconds} asked`,
+          { httpStatus: 409 },
+        );
+      }
+    }
+    if (hold.amount !== null && candidate.limitAmount !== null) {
+      if (!(await shares.chargeAmount(candidate.productId, hold.amount, candidate.limitAmount))) {
+        const consumed = (await runtime.usage(candidate.productId, now)).consumed;
+        throw new KeywardError(
+          RuntimeCode.amountUsedUp,
+          `${hold.field}.amount: ${candidate.crmProductId} has ${Math.max(0, candidate.limitAmount - consumed)} of its ${candidate.limitAmount} left; ${hold.amount} asked`,
+          { httpStatus: 409 },
+        );
+      }
+    }
+  }
+}
+
+/**
+ * What a return gives back of each share: the share less the use the relay says it gave, never
+ * less than nothing. A share the return says nothing of (a relay that kept no count) gives nothing back.
+ */
+function unusedShares(shares: readonly GrantShare[], used: readonly UsedShare[]): GrantShare[] {
+  return shares.flatMap((share) => {
+    const said = used.find((u) => u.assetNum === share.assetNum && u.crmProductId === share.crmProductId);
+    if (said === undefined) return [];
+    const back = (held: number | null, spent: number | undefined) =>
+      held === null || spent === undefined ? null : Math.max(0, held - spent);
+    const timeSeconds = back(share.timeSeconds, said.timeSeconds);
+    const amount = back(share.amount, said.amount);
+    return timeSeconds === null && amount === null ? [] : [{ ...share, timeSeconds, amount }];
+  });
+}
+
+/** `ASSET/PRODUCT time=Ns amount=N`: a share as the audit trail says it. */
+function shareLine(share: GrantShare): string {
+  const parts = [`${share.assetNum}/${share.crmProductId}`];
+  if (share.timeSeconds !== null) parts.push(`time=${share.timeSeconds}s`);
+  if (share.amount !== null) parts.push(`amount=${share.amount}`);
+  return parts.join(' ');
 }
 
 function answerOf(row: RelayGrantRow, made: boolean): RelayGrantAnswer {

@@ -16,6 +16,17 @@ export interface RelayGrantRow {
   enterpriseId: number | null;
   /** When a signed return ended it early; null while it runs to its end. */
   returnedAt: Date | null;
+  /** The shares of usage limits it charged to the vendor's licenses (none for most grants). */
+  shares: GrantShare[];
+}
+
+/** A share of one product instance's usage limits a grant charged: seconds of use, units of amount. */
+export interface GrantShare {
+  productId: number;
+  assetNum: string;
+  crmProductId: string;
+  timeSeconds: number | null;
+  amount: number | null;
 }
 
 const COLUMNS = [
@@ -30,6 +41,7 @@ const COLUMNS = [
   'created_at',
   'enterprise_id',
   'returned_at',
+  'shares',
 ] as const;
 
 type GrantRecord = {
@@ -44,6 +56,7 @@ type GrantRecord = {
   created_at: Date;
   enterprise_id: number | string | null;
   returned_at: Date | null;
+  shares: unknown;
 };
 
 function rowOf(row: GrantRecord): RelayGrantRow {
@@ -59,6 +72,7 @@ function rowOf(row: GrantRecord): RelayGrantRow {
     createdAt: row.created_at,
     enterpriseId: row.enterprise_id === null ? null : Number(row.enterprise_id),
     returnedAt: row.returned_at,
+    shares: (row.shares ?? []) as GrantShare[],
   };
 }
 
@@ -132,6 +146,7 @@ export class RelayGrantsRepository {
         ends_at: grant.endsAt,
         created_at: grant.createdAt,
         enterprise_id: grant.enterpriseId,
+        shares: grant.shares.length === 0 ? null : JSON.stringify(grant.shares),
       })
       .onConflict((oc) => oc.column('request_hash').doNothing())
       .returning('id')

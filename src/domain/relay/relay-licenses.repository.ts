@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import { productUseAt } from '../runtime/runtime.repository.js';
 
 /** A product a relay's grant put on one of its locks, still live (not revoked). */
 export interface ServedProduct {
@@ -7,6 +8,17 @@ export interface ServedProduct {
   crmProductId: string | null;
   limitConcurrent: number | null;
   limitEndTime: number | null;
+  /** The grant's shares of usage limits: seconds of use, units of amount (null: none). */
+  limitTimeDuration: number | null;
+  limitAmount: number | null;
+}
+
+/** What the relay has used so far of a served product's shares. */
+export interface ServedUse {
+  assetNum: string;
+  crmProductId: string | null;
+  usedMs: number;
+  consumed: number;
 }
 
 /** What the relay's own database holds of the grants it served. */
@@ -20,8 +32,11 @@ export class RelayLicensesRepository {
       crm_product_id: string | null;
       limit_concurrent: number | null;
       limit_end_time: string | null;
+      limit_time_duration: string | null;
+      limit_amount: number | null;
     }>`
-      select a.asset_num, p.crm_product_id, p.limit_concurrent, p.limit_end_time
+      select a.asset_num, p.crm_product_id, p.limit_concurrent, p.limit_end_time,
+             p.limit_time_duration, p.limit_amount
         from customers c
         join product_instances p on p.customer_id = c.id and not p.revoked
         join assets a on a.id = p.asset_id
@@ -33,6 +48,38 @@ export class RelayLicensesRepository {
       crmProductId: r.crm_product_id,
       limitConcurrent: r.limit_concurrent,
       limitEndTime: r.limit_end_time === null ? null : Number(r.limit_end_time),
+      limitTimeDuration: r.limit_time_duration === null ? null : Number(r.limit_time_duration),
+      limitAmount: r.limit_amount,
+    }));
+  }
+
+  /**
+   * The use at `now` of the newest product of each license and product with a usage limit on the
+   * relay's customer's assets, revoked or not (a returned grant's products are revoked, and their
+   * use is still what the return says): what the relay used of its grant's shares.
+   */
+  async servedUse(channelCode: string, channelCustomerId: string, now: Date): Promise<ServedUse[]> {
+    const result = await sql<{
+      asset_num: string;
+      crm_product_id: string | null;
+      used_ms: string | number | null;
+      consumed: string | number | null;
+    }>`
+      select distinct on (a.asset_num, p.crm_product_id) a.asset_num, p.crm_product_id,
+             (select ${productUseAt(sql.ref('u.product_id'), now)} from runtime_usage u where u.product_id = p.id) as used_ms,
+             (select consumed from runtime_usage u where u.product_id = p.id) as consumed
+        from customers c
+        join product_instances p on p.customer_id = c.id
+        join assets a on a.id = p.asset_id
+       where c.channel_code = ${channelCode} and c.channel_customer_id = ${channelCustomerId}
+         and (p.limit_time_duration is not null or p.limit_amount is not null)
+       order by a.asset_num, p.crm_product_id, p.id desc
+    `.execute(this.db);
+    return result.rows.map((r) => ({
+      assetNum: r.asset_num,
+      crmProductId: r.crm_product_id,
+      usedMs: Number(r.used_ms ?? 0),
+      consumed: Number(r.consumed ?? 0),
     }));
   }
 }

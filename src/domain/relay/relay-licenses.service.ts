@@ -7,6 +7,7 @@ import type { EnterprisesService } from '../enterprises/enterprises.service.js';
 import type { OrderInput } from '../orders/order-model.js';
 import type { OrdersService } from '../orders/orders.service.js';
 import type { PoolGrantClaims } from './pool-grant.js';
+import type { UsedShare } from './relay-return.js';
 import { RelayLicensesRepository, type ServedProduct } from './relay-licenses.repository.js';
 
 /**
@@ -91,6 +92,10 @@ export class RelayLicensesService {
               limitConcurrent: l.seats,
               limitStartDate: grant.nbf * 1000,
               limitEndDate: grant.exp * 1000,
+              // The grant's shares of the license's usage limits are the relay's whole limits:
+              // counted from nothing for each grant, as the vendor charged each grant its share.
+              ...(l.timeSeconds === undefined ? {} : { limitTimeDuration: l.timeSeconds }),
+              ...(l.amount === undefined ? {} : { limitAmount: l.amount }),
             })),
           },
         ],
@@ -138,6 +143,11 @@ export class RelayLicensesService {
     return served.length;
   }
 
+  /** What the relay has used of its grant's shares at `now` (usedSharesOf). */
+  usedShares(grant: PoolGrantClaims, now: number): Promise<UsedShare[]> {
+    return usedSharesOf(this.db, grant, now);
+  }
+
   /** What the relay's database holds of its grant now: its live products. */
   served(): Promise<ServedProduct[]> {
     return new RelayLicensesRepository(this.db).servedProducts(RELAY_CHANNEL, RELAY_CUSTOMER);
@@ -164,6 +174,27 @@ export class RelayLicensesService {
   }
 }
 
+/**
+ * What a relay has used of each share of a usage limit its grant holds, at `now`, as its return
+ * and its reports say it: seconds of use (rounded up: the vendor gives back no more than went
+ * unused) and units of amount.
+ */
+export async function usedSharesOf(db: Db, grant: PoolGrantClaims, now: number): Promise<UsedShare[]> {
+  const use = await new RelayLicensesRepository(db).servedUse(RELAY_CHANNEL, RELAY_CUSTOMER, new Date(now));
+  return grant.licenses.flatMap((l) => {
+    if (l.timeSeconds === undefined && l.amount === undefined) return [];
+    const found = use.find((u) => u.assetNum === l.assetNum && u.crmProductId === l.crmProductId);
+    return [
+      {
+        assetNum: l.assetNum,
+        crmProductId: l.crmProductId ?? '',
+        ...(l.timeSeconds === undefined ? {} : { timeSeconds: Math.ceil((found?.usedMs ?? 0) / 1000) }),
+        ...(l.amount === undefined ? {} : { amount: found?.consumed ?? 0 }),
+      },
+    ];
+  });
+}
+
 /** The grant is what the relay's database serves already: each license, seats and end the same. */
 function sameAsServed(grant: PoolGrantClaims, served: ServedProduct[]): boolean {
   if (served.length !== grant.licenses.length) return false;
@@ -173,7 +204,9 @@ function sameAsServed(grant: PoolGrantClaims, served: ServedProduct[]): boolean 
         p.assetNum === l.assetNum &&
         p.crmProductId === l.crmProductId &&
         p.limitConcurrent === l.seats &&
-        p.limitEndTime === grant.exp * 1000,
+        p.limitEndTime === grant.exp * 1000 &&
+        p.limitTimeDuration === (l.timeSeconds ?? null) &&
+        p.limitAmount === (l.amount ?? null),
     ),
   );
 }

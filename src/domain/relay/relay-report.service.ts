@@ -4,6 +4,7 @@ import type { Db } from '../../db/client.js';
 import type { RollupService } from '../usage/rollup.service.js';
 import { readIfThere } from './relay-home.js';
 import { appendRelayAudit, RELAY_STATE_FILES } from './relay-import.js';
+import { usedSharesOf } from './relay-licenses.service.js';
 import type { RelayKeyMaterial } from './relay-keys.js';
 import { RELAY_REQUEST_ISSUER } from './relay-request.js';
 import { signRelayReport, type RelayReportClaims, type ReportedHour } from './relay-report.js';
@@ -80,6 +81,7 @@ export class RelayReportService {
       rows.set(key, row);
     }
     const reported = [...rows.values()].sort((a, b) => a.at - b.at);
+    const used = await usedSharesOf(this.db, this.deps.relay.grant, now);
     const auditText = readIfThere(path.join(this.deps.relay.dir, RELAY_STATE_FILES.audit)) ?? '';
     const claims: RelayReportClaims = {
       iss: RELAY_REQUEST_ISSUER,
@@ -92,6 +94,7 @@ export class RelayReportService {
         entries: auditText.split('\n').filter((line) => line !== '').length,
         digest: createHash('sha256').update(auditText).digest('hex'),
       },
+      ...(used.length === 0 ? {} : { used }),
     };
     const token = await signRelayReport(claims, this.deps.relay.key);
     appendRelayAudit(this.deps.relay.dir, {

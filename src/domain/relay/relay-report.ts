@@ -1,7 +1,15 @@
 import { compactVerify, decodeProtectedHeader, importJWK, SignJWT } from 'jose';
 import { LEASE_ALGORITHM, thumbprintOf, type Ed25519PrivateJwk } from '../runtime-keys/ed25519.js';
 import type { RelayPublicJwk } from './pool-grant.js';
-import { fail, objectAt, RELAY_REQUEST_ISSUER, textAt, wholeAt } from './relay-request.js';
+import {
+  fail,
+  objectAt,
+  RELAY_REQUEST_ISSUER,
+  textAt,
+  usedSharesAt,
+  wholeAt,
+  type UsedShare,
+} from './relay-request.js';
 
 /** The `typ` of a usage report's protected header. */
 export const RELAY_REPORT_TYP = 'keyward-relay-report+jwt';
@@ -45,6 +53,8 @@ export interface RelayReportClaims {
   hours: ReportedHour[];
   /** The relay's audit trail: how many entries, and the SHA-256 of the whole (hex). */
   audit: { entries: number; digest: string };
+  /** What the relay had used of each share of a usage limit its grant holds; absent for none. */
+  used?: UsedShare[];
 }
 
 export async function signRelayReport(claims: RelayReportClaims, key: Ed25519PrivateJwk): Promise<string> {
@@ -100,6 +110,7 @@ export function relayReportClaims(payload: unknown): RelayReportClaims {
       entries: wholeAt(audit.entries, 'audit.entries', 0, Number.MAX_SAFE_INTEGER),
       digest: textAt(audit.digest, 'audit.digest', /^[0-9a-f]{64}$/),
     },
+    ...(claims.used === undefined ? {} : { used: usedSharesAt(claims.used) }),
   };
 }
 

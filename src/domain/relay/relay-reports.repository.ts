@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
+import type { UsedShare } from './relay-request.js';
 
 /** A report as imported. */
 export interface RelayReportRow {
@@ -13,6 +14,8 @@ export interface RelayReportRow {
   peakSeats: number;
   /** The most seats past the grant in any hour, under an overage allowance. */
   overagePeak: number;
+  /** What the relay had used of each share of a usage limit its grant holds (none: []). */
+  used: UsedShare[];
   seatMs: number;
   refused: number;
   auditEntries: number;
@@ -66,6 +69,7 @@ export class RelayReportsRepository {
         hours: report.hours,
         peak_seats: report.peakSeats,
         overage_peak: report.overagePeak,
+        shares_used: report.used.length === 0 ? null : JSON.stringify(report.used),
         seat_ms: report.seatMs,
         refused: report.refused,
         audit_entries: report.auditEntries,
@@ -114,6 +118,7 @@ export class RelayReportsRepository {
           hours: r.hours,
           peakSeats: r.peak_seats,
           overagePeak: r.overage_peak,
+          used: (r.shares_used ?? []) as UsedShare[],
           // bigint columns arrive as text from PostgreSQL.
           seatMs: Number(r.seat_ms),
           refused: r.refused,

@@ -10,7 +10,7 @@ import type { PoolGrantClaims } from './pool-grant.js';
 import type { RelayScope } from './relay-grant.service.js';
 import { RelayGrantsRepository } from './relay-grants.repository.js';
 import { unverifiedReport, verifyRelaySigned, type RelayReportClaims } from './relay-report.js';
-import { RelayRequestError } from './relay-request.js';
+import { RelayRequestError, type UsedShare } from './relay-request.js';
 import {
   RelayReportsRepository,
   type RelayDenialHour,
@@ -31,6 +31,8 @@ export interface ImportedReport {
   overagePeak: number;
   seatHours: number;
   refused: number;
+  /** What the relay had used of each share of a usage limit its grant holds, when it wrote the report. */
+  used: UsedShare[];
 }
 
 const refuse = (message: string, httpStatus = 400) =>
@@ -130,6 +132,7 @@ export class RelayReportsService {
       overagePeak: claims.hours.reduce((m, h) => Math.max(m, h.overage), 0),
       seatHours: Math.round(claims.hours.reduce((sum, h) => sum + h.seatMs, 0) / 36_000) / 100,
       refused: denials.reduce((sum, d) => sum + d.denied, 0),
+      used: claims.used ?? [],
     };
     await this.db.transaction().execute(async (trx) => {
       const within = new RelayReportsRepository(trx);
@@ -153,6 +156,7 @@ export class RelayReportsService {
         hours: summary.hours,
         peakSeats: summary.peakSeats,
         overagePeak: summary.overagePeak,
+        used: summary.used,
         seatMs: claims.hours.reduce((sum, h) => sum + h.seatMs, 0),
         refused: summary.refused,
         auditEntries: claims.audit.entries,

@@ -36,6 +36,8 @@ export const RELAY_REQUEST_MAX_CHARS = 65_536;
 export const RELAY_REQUEST_MAX_LICENSES = 100;
 /** Seats of one license and product one request may ask for. */
 export const RELAY_MAX_SEATS = 1_000_000;
+/** The most seconds of use or units of amount one share may hold: a license's own limits' range. */
+export const RELAY_MAX_SHARE = 2_147_483_647;
 /** How old a request may be before the vendor asks the relay for a new one. */
 export const RELAY_REQUEST_MAX_AGE_DAYS = 30;
 /** How far ahead a grant may be asked for: renewal is the same exchange before the end. */
@@ -100,8 +102,28 @@ function licensesAt(value: unknown): GrantedLicense[] {
       assetNum,
       crmProductId: product,
       seats: wholeAt(license.seats, `${at}.seats`, 1, RELAY_MAX_SEATS),
+      ...sharesAt(license, at),
     };
   });
+}
+
+/**
+ * The shares of usage limits a license's ask carries (absent: none asked), in the order a grant
+ * writes them, so a typed code rebuilds the same claims.
+ */
+export function sharesAt(
+  license: Record<string, unknown>,
+  at: string,
+  min = 1,
+): Pick<GrantedLicense, 'timeSeconds' | 'amount'> {
+  return {
+    ...(license.timeSeconds === undefined
+      ? {}
+      : { timeSeconds: wholeAt(license.timeSeconds, `${at}.timeSeconds`, min, RELAY_MAX_SHARE) }),
+    ...(license.amount === undefined
+      ? {}
+      : { amount: wholeAt(license.amount, `${at}.amount`, min, RELAY_MAX_SHARE) }),
+  };
 }
 
 /** The claims of a request checked field by field; `nowSeconds` bounds its age and its `until`. */
@@ -190,4 +212,32 @@ export async function readRelayRequest(text: string, nowSeconds: number): Promis
     );
   }
   return claims;
+}
+
+/** What a relay used of one license's shares, as its return and its reports say. */
+export interface UsedShare {
+  assetNum: string;
+  crmProductId: string;
+  timeSeconds?: number;
+  amount?: number;
+}
+
+/** A return or report says the use of at most as many licenses as a request may ask for. */
+const USED_MAX = RELAY_REQUEST_MAX_LICENSES;
+
+/** A return's or report's `used`, each field checked. */
+export function usedSharesAt(value: unknown): UsedShare[] {
+  if (!Array.isArray(value) || value.length > USED_MAX)
+    fail('used', `must list at most ${USED_MAX} licenses`);
+  return value.map((entry, i) => {
+    const at = `used[${i}]`;
+    const license = objectAt(entry, at);
+    return {
+      assetNum: textAt(license.assetNum, `${at}.assetNum`, /^.{1,64}$/s),
+      crmProductId: textAt(license.crmProductId, `${at}.crmProductId`, /^.{1,128}$/s),
+      // Zero is a use too; and use past the share is said as it was (a lease running when the
+      // share ran out may have passed it by up to a heartbeat's time).
+      ...sharesAt(license, at, 0),
+    };
+  });
 }

@@ -5,7 +5,7 @@ import { writePrivate } from './relay-home.js';
 import type { RelayKeyMaterial } from './relay-keys.js';
 import type { RelayLicensesService } from './relay-licenses.service.js';
 import { RELAY_REQUEST_ISSUER } from './relay-request.js';
-import { signRelayReturn } from './relay-return.js';
+import { signRelayReturn, type UsedShare } from './relay-return.js';
 import { relayReturnCode } from './relay-typed.js';
 
 /** What `keyward relay return` writes. */
@@ -17,6 +17,8 @@ export interface WrittenReturn {
   code: string | null;
   /** Products the relay stopped giving seats of. */
   withdrawn: number;
+  /** What it used of each share of a usage limit its grant held: the vendor gives back the rest. */
+  used: UsedShare[];
 }
 
 /**
@@ -34,6 +36,8 @@ export class RelayReturnService {
     const now = (this.deps.now ?? Date.now)();
     const { grant, key, dir } = this.deps.relay;
     const withdrawn = await this.deps.licenses.withdraw(grant);
+    // Read once the grant's products are revoked: no use is given after what the return says.
+    const used = await this.deps.licenses.usedShares(grant, now);
     const returnId = randomUUID();
     const token = await signRelayReturn(
       {
@@ -42,6 +46,7 @@ export class RelayReturnService {
         jti: returnId,
         iat: Math.floor(now / 1000),
         grant: grant.jti,
+        ...(used.length === 0 ? {} : { used }),
       },
       key,
     );
@@ -51,7 +56,8 @@ export class RelayReturnService {
       event: 'grant.returned',
       grantId: grant.jti,
       returnId,
+      ...(used.length === 0 ? {} : { used }),
     });
-    return { returnId, grantId: grant.jti, token, code: relayReturnCode(token), withdrawn };
+    return { returnId, grantId: grant.jti, token, code: relayReturnCode(token), withdrawn, used };
   }
 }

@@ -1,6 +1,16 @@
 import { importJWK, SignJWT } from 'jose';
 import { LEASE_ALGORITHM, thumbprintOf, type Ed25519PrivateJwk } from '../runtime-keys/ed25519.js';
-import { fail, objectAt, RELAY_REQUEST_ISSUER, textAt, wholeAt } from './relay-request.js';
+import {
+  fail,
+  objectAt,
+  RELAY_REQUEST_ISSUER,
+  textAt,
+  usedSharesAt,
+  wholeAt,
+  type UsedShare,
+} from './relay-request.js';
+
+export type { UsedShare } from './relay-request.js';
 import { readRelaySigned } from './relay-report.js';
 
 /** The `typ` of a relay's return of its grant. */
@@ -17,6 +27,11 @@ export interface RelayReturnClaims {
   iat: number;
   /** The grant returned. */
   grant: string;
+  /**
+   * The use the relay gave of each share of a usage limit its grant held (timeSeconds used,
+   * amount drawn): the vendor gives the rest back to the license. Absent when the grant held none.
+   */
+  used?: UsedShare[];
 }
 
 export async function signRelayReturn(claims: RelayReturnClaims, key: Ed25519PrivateJwk): Promise<string> {
@@ -30,7 +45,7 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** A return read (not yet verified: its grant says whose key checks it), each field checked. */
 export function unverifiedReturn(text: string): { token: string; claims: RelayReturnClaims } {
-  const { token, payload } = readRelaySigned(text, 'return', RELAY_RETURN_TYP, 4096);
+  const { token, payload } = readRelaySigned(text, 'return', RELAY_RETURN_TYP, 32_768);
   const claims = objectAt(payload, 'return');
   if (claims.iss !== RELAY_REQUEST_ISSUER) fail('iss', `must be ${RELAY_REQUEST_ISSUER}`);
   return {
@@ -41,6 +56,7 @@ export function unverifiedReturn(text: string): { token: string; claims: RelayRe
       jti: textAt(claims.jti, 'jti', ID),
       iat: wholeAt(claims.iat, 'iat', 0, Number.MAX_SAFE_INTEGER),
       grant: textAt(claims.grant, 'grant', ID),
+      ...(claims.used === undefined ? {} : { used: usedSharesAt(claims.used) }),
     },
   };
 }

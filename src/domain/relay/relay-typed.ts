@@ -7,7 +7,7 @@ import {
   RelayRequestError,
   type RelayRequestClaims,
 } from './relay-request.js';
-import { RELAY_RETURN_TYP, type RelayReturnClaims } from './relay-return.js';
+import { RELAY_RETURN_TYP, type RelayReturnClaims, type UsedShare } from './relay-return.js';
 
 // The typed form of the relay exchange (docs/activation.md, "The typed code"): for a closed network
 // where a file cannot cross but a person can read a code over the phone. A code carries only what
@@ -24,11 +24,19 @@ import { RELAY_RETURN_TYP, type RelayReturnClaims } from './relay-return.js';
 //                   | machines u8 (0: null, n + 1: n texts follow) | overage policy u8
 //                   (0 refuse, 1 allow) | overage seats u32 | signature (64)
 //   return  0x78 01 | sub text | jti uuid (16) | iat u32 | grant uuid (16) | signature (64)
+//
+// Version 2 is version 1 with the shares of usage limits a grant holds (docs/relay.md): each
+// license of a request or a grant has, after its seats, a flags byte (1: timeSeconds u32 follows,
+// 2: amount u32 follows, in that order), and a return has, before its signature, the use it gives
+// back: count u8 | per license: assetNum text, crmProductId text, flags u8, the same u32s. A token
+// without shares is written in version 1, so the codes of grants without them do not change.
 
 /** The kind byte of each relay code: the lower case of activation's (R, L, X), none of theirs. */
 export const RELAY_CODE_KIND = { request: 0x72, grant: 0x67, return: 0x78 } as const;
 export type RelayCodeKind = keyof typeof RELAY_CODE_KIND;
 export const RELAY_CODE_VERSION = 1;
+/** The version of codes whose licenses carry shares of usage limits. */
+export const RELAY_CODE_VERSION_SHARES = 2;
 /** Past this a code is too long to type: the file is the way then. */
 export const RELAY_CODE_MAX_BYTES = 600;
 
@@ -182,8 +190,44 @@ function partsOf(token: string): TokenParts {
   };
 }
 
-function start(kind: RelayCodeKind): Writer {
-  return new Writer().byte(RELAY_CODE_KIND[kind]).byte(RELAY_CODE_VERSION);
+function start(kind: RelayCodeKind, shares = false): Writer {
+  return new Writer()
+    .byte(RELAY_CODE_KIND[kind])
+    .byte(shares ? RELAY_CODE_VERSION_SHARES : RELAY_CODE_VERSION);
+}
+
+type Shares = Pick<GrantedLicense, 'timeSeconds' | 'amount'>;
+const SHARE_TIME = 1;
+const SHARE_AMOUNT = 2;
+
+/** Whether any license (of a request, a grant, a return's use) carries a share. */
+function anyShares(licenses: readonly unknown[]): boolean {
+  return licenses.some((l) => {
+    const license = recordOf(l);
+    return license.timeSeconds !== undefined || license.amount !== undefined;
+  });
+}
+
+/** A license's shares: their flags byte, then each present one. */
+function writeShares(writer: Writer, license: Record<string, unknown>): void {
+  const time = license.timeSeconds === undefined ? null : numberOf(license.timeSeconds);
+  const amount = license.amount === undefined ? null : numberOf(license.amount);
+  writer.byte((time === null ? 0 : SHARE_TIME) | (amount === null ? 0 : SHARE_AMOUNT));
+  if (time !== null) writer.u32(time);
+  if (amount !== null) writer.u32(amount);
+}
+
+/** A license's shares as a version-2 code writes them; none in version 1. */
+function readShares(reader: Reader): Shares {
+  if (reader.version === RELAY_CODE_VERSION) return {};
+  const flags = reader.byte("a license's shares");
+  if ((flags & ~(SHARE_TIME | SHARE_AMOUNT)) !== 0) {
+    throw new RelayCodeError(`the ${reader.what} names an unknown share of a license`);
+  }
+  return {
+    ...((flags & SHARE_TIME) === 0 ? {} : { timeSeconds: reader.u32("a license's time") }),
+    ...((flags & SHARE_AMOUNT) === 0 ? {} : { amount: reader.u32("a license's amount") }),
+  };
 }
 
 /** An encoder's failure that says the token has no typed form, rather than a fault of this code. */
@@ -252,9 +296,11 @@ const KIND_NAMES: Record<RelayCodeKind, string> = {
 
 class Reader {
   private at = 0;
+  /** The code's version, read past its kind (readerOf). */
+  version = RELAY_CODE_VERSION;
   constructor(
     private readonly data: Uint8Array,
-    private readonly what: string,
+    readonly what: string,
   ) {}
   private take(n: number, field: string): Uint8Array {
     if (this.at + n > this.data.length)
@@ -321,11 +367,12 @@ function readerOf(code: string, kind: RelayCodeKind): Reader {
     );
   }
   const version = reader.byte('its version');
-  if (version !== RELAY_CODE_VERSION) {
+  if (version !== RELAY_CODE_VERSION && version !== RELAY_CODE_VERSION_SHARES) {
     throw new RelayCodeError(
-      `this ${what} is of version ${version}; this reads version ${RELAY_CODE_VERSION}`,
+      `this ${what} is of version ${version}; this reads versions ${RELAY_CODE_VERSION} and ${RELAY_CODE_VERSION_SHARES}`,
     );
   }
+  reader.version = version;
   return reader;
 }
 
@@ -349,7 +396,8 @@ function requestBytes({ payload, signature }: TokenParts): Uint8Array {
   const relay = recordOf(payload.relay);
   const asks = recordOf(payload.asks);
   const licenses = listOf(asks.licenses);
-  const writer = start('request')
+  const shares = anyShares(licenses);
+  const writer = start('request', shares)
     .text(textOf(payload.sub))
     .bytes(base64urlBytes(recordOf(relay.key).x, KEY_BYTES), KEY_BYTES)
     .text(textOf(relay.fingerprint))
@@ -360,6 +408,7 @@ function requestBytes({ payload, signature }: TokenParts): Uint8Array {
     const license = recordOf(entry);
     const product = license.crmProductId === null ? null : textOf(license.crmProductId);
     writer.text(textOf(license.assetNum)).optionalText(product).u32(numberOf(license.seats));
+    if (shares) writeShares(writer, license);
   }
   return writer.bytes(signature, SIGNATURE_BYTES).done();
 }
@@ -386,6 +435,7 @@ export async function requestTokenOfCode(code: string): Promise<string> {
       assetNum: reader.text('a license'),
       crmProductId: reader.optionalText("a license's product"),
       seats: reader.u32("a license's seats"),
+      ...readShares(reader),
     });
   }
   const signature = reader.bytes(SIGNATURE_BYTES, 'its signature');
@@ -418,11 +468,12 @@ export interface GrantCodeContext {
 function grantBytes({ header, payload, signature }: TokenParts): Uint8Array {
   if (numberOf(payload.nbf) !== numberOf(payload.iat)) throw new NotCanonical();
   const licenses = listOf(payload.licenses);
+  const shares = anyShares(licenses);
   const machines = payload.machines === null ? null : listOf(payload.machines);
   const overage = recordOf(payload.overage);
   const policy = OVERAGE_POLICIES.findIndex((p) => p === overage.policy);
   if (policy < 0) throw new NotCanonical();
-  const writer = start('grant')
+  const writer = start('grant', shares)
     .bytes(prefixOf(textOf(header.kid)), KID_PREFIX_BYTES)
     .bytes(uuidBytes(payload.jti), UUID_BYTES)
     .u32(numberOf(payload.iat))
@@ -431,6 +482,7 @@ function grantBytes({ header, payload, signature }: TokenParts): Uint8Array {
   for (const entry of licenses) {
     const license = recordOf(entry);
     writer.text(textOf(license.assetNum)).text(textOf(license.crmProductId)).u32(numberOf(license.seats));
+    if (shares) writeShares(writer, license);
   }
   writer.byte(machines === null ? 0 : machines.length + 1);
   for (const machine of machines ?? []) writer.text(textOf(machine));
@@ -488,6 +540,7 @@ function grantLicenses(reader: Reader): GrantedLicense[] {
       assetNum: reader.text('a license'),
       crmProductId: reader.text("a license's product"),
       seats: reader.u32("a license's seats"),
+      ...readShares(reader),
     });
   }
   return licenses;
@@ -537,13 +590,21 @@ export function grantTokenOfCode(code: string, context: GrantCodeContext): strin
 // The return: the vendor reads whose grant it returns first, and so which relay key checks it.
 
 function returnBytes({ payload, signature }: TokenParts): Uint8Array {
-  return start('return')
+  const used = payload.used === undefined ? null : listOf(payload.used);
+  const writer = start('return', used !== null)
     .text(textOf(payload.sub))
     .bytes(uuidBytes(payload.jti), UUID_BYTES)
     .u32(numberOf(payload.iat))
-    .bytes(uuidBytes(payload.grant), UUID_BYTES)
-    .bytes(signature, SIGNATURE_BYTES)
-    .done();
+    .bytes(uuidBytes(payload.grant), UUID_BYTES);
+  if (used !== null) {
+    writer.byte(used.length);
+    for (const entry of used) {
+      const license = recordOf(entry);
+      writer.text(textOf(license.assetNum)).text(textOf(license.crmProductId));
+      writeShares(writer, license);
+    }
+  }
+  return writer.bytes(signature, SIGNATURE_BYTES).done();
 }
 
 /** The typed code of a relay's return, or null when it has none (ids that are not UUIDs, …). */
@@ -564,9 +625,18 @@ function readReturn(code: string): ReadReturn {
   const jti = reader.uuid('its id');
   const iat = reader.u32('its time');
   const grant = reader.uuid('its grant');
+  const used: UsedShare[] | null = reader.version === RELAY_CODE_VERSION ? null : [];
+  for (let i = used === null ? 0 : reader.byte('its use'); i > 0; i -= 1) {
+    used?.push({
+      assetNum: reader.text('a license'),
+      crmProductId: reader.text("a license's product"),
+      ...readShares(reader),
+    });
+  }
   const signature = reader.bytes(SIGNATURE_BYTES, 'its signature');
   reader.end();
-  return { claims: { iss: RELAY_REQUEST_ISSUER, sub, jti, iat, grant }, signature };
+  const claims: RelayReturnClaims = { iss: RELAY_REQUEST_ISSUER, sub, jti, iat, grant };
+  return { claims: used === null ? claims : { ...claims, used }, signature };
 }
 
 /** Whose return a code is, read but not checked: the grant it names says which key checks it. */
