@@ -196,6 +196,13 @@ describe('a relay granted shares of usage limits', () => {
       audience: appKey,
     });
     expect(claims.exp - claims.iat).toBeLessThanOrEqual(3600);
+
+    // The relay's own page says how much of each share is used, for the network's operator.
+    const page = await fetch(`${relay?.url ?? ''}/relay`);
+    const html = await page.text();
+    expect(html).toContain('Usage limits: used / granted');
+    expect(html).toContain('amount 20 / 30');
+    expect(html).toMatch(/time (&lt;0\.1|<0\.1|0) \/ 1 h/);
   }, 60_000);
 
   it('reports what it used of each share; the vendor shows it beside the share', async () => {

@@ -149,6 +149,38 @@ describe('the console’s Relays pages', () => {
     expect((await otherAdmin.get(`/console/enterprise/usage?${range}`)).body).not.toContain(relay.relayId);
   });
 
+  it('shows the shares of usage limits a grant holds, and their use once a report says it', async () => {
+    const relay = await newRelay();
+    const license = await lockWith(world, {
+      limitConcurrent: 5,
+      limitAmount: 100,
+      limitTimeDuration: 36_000,
+    });
+    const page = await admin.post('/console/enterprise/relays/grant', {
+      request: await relayRequest(relay, [{ ...license, seats: 2, timeSeconds: 7200, amount: 30 }]),
+    });
+    expect(page.statusCode, page.body.slice(0, 400)).toBe(200);
+    expect(page.body).toContain(
+      `${license.assetNum}/${license.crmProductId} × 2 (2 h of its time, 30 of its amount)`,
+    );
+    const grantId = String(decodeJwt(grantTextOf(page.body) ?? '').jti);
+    expect(rowOf((await admin.get('/console/enterprise/relays')).body, grantId)).toContain(
+      '<span class="relay-share">time – / 2 h · amount – / 30</span>',
+    );
+    const report = await relayReport(
+      relay,
+      grantId,
+      license,
+      [{}],
+      [{ ...license, timeSeconds: 1800, amount: 12 }],
+    );
+    expect((await admin.post('/console/enterprise/relays/report', { report })).statusCode).toBe(200);
+    const row = rowOf((await admin.get('/console/enterprise/relays')).body, grantId);
+    expect(row).toContain('time 0.5 / 2 h · amount 12 / 30');
+    const zh = await admin.get('/console/enterprise/relays', { 'accept-language': 'zh-CN' });
+    expect(rowOf(zh.body, grantId)).toContain('时长 0.5 / 2 小时 · 用量 12 / 30');
+  });
+
   it('imports a return: the grant is returned, its seats free; again, nothing changes', async () => {
     const { relay, grantId } = await granted(operator, 'operator', world);
     const text = await relayReturn(relay, grantId);

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { relayPublicJwk } from '../../src/domain/relay/relay-lease.js';
 import { signRelayReport, type ReportedHour } from '../../src/domain/relay/relay-report.js';
-import { RELAY_REQUEST_ISSUER, signRelayRequest } from '../../src/domain/relay/relay-request.js';
+import {
+  RELAY_REQUEST_ISSUER,
+  signRelayRequest,
+  type UsedShare,
+} from '../../src/domain/relay/relay-request.js';
 import { signRelayReturn } from '../../src/domain/relay/relay-return.js';
 import { generateEd25519, type Ed25519PrivateJwk } from '../../src/domain/runtime-keys/ed25519.js';
 import { uniqueCode } from './harness.js';
@@ -23,7 +27,13 @@ export async function newRelay(): Promise<TestRelay> {
 /** The relay's request for `seats` of each license, for `days` days. */
 export async function relayRequest(
   relay: TestRelay,
-  licenses: Array<{ assetNum: string; crmProductId: string | null; seats: number }>,
+  licenses: Array<{
+    assetNum: string;
+    crmProductId: string | null;
+    seats: number;
+    timeSeconds?: number;
+    amount?: number;
+  }>,
   days = 30,
 ): Promise<string> {
   const iat = Math.floor(Date.now() / 1000);
@@ -50,6 +60,7 @@ export async function relayReport(
   grantId: string,
   license: { assetNum: string; crmProductId: string },
   hours: Array<Partial<ReportedHour>> = [{}],
+  used?: UsedShare[],
 ): Promise<string> {
   return signRelayReport(
     {
@@ -68,6 +79,7 @@ export async function relayReport(
         ...h,
       })),
       audit: { entries: 0, digest: 'e'.repeat(64) },
+      ...(used === undefined ? {} : { used }),
     },
     relay.key,
   );

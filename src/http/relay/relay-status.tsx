@@ -3,6 +3,7 @@ import { ACCESS } from '../access/access.js';
 import type { ConsoleContext } from '../console/context.js';
 import { localeOf, translator } from '../console/i18n/index.js';
 import { Layout } from '../console/layout.js';
+import { shareLine } from '../console/relays/relay-grants-table.js';
 import { CONSOLE_POLICY, sendPage } from '../console/render.js';
 
 export const RELAY_PAGE_PATH = '/relay';
@@ -47,6 +48,8 @@ export function relayStatusRoutes(app: App): void {
         session: undefined,
       };
       const { t } = context;
+      // A column for the shares of usage limits only where the grant holds any.
+      const shares = status.licenses.some((l) => l.share !== null);
       const endsAt = new Date(status.endsAt).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
       return sendPage(
         reply,
@@ -69,6 +72,7 @@ export function relayStatusRoutes(app: App): void {
                 <th scope="col" class="num">
                   {t('relay.inUse')}
                 </th>
+                {shares && <th scope="col">{t('relay.shares')}</th>}
               </tr>
             </thead>
             <tbody>
@@ -78,6 +82,7 @@ export function relayStatusRoutes(app: App): void {
                   <td>{l.crmProductId ?? ''}</td>
                   <td class="num">{l.granted}</td>
                   <td class="num">{l.inUse}</td>
+                  {shares && <td>{l.share === null ? '' : shareLine(context, l.share)}</td>}
                 </tr>
               ))}
             </tbody>

@@ -1,5 +1,5 @@
 import type { GrantedLicense } from '../../../domain/relay/pool-grant.js';
-import type { RelayGrantView } from '../../../domain/relay/relay-grant.service.js';
+import type { GrantShareView, RelayGrantView } from '../../../domain/relay/relay-grant.service.js';
 import { may } from '../can.js';
 import type { ConsoleContext } from '../context.js';
 import type { MessageKey } from '../i18n/index.js';
@@ -16,14 +16,68 @@ const STATE_TONES: Record<RelayGrantView['state'], BadgeTone> = {
   returned: 'warn',
 };
 
-/** A granted license as `ASSET/PRODUCT × seats`; `*` where every product of the lock was asked. */
-function LicenseLine(props: { license: GrantedLicense; href?: string | undefined }) {
-  const { license, href } = props;
+/** Seconds as hours to a tenth, a use under a tenth said as such rather than as none. */
+function hoursOf(seconds: number): string {
+  if (seconds > 0 && seconds < 360) return '<0.1';
+  return String(Math.round(seconds / 360) / 10);
+}
+
+/**
+ * The shares of usage limits a grant holds of one license, with what the relay last reported
+ * using of each: `time 0.5 / 10 h · amount 20 / 30` (`–` for a use not reported yet).
+ */
+export function shareLine(context: ConsoleContext, share: GrantShareView): string {
+  const { t } = context;
+  const parts: string[] = [];
+  if (share.timeSeconds !== null) {
+    const used = share.used?.timeSeconds;
+    parts.push(
+      t('relays.shareTime', {
+        used: used === undefined || used === null ? '–' : hoursOf(used),
+        share: hoursOf(share.timeSeconds),
+      }),
+    );
+  }
+  if (share.amount !== null) {
+    const used = share.used?.amount;
+    parts.push(
+      t('relays.shareAmount', {
+        used: used === undefined || used === null ? '–' : String(used),
+        share: String(share.amount),
+      }),
+    );
+  }
+  return parts.join(' · ');
+}
+
+/** The shares of usage limits a grant gives of one license, as just granted: `10 h, amount 30`. */
+export function heldLine(context: ConsoleContext, license: GrantedLicense): string {
+  const { t } = context;
+  return [
+    ...(license.timeSeconds === undefined
+      ? []
+      : [t('relays.heldTime', { share: hoursOf(license.timeSeconds) })]),
+    ...(license.amount === undefined ? [] : [t('relays.heldAmount', { share: String(license.amount) })]),
+  ].join(', ');
+}
+
+/**
+ * A granted license as `ASSET/PRODUCT × seats`; `*` where every product of the lock was asked;
+ * under it, the shares of its usage limits the grant holds.
+ */
+function LicenseLine(props: {
+  context: ConsoleContext;
+  license: GrantedLicense;
+  share: GrantShareView | undefined;
+  href?: string | undefined;
+}) {
+  const { license, href, share } = props;
   const name = <code>{`${license.assetNum}/${license.crmProductId ?? '*'}`}</code>;
   return (
     <span class="relay-license">
       {href === undefined ? name : <a href={href}>{name}</a>}
       {` × ${license.seats}`}
+      {share === undefined ? null : <span class="relay-share">{shareLine(props.context, share)}</span>}
     </span>
   );
 }
@@ -100,7 +154,14 @@ export function RelayGrantsTable(props: { context: ConsoleContext; area: Area; g
           render: (g) => (
             <span class="relay-licenses">
               {g.licenses.map((l) => (
-                <LicenseLine license={l} href={operator ? operatorLinks.asset(l.assetNum) : undefined} />
+                <LicenseLine
+                  context={context}
+                  license={l}
+                  share={g.shares.find(
+                    (s) => s.assetNum === l.assetNum && s.crmProductId === (l.crmProductId ?? ''),
+                  )}
+                  href={operator ? operatorLinks.asset(l.assetNum) : undefined}
+                />
               ))}
             </span>
           ),

@@ -6,7 +6,7 @@ import type { MessageKey } from '../i18n/index.js';
 import { Layout } from '../layout.js';
 import { Csrf, Notice, type ConsoleError } from '../ui.js';
 import { RELAY_FILE_LIMITS, type Area, type RelayFile } from './relay-forms.js';
-import { RelayGrantsTable, termsLine } from './relay-grants-table.js';
+import { heldLine, RelayGrantsTable, termsLine } from './relay-grants-table.js';
 
 /** What the page shows besides the list: a grant just made, an import done, or what was refused. */
 export interface RelaysOutcome {
@@ -35,7 +35,10 @@ function GrantAnswer(props: { context: ConsoleContext; answer: RelayGrantAnswer 
   const { t } = context;
   const file = `data:application/jwt;base64,${Buffer.from(`${answer.token}\n`).toString('base64')}`;
   const licenses = answer.licenses
-    .map((l) => `${l.assetNum}/${l.crmProductId ?? '*'} × ${l.seats}`)
+    .map((l) => {
+      const held = heldLine(context, l);
+      return `${l.assetNum}/${l.crmProductId ?? '*'} × ${l.seats}${held === '' ? '' : ` (${held})`}`;
+    })
     .join(', ');
   return (
     <section class="activation-answer relay-answer" aria-labelledby="grant-title" data-grant={answer.grantId}>
