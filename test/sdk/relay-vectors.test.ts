@@ -114,6 +114,10 @@ async function relayCases(): Promise<LeaseCase[]> {
     product: { crmProductId: null, productUri: 'gms-2002', productName: 'Viewer' },
     limits: { ...claims.limits, concurrent: 2 },
   };
+  const sharedClaims: OfflineLeaseClaims = {
+    ...claims,
+    limits: { ...claims.limits, timeDurationSeconds: 36_000, amount: 500 },
+  };
   const grantHeader = JSON.stringify({ alg: 'EdDSA', kid: await kidOf('A'), typ: GRANT_TYP });
   const { relay: _noRelay, ...relayless } = grant;
   return [
@@ -144,6 +148,23 @@ async function relayCases(): Promise<LeaseCase[]> {
       token: await lease(claims, await signGrant({ ...grant, machines: [OTHER_MACHINE, FINGERPRINT] })),
       ...base,
       expect: valid(claims),
+    },
+    {
+      name: 'relay-valid-usage-shares',
+      description:
+        'the grant holds shares of the licenses’ usage limits (timeSeconds, amount), which the lease names as its limits',
+      token: await lease(
+        sharedClaims,
+        await signGrant({
+          ...grant,
+          licenses: [
+            { ...grant.licenses[0], timeSeconds: 36_000, amount: 500 },
+            { ...grant.licenses[1], amount: 20 },
+          ],
+        }),
+      ),
+      ...base,
+      expect: valid(sharedClaims),
     },
     {
       name: 'relay-grant-expired',
