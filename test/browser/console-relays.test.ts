@@ -111,8 +111,15 @@ describe.runIf(browserAvailable())('the Relays pages in the console (Chromium)',
 
         // The request: uploaded in one language, pasted in the other.
         const relay = await newRelay();
-        const license = await lockWith(other, { limitConcurrent: 6 });
-        const request = await relayRequest(relay, [{ ...license, seats: 4 }]);
+        // A license with usage limits: the relay asks for its share of each.
+        const license = await lockWith(other, {
+          limitConcurrent: 6,
+          limitTimeDuration: 360_000,
+          limitAmount: 1000,
+        });
+        const request = await relayRequest(relay, [
+          { ...license, seats: 4, timeSeconds: 36_000, amount: 200 },
+        ]);
         const upload = path.join(dir, `${suffix}-request.jwt`);
         // In the other language, on terms: two machines listed, an overage of two seats.
         if (suffix !== 'en') {
@@ -160,7 +167,9 @@ describe.runIf(browserAvailable())('the Relays pages in the console (Chromium)',
           seatMs: HOUR_MS,
           refusals: i === 29 ? { '90005': 3 } : {},
         }));
-        const report = await relayReport(relay, grantId, license, hours);
+        const report = await relayReport(relay, grantId, license, hours, [
+          { ...license, timeSeconds: 5400, amount: 42 },
+        ]);
         expect(report.length).toBeGreaterThan(4096);
         await submit(
           page,
@@ -172,6 +181,10 @@ describe.runIf(browserAvailable())('the Relays pages in the console (Chromium)',
         expect(await cell(page, grantId, 'peak')).toBe('4');
         expect(await cell(page, grantId, 'seat-hours')).toBe('30');
         expect(await cell(page, grantId, 'refused')).toBe('3');
+        // The shares under the license, with what the report says was used of them.
+        expect(await page.locator(`tr[data-grant="${grantId}"] .relay-share`).textContent()).toBe(
+          suffix === 'en' ? 'time 1.5 / 10 h · amount 42 / 200' : '时长 1.5 / 10 小时 · 用量 42 / 200',
+        );
         expect(await cell(page, grantId, 'last-report')).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d/);
         await shoot(page, `relays-operator-${suffix}`);
 

@@ -445,6 +445,31 @@ describe('a pool grant', () => {
     expect((await granted(await requestFor([{ ...timed, seats: 1, timeSeconds: 3000 }]))).made).toBe(true);
   });
 
+  it('never lets a grant and machines consuming at once pass an amount limit together', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const metered = await lockWith(world, { limitConcurrent: 20, limitAmount: 100 });
+      const machinesLeases = [];
+      for (let i = 0; i < 8; i += 1) {
+        const fp = fingerprint();
+        machinesLeases.push({ fp, lease: leaseOf(await checkOut(world, { ...metered, fingerprint: fp })) });
+      }
+      // Eight consumes of 10 and a grant of a share of 40, at once: 120 asked of 100.
+      const [grantReply, ...draws] = await Promise.all([
+        grant(await requestFor([{ ...metered, seats: 1, amount: 40 }])),
+        ...machinesLeases.map(({ fp, lease }) => consume(lease, fp, 10)),
+      ]);
+      const shared = grantReply?.statusCode === 200 ? 40 : 0;
+      if (shared === 0) expect(grantReply?.statusCode, grantReply?.body).toBe(409);
+      const drawn = draws.filter((r) => (r.json() as { code: unknown }).code === 0).length * 10;
+      expect(drawn + shared).toBeLessThanOrEqual(100);
+      // Whatever was refused, what is left is the limit less what was taken, to the unit.
+      const { fp, lease } = machinesLeases[0] as (typeof machinesLeases)[number];
+      const left = 100 - drawn - shared;
+      if (left > 0) expect(consumed(await consume(lease, fp, left))).toMatchObject({ remaining: 0 });
+      refusalOf(await consume(lease, fp, 1), '90007');
+    }
+  });
+
   it('is refused to a caller without the admin API', async () => {
     const request = await requestFor([{ ...(await lockWith(world, { limitConcurrent: 1 })), seats: 1 }]);
     const reply = await h.app.inject({ method: 'POST', url: '/admin/relays/grants', payload: { request } });
