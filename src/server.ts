@@ -106,11 +106,19 @@ export async function serve(relay?: OpenedRelay): Promise<void> {
     }
     runtimeKid = await app.services.runtimeKeys.prepare();
     if (relay !== undefined) {
-      const { applied, products } = await app.services.relayLicenses.apply(relay.claims);
+      const relayReturn = app.services.relayReturn;
+      if (relayReturn === undefined) throw new Error('a relay is served with its return service');
+      const { applied, products, superseded } = await relayReturn.applyGrant();
       app.log.info(
         { relayId: relay.identity.relayId, grantId: relay.claims.jti, applied, products: products.length },
         applied ? "relay grant applied to the relay's licenses" : 'relay grant already applied',
       );
+      if (superseded !== null) {
+        app.log.info(
+          { grantId: superseded.grantId, returnId: superseded.returnId, file: superseded.file },
+          'the renewed grant returned: carry the file to the vendor (keyward relay import-return FILE)',
+        );
+      }
     }
   } catch (error) {
     await app.close();

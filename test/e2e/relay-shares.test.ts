@@ -13,6 +13,7 @@ import { RELAY_CHANNEL } from '../../src/domain/relay/relay-licenses.service.js'
 import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import {
+  checkIn,
   checkOut,
   fingerprint,
   leaseOf,
@@ -38,6 +39,7 @@ let timed: { assetNum: string; crmProductId: string };
 let relay: ServerProcess | undefined;
 let machines: KeywardClient;
 let appKey: string;
+let appSecret: string;
 let grantId: string;
 
 const relayEnv = { KEYWARD_RELAY_FINGERPRINT: RELAY_MACHINE };
@@ -72,7 +74,7 @@ beforeAll(async () => {
   h = await startHarness();
   world = await runtimeWorld(h);
   metered = await lockWith(world, { limitConcurrent: 4, limitAmount: 100 });
-  timed = await lockWith(world, { limitConcurrent: 2, limitTimeDuration: 3600 });
+  timed = await lockWith(world, { limitConcurrent: 2, limitTimeDuration: 7200 });
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-relay-shares-'));
   dir = path.join(scratch, 'relay');
   await h.app.services.runtimeKeys.prepare();
@@ -118,14 +120,7 @@ beforeAll(async () => {
   expect(imported.stdout).toContain('30 of its amount');
   expect(imported.stdout).toContain('3600 s of its time');
 
-  relay = await startServerProcess({ ...relayEnv, KEYWARD_ADMIN_KEY: '' }, undefined, [
-    'relay',
-    'serve',
-    '--dir',
-    dir,
-    '--port',
-    '0',
-  ]);
+  relay = await serveRelay();
   const relayAdminKey = fs.readFileSync(path.join(dir, 'data', 'admin.key'), 'utf8').trim();
   const created = await fetch(`${relay.url}/admin/apps`, {
     method: 'POST',
@@ -134,6 +129,7 @@ beforeAll(async () => {
   });
   const app = (await created.json()) as { appKey: string; appSecret: string };
   appKey = app.appKey;
+  appSecret = app.appSecret;
   const offlineDays = await fetch(
     `${relay.url}/admin/apps/${encodeURIComponent(appKey)}/offline-lease-days`,
     {
@@ -143,13 +139,24 @@ beforeAll(async () => {
     },
   );
   expect(offlineDays.status).toBe(200);
-  machines = createKeywardClient({
-    baseUrl: relay.url,
-    appKey: app.appKey,
-    appSecret: app.appSecret,
-    scope: 'auth_runtime',
-  });
+  machines = machinesAt(relay.url);
 }, 180_000);
+
+function machinesAt(baseUrl: string): KeywardClient {
+  return createKeywardClient({ baseUrl, appKey, appSecret, scope: 'auth_runtime' });
+}
+
+/** The relay started, or started again, on its directory: from the outside, as its operator would. */
+function serveRelay(): Promise<ServerProcess> {
+  return startServerProcess({ ...relayEnv, KEYWARD_ADMIN_KEY: '' }, undefined, [
+    'relay',
+    'serve',
+    '--dir',
+    dir,
+    '--port',
+    '0',
+  ]);
+}
 
 afterAll(async () => {
   await relay?.stop();
@@ -166,10 +173,10 @@ async function codeOf(call: Promise<unknown>): Promise<string> {
 
 describe('a relay granted shares of usage limits', () => {
   it('holds the shares at the vendor, and counts its own use against them with the server’s codes', async () => {
-    // Online, the 30 held for the relay are spent: 70 of the 100 are left.
+    // Online, the 30 held for the relay are spent: 70 of the 100 are left; 60 are drawn.
     expect(await consumeOnline(71)).toBe('90007');
-    expect(await consumeOnline(70)).toBe('ok');
-    expect(await consumeOnline(1)).toBe('90007');
+    expect(await consumeOnline(60)).toBe('ok');
+    expect(await consumeOnline(11)).toBe('90007');
 
     const machine = 'lab-workstation-01';
     const lease = await machines.POST('/runtime/v1/leases', {
@@ -226,6 +233,74 @@ describe('a relay granted shares of usage limits', () => {
     ]);
   }, 60_000);
 
+  it('returns the grant it renews once it serves the renewal, giving back what it did not use', async () => {
+    const init = await runCli(
+      [
+        'relay',
+        'init',
+        '--dir',
+        dir,
+        '--ask',
+        `${metered.assetNum}/${metered.crmProductId}=2,amount=10`,
+        '--ask',
+        `${timed.assetNum}/${timed.crmProductId}=1,time=10m`,
+        '--json',
+      ],
+      relayEnv,
+    );
+    expect(init.code, init.stderr).toBe(0);
+    const { requestCode } = JSON.parse(init.stdout) as { requestCode: string | null };
+    const renewal = await vendor('POST', '/admin/relays/grants', { request: requestCode ?? '' });
+    expect(renewal.statusCode, renewal.body).toBe(200);
+    const renewed = renewal.json() as { grantId: string; code: string | null };
+    const imported = await runCli(['relay', 'import', renewed.code ?? '', '--dir', dir], relayEnv);
+    expect(imported.code, imported.stderr).toBe(0);
+    await relay?.stop();
+    relay = await serveRelay();
+    machines = machinesAt(relay.url);
+
+    // Serving the renewal, the relay returned the grant it replaced, with its use: 20 of the 30,
+    // and the whole hour of time (the offline lease may run to its expiry, the hour's end).
+    const file = path.join(dir, `return-${grantId}.jwt`);
+    expect(relay.output()).toContain(file);
+    const superseded = fs.readFileSync(file, 'utf8').trim();
+    const { used } = JSON.parse(Buffer.from(superseded.split('.')[1] ?? '', 'base64url').toString()) as {
+      used: unknown[];
+    };
+    expect(used).toEqual([
+      { ...metered, amount: 20 },
+      { ...timed, timeSeconds: 3600 },
+    ]);
+    const returned = await vendor('POST', '/admin/relays/returns', { return: superseded });
+    expect(returned.statusCode, returned.body).toBe(200);
+    expect(returned.json()).toMatchObject({
+      grantId,
+      made: true,
+      givenBack: [
+        { ...metered, timeSeconds: null, amount: 10 },
+        { ...timed, timeSeconds: 0, amount: null },
+      ],
+    });
+    // The renewal's 10 were held from the 10 left; the old grant's unused 10 are back online.
+    expect(await consumeOnline(11)).toBe('90007');
+    expect(await consumeOnline(10)).toBe('ok');
+    // The renewal holds its own seat of the timed license: one machine online, the second refused.
+    const online = fingerprint();
+    const held = leaseOf(await checkOut(world, { ...timed, fingerprint: online }));
+    expect((await checkOut(world, { ...timed, fingerprint: fingerprint() })).json()).toMatchObject({
+      code: '90005',
+    });
+    leaseOf(await checkIn(world, held, online));
+
+    // The renewal counts its shares from nothing.
+    const machine = 'lab-workstation-02';
+    const lease = await machines.POST('/runtime/v1/leases', {
+      body: { ...metered, fingerprint: machine },
+    });
+    expect(lease.limits.amount).toBe(10);
+    grantId = renewed.grantId;
+  }, 120_000);
+
   it('gives back by its return what it did not use', async () => {
     const given = await runCli(
       ['relay', 'return', '--dir', dir, '--out', path.join(scratch, 'return.jwt'), '--json'],
@@ -236,11 +311,10 @@ describe('a relay granted shares of usage limits', () => {
       returnCode: string | null;
       used: Array<{ timeSeconds?: number; amount?: number }>;
     };
-    expect(used[0]).toEqual({ ...metered, amount: 20 });
-    const usedSeconds = used[1]?.timeSeconds ?? -1;
-    // The offline lease holds its time from its check-out to its expiry: its use so far.
-    expect(usedSeconds).toBeGreaterThanOrEqual(0);
-    expect(usedSeconds).toBeLessThan(3600);
+    expect(used).toEqual([
+      { ...metered, amount: 0 },
+      { ...timed, timeSeconds: 0 },
+    ]);
     const returned = await vendor('POST', '/admin/relays/returns', { return: returnCode ?? '' });
     expect(returned.statusCode, returned.body).toBe(200);
     expect(returned.json()).toMatchObject({
@@ -248,7 +322,7 @@ describe('a relay granted shares of usage limits', () => {
       made: true,
       givenBack: [
         { ...metered, timeSeconds: null, amount: 10 },
-        { ...timed, timeSeconds: 3600 - usedSeconds, amount: null },
+        { ...timed, timeSeconds: 600, amount: null },
       ],
     });
     // Online, the 10 the relay did not use are the license's again, and no more.

@@ -149,6 +149,25 @@ describe('importing a grant', () => {
     );
   });
 
+  it('keeps the grant a renewal replaces, for the relay to return, and not one replaced again before then', async () => {
+    const superseded = path.join(dir, RELAY_STATE_FILES.superseded);
+    fs.rmSync(superseded, { force: true });
+    const held = fs.readFileSync(path.join(dir, RELAY_STATE_FILES.grant), 'utf8');
+    const renewal = await signGrant(await claims({ iat: NOW_S + 120, nbf: NOW_S + 120 }));
+    expect((await importGrant({ dir, grant: renewal, now: NOW + 180_000, fingerprint: FP })).imported).toBe(
+      true,
+    );
+    expect(fs.readFileSync(superseded, 'utf8')).toBe(held);
+    expect(fs.statSync(superseded).mode & 0o077).toBe(0);
+    // A second renewal before the relay served the first: the relay's database still serves the
+    // grant first replaced, which is the one to return.
+    const again = await signGrant(await claims({ iat: NOW_S + 180, nbf: NOW_S + 180 }));
+    expect((await importGrant({ dir, grant: again, now: NOW + 240_000, fingerprint: FP })).imported).toBe(
+      true,
+    );
+    expect(fs.readFileSync(superseded, 'utf8')).toBe(held);
+  });
+
   it('refuses while the clock reads before what the relay has seen, audited, and imports once corrected', async () => {
     const grant = await signGrant(await claims({ iat: NOW_S + 200, nbf: NOW_S - 10 }));
     const seen = NOW + 120_000;

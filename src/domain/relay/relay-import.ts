@@ -23,6 +23,11 @@ export const RELAY_STATE_FILES = {
   audit: 'audit.jsonl',
   /** The relay's return of its grant, once it gave it back (relay-return.service.ts). */
   returned: 'return.jwt',
+  /**
+   * The grant a renewal replaced, until `relay serve` has replaced its products and returned it
+   * (RelayReturnService.applyGrant): the one the relay's database serves until then.
+   */
+  superseded: 'superseded.jwt',
 } as const;
 
 /**
@@ -57,6 +62,12 @@ function lastSeenOf(dir: string): number | undefined {
   return stored === undefined
     ? undefined
     : Number((JSON.parse(stored) as { lastSeen?: unknown }).lastSeen ?? 0);
+}
+
+/** Whether the relay gave `grant` back already (`keyward relay return`): nothing is left to return. */
+function returnedAlready(dir: string, grant: PoolGrantClaims): boolean {
+  const returned = readIfThere(path.join(dir, RELAY_STATE_FILES.returned))?.trim();
+  return returned !== undefined && returned !== '' && decodeJwt(returned).grant === grant.jti;
 }
 
 /** One line of the relay's own audit trail (what it accepted or refused, and when). */
@@ -209,6 +220,15 @@ export async function importGrant(given: RelayImport): Promise<RelayImportResult
     }
     if (claims.iat < heldClaims.iat)
       refuse(`it is older than the grant this relay holds (${heldClaims.jti})`);
+    // Kept for the relay to return once it serves the new grant. A second renewal before then
+    // keeps the first one's: the grant the relay's database still serves.
+    const held = readIfThere(file(RELAY_STATE_FILES.grant)) ?? '';
+    if (
+      readIfThere(file(RELAY_STATE_FILES.superseded)) === undefined &&
+      !returnedAlready(given.dir, heldClaims)
+    ) {
+      writePrivate(file(RELAY_STATE_FILES.superseded), held);
+    }
   }
   writePrivate(file(RELAY_STATE_FILES.grant), `${token}\n`);
   writePrivate(file(RELAY_STATE_FILES.clock), `${JSON.stringify({ lastSeen })}\n`);

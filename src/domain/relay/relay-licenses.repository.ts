@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.js';
-import { productUseAt } from '../runtime/runtime.repository.js';
+import { epochMs, productUseAt } from '../runtime/runtime.repository.js';
 
 /** A product a relay's grant put on one of its locks, still live (not revoked). */
 export interface ServedProduct {
@@ -58,7 +58,20 @@ export class RelayLicensesRepository {
    * relay's customer's assets, revoked or not (a returned grant's products are revoked, and their
    * use is still what the return says): what the relay used of its grant's shares.
    */
-  async servedUse(channelCode: string, channelCustomerId: string, now: Date): Promise<ServedUse[]> {
+  async servedUse(
+    channelCode: string,
+    channelCustomerId: string,
+    now: Date,
+    committed: boolean,
+  ): Promise<ServedUse[]> {
+    // Committed use counts each live lease to its expiry: a machine holding an offline lease may
+    // run on it until then, whatever the relay does now.
+    const time = committed
+      ? sql`(select u.used_ms + coalesce((select sum(${epochMs(sql.ref('x.expires_at'))} - ${epochMs(sql.ref('x.created_at'))})
+                                             from runtime_leases x
+                                            where x.product_id = p.id and x.ended_at is null), 0)
+               from runtime_usage u where u.product_id = p.id)`
+      : sql`(select ${productUseAt(sql.ref('u.product_id'), now)} from runtime_usage u where u.product_id = p.id)`;
     const result = await sql<{
       asset_num: string;
       crm_product_id: string | null;
@@ -66,7 +79,7 @@ export class RelayLicensesRepository {
       consumed: string | number | null;
     }>`
       select distinct on (a.asset_num, p.crm_product_id) a.asset_num, p.crm_product_id,
-             (select ${productUseAt(sql.ref('u.product_id'), now)} from runtime_usage u where u.product_id = p.id) as used_ms,
+             ${time} as used_ms,
              (select consumed from runtime_usage u where u.product_id = p.id) as consumed
         from customers c
         join product_instances p on p.customer_id = c.id

@@ -144,8 +144,13 @@ export class RelayLicensesService {
   }
 
   /** What the relay has used of its grant's shares at `now` (usedSharesOf). */
-  usedShares(grant: PoolGrantClaims, now: number): Promise<UsedShare[]> {
-    return usedSharesOf(this.db, grant, now);
+  usedShares(grant: PoolGrantClaims, now: number, committed = false): Promise<UsedShare[]> {
+    return usedSharesOf(this.db, grant, now, committed);
+  }
+
+  /** Whether the relay's database serves exactly `grant`'s licenses now. */
+  async serves(grant: PoolGrantClaims): Promise<boolean> {
+    return sameAsServed(grant, await this.served());
   }
 
   /** What the relay's database holds of its grant now: its live products. */
@@ -175,12 +180,22 @@ export class RelayLicensesService {
 }
 
 /**
- * What a relay has used of each share of a usage limit its grant holds, at `now`, as its return
- * and its reports say it: seconds of use (rounded up: the vendor gives back no more than went
- * unused) and units of amount.
+ * What a relay has used of each share of a usage limit its grant holds, at `now`, as its reports
+ * and (`committed`: each live lease counted to its expiry) its returns say it: seconds of use
+ * (rounded up: the vendor gives back no more than went unused) and units of amount.
  */
-export async function usedSharesOf(db: Db, grant: PoolGrantClaims, now: number): Promise<UsedShare[]> {
-  const use = await new RelayLicensesRepository(db).servedUse(RELAY_CHANNEL, RELAY_CUSTOMER, new Date(now));
+export async function usedSharesOf(
+  db: Db,
+  grant: PoolGrantClaims,
+  now: number,
+  committed = false,
+): Promise<UsedShare[]> {
+  const use = await new RelayLicensesRepository(db).servedUse(
+    RELAY_CHANNEL,
+    RELAY_CUSTOMER,
+    new Date(now),
+    committed,
+  );
   return grant.licenses.flatMap((l) => {
     if (l.timeSeconds === undefined && l.amount === undefined) return [];
     const found = use.find((u) => u.assetNum === l.assetNum && u.crmProductId === l.crmProductId);

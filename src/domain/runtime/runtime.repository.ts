@@ -85,7 +85,7 @@ function productMatches(product: ProductSelector) {
 }
 
 /** Milliseconds since the epoch of a timestamptz value or column, as the leases' times are kept. */
-function epochMs(at: Date | RawBuilder<unknown>) {
+export function epochMs(at: Date | RawBuilder<unknown>) {
   return sql`floor(extract(epoch from ${at}::timestamptz) * 1000)::bigint`;
 }
 
