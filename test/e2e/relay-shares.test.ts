@@ -171,6 +171,25 @@ async function codeOf(call: Promise<unknown>): Promise<string> {
   );
 }
 
+/**
+ * Imports a return of `grantId` at the vendor, which gives back 10 of the metered license's amount
+ * and `seconds` of the timed one's time: the 10 are then the license's online, and no more.
+ */
+async function returnedGivingBack(text: string, seconds: number): Promise<void> {
+  const returned = await vendor('POST', '/admin/relays/returns', { return: text });
+  expect(returned.statusCode, returned.body).toBe(200);
+  expect(returned.json()).toMatchObject({
+    grantId,
+    made: true,
+    givenBack: [
+      { ...metered, timeSeconds: null, amount: 10 },
+      { ...timed, timeSeconds: seconds, amount: null },
+    ],
+  });
+  expect(await consumeOnline(11)).toBe('90007');
+  expect(await consumeOnline(10)).toBe('ok');
+}
+
 describe('a relay granted shares of usage limits', () => {
   it('holds the shares at the vendor, and counts its own use against them with the server’s codes', async () => {
     // Online, the 30 held for the relay are spent: 70 of the 100 are left; 60 are drawn.
@@ -271,19 +290,8 @@ describe('a relay granted shares of usage limits', () => {
       { ...metered, amount: 20 },
       { ...timed, timeSeconds: 3600 },
     ]);
-    const returned = await vendor('POST', '/admin/relays/returns', { return: superseded });
-    expect(returned.statusCode, returned.body).toBe(200);
-    expect(returned.json()).toMatchObject({
-      grantId,
-      made: true,
-      givenBack: [
-        { ...metered, timeSeconds: null, amount: 10 },
-        { ...timed, timeSeconds: 0, amount: null },
-      ],
-    });
     // The renewal's 10 were held from the 10 left; the old grant's unused 10 are back online.
-    expect(await consumeOnline(11)).toBe('90007');
-    expect(await consumeOnline(10)).toBe('ok');
+    await returnedGivingBack(superseded, 0);
     // The renewal holds its own seat of the timed license: one machine online, the second refused.
     const online = fingerprint();
     const held = leaseOf(await checkOut(world, { ...timed, fingerprint: online }));
@@ -315,18 +323,6 @@ describe('a relay granted shares of usage limits', () => {
       { ...metered, amount: 0 },
       { ...timed, timeSeconds: 0 },
     ]);
-    const returned = await vendor('POST', '/admin/relays/returns', { return: returnCode ?? '' });
-    expect(returned.statusCode, returned.body).toBe(200);
-    expect(returned.json()).toMatchObject({
-      grantId,
-      made: true,
-      givenBack: [
-        { ...metered, timeSeconds: null, amount: 10 },
-        { ...timed, timeSeconds: 600, amount: null },
-      ],
-    });
-    // Online, the 10 the relay did not use are the license's again, and no more.
-    expect(await consumeOnline(11)).toBe('90007');
-    expect(await consumeOnline(10)).toBe('ok');
+    await returnedGivingBack(returnCode ?? '', 600);
   }, 60_000);
 });
