@@ -179,6 +179,13 @@ describe('the console’s Relays pages', () => {
     expect(row).toContain('time 0.5 / 2 h · amount 12 / 30');
     const zh = await admin.get('/console/enterprise/relays', { 'accept-language': 'zh-CN' });
     expect(rowOf(zh.body, grantId)).toContain('时长 0.5 / 2 小时 · 用量 12 / 30');
+    // The return says the relay's last use: the rest of each share goes back, said so.
+    const back = await admin.post('/console/enterprise/relays/return', {
+      return: await relayReturn(relay, grantId, [{ ...license, timeSeconds: 1800, amount: 12 }]),
+    });
+    expect(back.body).toContain(
+      `Given back to ${license.assetNum}/${license.crmProductId}: 1.5 h of its time, 18 of its amount.`,
+    );
   });
 
   it('imports a return: the grant is returned, its seats free; again, nothing changes', async () => {

@@ -85,7 +85,7 @@ export async function relayReport(
   );
 }
 
-export async function relayReturn(relay: TestRelay, grantId: string): Promise<string> {
+export async function relayReturn(relay: TestRelay, grantId: string, used?: UsedShare[]): Promise<string> {
   return signRelayReturn(
     {
       iss: RELAY_REQUEST_ISSUER,
@@ -93,6 +93,7 @@ export async function relayReturn(relay: TestRelay, grantId: string): Promise<st
       jti: randomUUID(),
       iat: Math.floor(Date.now() / 1000),
       grant: grantId,
+      ...(used === undefined ? {} : { used }),
     },
     relay.key,
   );

@@ -56,6 +56,7 @@ export const relaysEn = {
   'relays.reported':
     'Report {reportId} of relay {relayId} imported: {hours} hours, peak {peak} seats, {seatHours} seat-hours, {refused} refused.',
   'relays.returned': 'Relay {relayId} returned grant {grantId}: its seats are free again.',
+  'relays.givenBack': 'Given back to {license}: {what}.',
   'relays.returnedBefore':
     'Grant {grantId} of relay {relayId} was returned already, at {at}: nothing changed.',
   'relays.listTitle': 'Grants',
@@ -133,6 +134,7 @@ export const relaysZh: Record<keyof typeof relaysEn, string> = {
   'relays.reported':
     '已导入中继 {relayId} 的报告 {reportId}：共 {hours} 小时，峰值 {peak} 个席位，{seatHours} 席位小时，拒绝 {refused} 次。',
   'relays.returned': '中继 {relayId} 已归还授权 {grantId}：其席位已释放。',
+  'relays.givenBack': '已退还给 {license}：{what}。',
   'relays.returnedBefore': '中继 {relayId} 的授权 {grantId} 已于 {at} 归还，本次未作任何更改。',
   'relays.listTitle': '授权',
   'relays.empty': '尚未向任何中继授予席位。',

@@ -18,6 +18,7 @@ import {
   type RelayFile,
 } from './relay-forms.js';
 import { RelaysPage, utcMinute, type RelaysOutcome } from './relays-page.js';
+import { heldLine } from './relay-grants-table.js';
 
 /**
  * GET /console/{area}/relays, and its three forms (docs/relay.md): answer a relay's request with
@@ -107,7 +108,21 @@ export function relaysRoutes(app: App, area: Area): void {
     post('return', async ({ context, actor, scope }, posted) => {
       const r = await app.services.relayGrants.acceptReturn(posted.text, actor, scope);
       const said = { grantId: r.grantId, relayId: r.relayId, at: utcMinute(r.returnedAt) };
-      return { done: context.t(r.made ? 'relays.returned' : 'relays.returnedBefore', said) };
+      // What went back of each share of a usage limit, said after the seats.
+      const back = r.givenBack.map((share) =>
+        context.t('relays.givenBack', {
+          license: `${share.assetNum}/${share.crmProductId}`,
+          what: heldLine(context, {
+            assetNum: share.assetNum,
+            crmProductId: share.crmProductId,
+            seats: 0,
+            ...(share.timeSeconds === null ? {} : { timeSeconds: share.timeSeconds }),
+            ...(share.amount === null ? {} : { amount: share.amount }),
+          }),
+        }),
+      );
+      const done = context.t(r.made ? 'relays.returned' : 'relays.returnedBefore', said);
+      return { done: [done, ...back].join(' ') };
     }),
   );
 }
