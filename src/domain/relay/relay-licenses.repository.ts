@@ -67,26 +67,31 @@ export class RelayLicensesRepository {
     // Committed use counts each live lease to its expiry: a machine holding an offline lease may
     // run on it until then, whatever the relay does now.
     const time = committed
-      ? sql`(select u.used_ms + coalesce((select sum(${epochMs(sql.ref('x.expires_at'))} - ${epochMs(sql.ref('x.created_at'))})
-                                             from runtime_leases x
-                                            where x.product_id = p.id and x.ended_at is null), 0)
-               from runtime_usage u where u.product_id = p.id)`
-      : sql`(select ${productUseAt(sql.ref('u.product_id'), now)} from runtime_usage u where u.product_id = p.id)`;
+      ? sql`u.used_ms + coalesce((select sum(${epochMs(sql.ref('x.expires_at'))} - ${epochMs(sql.ref('x.created_at'))})
+                                    from runtime_leases x
+                                   where x.product_id = n.id and x.ended_at is null), 0)`
+      : productUseAt(sql.ref('n.id'), now);
+    // The newest product of each license first, so only their use is read (each renewal leaves
+    // its revoked predecessors behind).
     const result = await sql<{
       asset_num: string;
       crm_product_id: string | null;
       used_ms: string | number | null;
       consumed: string | number | null;
     }>`
-      select distinct on (a.asset_num, p.crm_product_id) a.asset_num, p.crm_product_id,
-             ${time} as used_ms,
-             (select consumed from runtime_usage u where u.product_id = p.id) as consumed
-        from customers c
-        join product_instances p on p.customer_id = c.id
-        join assets a on a.id = p.asset_id
-       where c.channel_code = ${channelCode} and c.channel_customer_id = ${channelCustomerId}
-         and (p.limit_time_duration is not null or p.limit_amount is not null)
-       order by a.asset_num, p.crm_product_id, p.id desc
+      with newest as (
+        select distinct on (a.asset_num, p.crm_product_id) p.id, a.asset_num, p.crm_product_id
+          from customers c
+          join product_instances p on p.customer_id = c.id
+          join assets a on a.id = p.asset_id
+         where c.channel_code = ${channelCode} and c.channel_customer_id = ${channelCustomerId}
+           and (p.limit_time_duration is not null or p.limit_amount is not null)
+         order by a.asset_num, p.crm_product_id, p.id desc
+      )
+      select n.asset_num, n.crm_product_id, ${time} as used_ms, u.consumed
+        from newest n
+        left join runtime_usage u on u.product_id = n.id
+       order by n.asset_num, n.crm_product_id
     `.execute(this.db);
     return result.rows.map((r) => ({
       assetNum: r.asset_num,
