@@ -28,37 +28,39 @@ function hoursOf(seconds: number): string {
  */
 export function shareLine(context: ConsoleContext, share: GrantShareView): string {
   const { t } = context;
-  const parts: string[] = [];
-  if (share.timeSeconds !== null) {
-    const used = share.used?.timeSeconds;
-    parts.push(
-      t('relays.shareTime', {
-        used: used === undefined || used === null ? '–' : hoursOf(used),
-        share: hoursOf(share.timeSeconds),
-      }),
-    );
-  }
-  if (share.amount !== null) {
-    const used = share.used?.amount;
-    parts.push(
-      t('relays.shareAmount', {
-        used: used === undefined || used === null ? '–' : String(used),
-        share: String(share.amount),
-      }),
-    );
-  }
-  return parts.join(' · ');
+  const said = <T,>(used: T | null | undefined, as: (n: T) => string) =>
+    used === undefined || used === null ? '–' : as(used);
+  return [
+    ...(share.timeSeconds === null
+      ? []
+      : [
+          t('relays.shareTime', {
+            used: said(share.used?.timeSeconds, hoursOf),
+            share: hoursOf(share.timeSeconds),
+          }),
+        ]),
+    ...(share.amount === null
+      ? []
+      : [t('relays.shareAmount', { used: said(share.used?.amount, String), share: String(share.amount) })]),
+  ].join(' · ');
 }
 
-/** The shares of usage limits a grant gives of one license, as just granted: `10 h, amount 30`. */
-export function heldLine(context: ConsoleContext, license: GrantedLicense): string {
+/**
+ * Shares of usage limits as just granted or given back: `10 h of its time, 30 of its amount`
+ * (absent or null: no share of that limit).
+ */
+export function heldLine(
+  context: ConsoleContext,
+  shares: { timeSeconds?: number | null | undefined; amount?: number | null | undefined },
+): string {
   const { t } = context;
+  const { timeSeconds, amount } = shares;
   return [
-    ...(license.timeSeconds === undefined
+    ...(timeSeconds === undefined || timeSeconds === null
       ? []
-      : [t('relays.heldTime', { share: hoursOf(license.timeSeconds) })]),
-    ...(license.amount === undefined ? [] : [t('relays.heldAmount', { share: String(license.amount) })]),
-  ].join(', ');
+      : [t('relays.heldTime', { share: hoursOf(timeSeconds) })]),
+    ...(amount === undefined || amount === null ? [] : [t('relays.heldAmount', { share: String(amount) })]),
+  ].join(t('relays.heldSeparator'));
 }
 
 /**
@@ -82,26 +84,19 @@ function LicenseLine(props: {
   );
 }
 
-/** A grant's terms in words: its machines and its overage allowance. */
+/** A grant's terms in words: its machines and its overage allowance, as a sentence or, short, as a table cell. */
 export function termsLine(
   context: ConsoleContext,
   terms: { machines: number | null; overage: number },
+  form: 'line' | 'cell' = 'line',
 ): string {
   const { t } = context;
-  return t('relays.termsLine', {
+  const none = form === 'line' ? 'relays.noOverage' : 'relays.noOverageCell';
+  const some = form === 'line' ? 'relays.allowOverage' : 'relays.overageCell';
+  return t(form === 'line' ? 'relays.termsLine' : 'relays.termsCell', {
     machines:
       terms.machines === null ? t('relays.anyMachine') : t('relays.listedMachines', { n: terms.machines }),
-    overage: terms.overage === 0 ? t('relays.noOverage') : t('relays.allowOverage', { n: terms.overage }),
-  });
-}
-
-/** A grant's terms as a table cell says them: short, on one line. */
-function termsCell(context: ConsoleContext, terms: { machines: number | null; overage: number }): string {
-  const { t } = context;
-  return t('relays.termsCell', {
-    machines:
-      terms.machines === null ? t('relays.anyMachine') : t('relays.listedMachines', { n: terms.machines }),
-    overage: terms.overage === 0 ? t('relays.noOverageCell') : t('relays.overageCell', { n: terms.overage }),
+    overage: terms.overage === 0 ? t(none) : t(some, { n: terms.overage }),
   });
 }
 
@@ -150,7 +145,7 @@ export function RelayGrantsTable(props: { context: ConsoleContext; area: Area; g
           className: 'licenses',
           // The vendor's terms under what was granted: machines listed, overage allowed.
           subHeader: t('relays.terms'),
-          sub: (g) => <span class="relay-terms-cell">{termsCell(context, g)}</span>,
+          sub: (g) => <span class="relay-terms-cell">{termsLine(context, g, 'cell')}</span>,
           render: (g) => (
             <span class="relay-licenses">
               {g.licenses.map((l) => (

@@ -112,13 +112,7 @@ export function relaysRoutes(app: App, area: Area): void {
       const back = r.givenBack.map((share) =>
         context.t('relays.givenBack', {
           license: `${share.assetNum}/${share.crmProductId}`,
-          what: heldLine(context, {
-            assetNum: share.assetNum,
-            crmProductId: share.crmProductId,
-            seats: 0,
-            ...(share.timeSeconds === null ? {} : { timeSeconds: share.timeSeconds }),
-            ...(share.amount === null ? {} : { amount: share.amount }),
-          }),
+          what: heldLine(context, share),
         }),
       );
       const done = context.t(r.made ? 'relays.returned' : 'relays.returnedBefore', said);
