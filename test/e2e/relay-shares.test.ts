@@ -9,9 +9,9 @@ import {
   type JSONWebKeySet,
   type KeywardClient,
 } from '../../src/keyward-client.js';
-import { RELAY_CHANNEL } from '../../src/domain/relay/relay-licenses.service.js';
 import { ADMIN_KEY, startHarness, type Harness } from '../support/harness.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { relayMachinesApp, vendorJwksFile } from '../support/relay-world.js';
 import {
   checkIn,
   checkOut,
@@ -77,11 +77,9 @@ beforeAll(async () => {
   timed = await lockWith(world, { limitConcurrent: 2, limitTimeDuration: 7200 });
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'keyward-relay-shares-'));
   dir = path.join(scratch, 'relay');
-  await h.app.services.runtimeKeys.prepare();
-  const jwks = await vendor('GET', '/.well-known/jwks.json');
-  vendorJwks = jwks.json() as JSONWebKeySet;
-  const jwksFile = path.join(scratch, 'vendor-jwks.json');
-  fs.writeFileSync(jwksFile, jwks.body);
+  const vendorKeys = await vendorJwksFile(h, scratch);
+  vendorJwks = vendorKeys.jwks;
+  const jwksFile = vendorKeys.file;
 
   const init = await runCli(
     [
@@ -121,24 +119,7 @@ beforeAll(async () => {
   expect(imported.stdout).toContain('3600 s of its time');
 
   relay = await serveRelay();
-  const relayAdminKey = fs.readFileSync(path.join(dir, 'data', 'admin.key'), 'utf8').trim();
-  const created = await fetch(`${relay.url}/admin/apps`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${relayAdminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'lab machines', scopes: ['auth_runtime'], channels: [RELAY_CHANNEL] }),
-  });
-  const app = (await created.json()) as { appKey: string; appSecret: string };
-  appKey = app.appKey;
-  appSecret = app.appSecret;
-  const offlineDays = await fetch(
-    `${relay.url}/admin/apps/${encodeURIComponent(appKey)}/offline-lease-days`,
-    {
-      method: 'POST',
-      headers: { authorization: `Bearer ${relayAdminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ days: 7 }),
-    },
-  );
-  expect(offlineDays.status).toBe(200);
+  ({ appKey, appSecret } = await relayMachinesApp(relay.url, dir));
   machines = machinesAt(relay.url);
 }, 180_000);
 
